@@ -1,0 +1,388 @@
+#pragma once
+/// \file budget/projection.hpp
+/// Budget maintenance by projecting one SV onto the span of the others (BSGD paper,
+/// section 4.2, eq. 15-17), in O(B^2) per step with a maintained inverse kernel matrix.
+
+#include "../incremental_inverse.hpp"
+#include "../sv_store.hpp"
+#include "result.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace budgetkernel {
+
+/// Projection-based budget maintenance.
+///
+/// Keeps K (the kernel matrix of the current SVs, copied from the rows the learner already
+/// computed, so no kernel evaluation happens here) and G = K^{-1} as an IncrementalInverse;
+/// index i of K and G is index i of the store, and every erase mirrors the store's
+/// swap-with-last. Memory: two capacity^2 matrices.
+///
+/// Projecting SV p onto the rest (eq. 16): Delta alpha_{-p} = alpha_p K_{-p}^{-1} k_p, which
+/// the block-inverse identity turns into -alpha_p G_{-p,p} / G_pp (no solve). The residual
+/// k_pp - k_p^T K_{-p}^{-1} k_p of eq. (17) is 1 / G_pp, so the degradation is
+/// ||alpha_p||^2 / G_pp and the *exact* minimiser of eq. (17) costs O(n c) (ALGORITHM-NOTES).
+///
+/// Protocol for a learner:
+///   sv.push(x, alpha, id);  proj.on_push(sv, krow, kappa);
+///   if (sv.size() > budget || proj.pending()) result = proj.reduce(sv);
+///
+/// Numerically dependent SVs ("pending"): let s be the new SV's Schur complement against the
+/// others (its squared distance to their span) and beta = K^{-1} k its projection
+/// coefficients. The new SV counts as dependent when
+///     s <= dependence_tolerance() * max(kappa, max_j k_jj beta_j^2)      (tol default 1e-8).
+/// The first term catches a point already in the span of the others (a duplicate, or an RBF
+/// with a tiny gamma). The second catches a point that would make an *old* SV j dependent:
+/// after appending, j's residual against all others is 1 / G'_jj <= s / beta_j^2. Together
+/// they keep every SV's residual against the rest above tol * k_jj, so cond(K) stays below
+/// roughly n / tol however SVs come and go (erasing only increases residuals). A dependent
+/// SV is NOT appended to G (that would make G near-singular and poison later updates); it is
+/// marked pending and the next reduce() projects exactly that SV, with Delta alpha =
+/// alpha_new beta and degradation ||alpha_new||^2 max(s, 0) -- essentially free, and also
+/// eq. (17)'s choice up to that amount. Pending restores "G covers every SV", so reduce()
+/// must follow a pending on_push even under the budget (it then only folds a redundant SV
+/// into the others); on_push throws std::logic_error if a pending SV was not reduced.
+/// Why 1e-8 and both terms: with tol = 1e-10, or without the second term, 40-SV RBF sets on
+/// 1-D/2-D data became numerically singular (cond > 1e16) within a few hundred steps and G
+/// turned to garbage; with both terms and tol >= 1e-9 every tested regime stayed at the
+/// accuracy of a fresh inverse.
+///
+/// Accuracy (drift control). Updating an explicit inverse loses accuracy on ill-conditioned
+/// kernel matrices (an update can multiply the error by up to ~cond(K); a fresh inverse has
+/// eps cond(K)). So, all in O(n^2) per step:
+///   1. each step verifies, against the stored K, the one column of G it relies on:
+///      on_push r = k - K (G k), reduce r = K g_p - e_p (one extra product each);
+///   2. it refines that column once (g <- g - G r; second-order accurate) and uses the
+///      refined values for the dependence test, for Delta alpha and for the degradation. The
+///      append also uses them (G' is then the exact inverse of a bordered K with k perturbed
+///      by ~|r|; measured to drift far less), while the erase must use G's own column (the
+///      downdate is then the exact inverse of a submatrix of G^{-1}; a refined column there
+///      breaks that consistency and measured much worse);
+///   3. the whole matrix is probed, max|G (K v) - v| for a fixed +-1 vector v, every
+///      check_interval() (default 100) updates of G, and after every update while
+///      max_j G_jj k_jj > 1e6 (a lower bound of cond(K)).
+/// Whenever a residual (1. relative to max|k|, or 3.) exceeds drift_tolerance() (default
+/// 1e-8), G is refactored from K in O(n^3). If even a fresh inverse misses the tolerance,
+/// the bar is raised to 10x its residual (at most 1e-4) for the next 1000 updates. Cost:
+/// well-conditioned K (the common case with d >~ 5) never refactors; a badly conditioned
+/// one (cond ~1e10, e.g. 200 SVs of 3-D data with gamma = 0.5) can refactor on most steps,
+/// i.e. O(n^3) per step -- correct, but slow. check_drift() checks the whole matrix on
+/// request.
+class Projection {
+ public:
+  /// \param exact false: project the smallest SV, argmin ||alpha_p||^2 k_pp (the paper's
+  ///        cheap rule); true: the exact minimiser of eq. (17), argmin ||alpha_p||^2 / G_pp.
+  explicit Projection(bool exact = false) : m_exact(exact) {
+    // Dependence is decided here (dependence_tolerance); G only has to refuse exact
+    // singularity, also in refactor.
+    m_g.set_tolerance(0.0);
+  }
+
+  bool exact() const { return m_exact; }
+  void set_exact(bool exact) { m_exact = exact; }
+
+  /// Forgets every SV (keeps the storage).
+  void clear() {
+    m_n = 0;
+    m_g.clear();
+    m_pending = false;
+    m_floor = 0.0;
+    m_ops = 0;
+    m_ops_since_refactor = 0;
+  }
+
+  /// Number of SVs tracked (== the store's size between calls).
+  Index size() const { return m_n; }
+  /// Whether the newest SV is numerically dependent and waits for reduce().
+  bool pending() const { return m_pending; }
+  /// Schur complement of the pending SV (meaningful only while pending()).
+  double pending_schur() const { return m_pending_s; }
+
+  /// Call right after the learner pushed a new SV (now at index sv.size() - 1).
+  /// krow.head(sv.size() - 1) = k(x_i, x_new) for the previous SVs (the row the learner
+  /// computed to score the example) and kappa = k(x_new, x_new). O(n^2).
+  /// \throws std::logic_error when the store and this object disagree in size, or the
+  ///         previous SV is still pending.
+  void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
+    const Index n = sv.size();
+    if (n != m_n + 1 || m_pending) {
+      std::ostringstream msg;
+      msg << "Projection::on_push: out of sync (store has " << n << " SVs, projection tracks " << m_n
+          << (m_pending ? " with a pending dependent SV: call reduce() first)" : ")");
+      throw std::logic_error(msg.str());
+    }
+    detail::require(krow.size() >= n - 1, "Projection::on_push: krow is shorter than the number of previous SVs");
+    add_row(krow.head(n - 1), kappa);
+  }
+
+  /// One maintenance step: projects one SV onto the others, adds Delta alpha to their
+  /// coefficient rows (all c columns), erases it from the store and from G. Chooses the
+  /// pending SV if there is one, else by the rule (see exact()). O(n^2).
+  /// Reports degradation = ||alpha_p||^2 / G_pp and norm_change = -degradation.
+  MaintenanceResult reduce(SupportVectors& sv) {
+    const Index n = sv.size();
+    if (n != m_n) throw std::logic_error("Projection::reduce: the store and the projection are out of sync");
+    detail::require(n >= 1, "Projection::reduce: the support-vector store is empty");
+    auto A = sv.A().topRows(n);
+    MaintenanceResult r;
+    if (m_pending) {
+      // The newest SV p = n - 1 is not in G (= K_{-p}^{-1}); m_gk = G k_p from on_push.
+      const Index p = n - 1;
+      const Eigen::RowVectorXd ap = A.row(p);  // copy: A is written below
+      A.topRows(p).noalias() += m_gk.head(p) * ap;
+      r.degradation = ap.squaredNorm() * std::max(m_pending_s, 0.0);
+      r.norm_change = -r.degradation;
+      sv.erase(p);
+      --m_n;
+      m_pending = false;
+      return r;
+    }
+    Index p = choose(sv);
+    auto g = m_gk.head(n);
+    auto res = m_r.head(n);
+    // Verify column p of G against K: res = K g - e_p.
+    double rn = column_residual(p, g, res);
+    if (rn > threshold()) {
+      drift_refactor(rn);
+      p = choose(sv);
+      rn = column_residual(p, g, res);
+    }
+    if (rn > 0.0) g.noalias() -= m_g.inverse() * res;  // one step of refinement
+    const double gpp = g(p);
+    const Eigen::RowVectorXd ap = A.row(p);
+    // eq. (16) via the block-inverse identity: Delta alpha_j = alpha_p (K_{-p}^{-1} k_p)_j
+    // = -alpha_p G_jp / G_pp. Applied to row p as well, which becomes 0 and is erased anyway.
+    A.noalias() -= (g * (1.0 / gpp)) * ap;
+    // Degradation ||Delta w||^2 = ||alpha_p||^2 ||r||^2, r = phi_p - sum_{j != p} beta_j phi_j
+    // the projection residual, ||r||^2 = k_pp - k_p^T K_{-p}^{-1} k_p = 1 / G_pp (eq. 17).
+    // norm_change = -degradation: w_after = w - alpha_p r and r is orthogonal to phi_j for all
+    // j != p, so <w, r> = alpha_p <phi_p, r> = alpha_p ||r||^2 and ||w_after||^2 =
+    // ||w||^2 - 2 ||alpha_p||^2 ||r||^2 + ||alpha_p||^2 ||r||^2 (per class, then summed).
+    r.degradation = ap.squaredNorm() / gpp;
+    r.norm_change = -r.degradation;
+    sv.erase(p);
+    m_g.erase(p);
+    erase_k(p);
+    ++m_ops_since_refactor;
+    maybe_check_drift();
+    return r;
+  }
+
+  /// Recomputes K and G from scratch for the current store (e.g. after loading a model).
+  /// SVs are added in store order with the dependence test of on_push; only the last one may
+  /// fail it (it is then pending, as after on_push). O(n^2 d + n^3).
+  /// \throws std::runtime_error when an earlier SV fails it (the set cannot be represented;
+  ///         deduplicate the SVs first); the object is then empty.
+  void rebuild(const SupportVectors& sv, const Kernel& k) {
+    clear();
+    const Index n = sv.size();
+    reserve(n);
+    Vector row(std::max<Index>(n, 1));
+    for (Index i = 0; i < n; ++i) {
+      // k(x_j, x_i) for j < i (one kernel row over the first i SVs).
+      k.row(sv.X(), sv.sqnorm(), i, sv.x(i).transpose(), sv.sqnorm()(i), row);
+      add_row(row.head(i), k.self(sv.sqnorm()(i)));
+      if (m_pending && i + 1 < n) {
+        std::ostringstream msg;
+        msg << "Projection::rebuild: support vector " << i << " and the " << i
+            << " before it are numerically linearly dependent (Schur complement " << m_pending_s
+            << "); projection needs linearly independent SVs";
+        clear();
+        throw std::runtime_error(msg.str());
+      }
+    }
+    check_drift(/*full=*/true);
+  }
+
+  /// Checks the whole of G against K now (O(n^2) probe max|G (K v) - v| with a fixed +-1
+  /// vector v, or the full O(n^3) max|G K - I| when `full`) and refactors G from K when the
+  /// residual exceeds the drift threshold. Returns the residual measured before any
+  /// refactorisation.
+  double check_drift(bool full = false) {
+    m_ops = 0;
+    const Index m = m_g.size();
+    if (m == 0) return 0.0;
+    const auto K = m_k.topLeftCorner(m, m);
+    const double res = full ? m_g.residual(K) : m_g.probe_residual(K);
+    if (res > threshold() || !std::isfinite(res)) drift_refactor(res);
+    return res;
+  }
+
+  Index check_interval() const { return m_check_interval; }
+  /// Updates of G (appends and erases) between two whole-matrix probes (0 disables them).
+  void set_check_interval(Index n) {
+    detail::require(n >= 0, "Projection: check interval must be >= 0");
+    m_check_interval = n;
+  }
+  double drift_tolerance() const { return m_drift_tol; }
+  /// Residual above which G is refactored from K (default 1e-8).
+  void set_drift_tolerance(double tol) {
+    detail::require(tol > 0.0, "Projection: drift tolerance must be > 0");
+    m_drift_tol = tol;
+  }
+  double dependence_tolerance() const { return m_dep_tol; }
+  /// A new SV with s <= tol * max(kappa, max_j k_jj beta_j^2) is treated as dependent
+  /// (default 1e-8; see the class comment).
+  void set_dependence_tolerance(double tol) {
+    detail::require(tol >= 0.0 && tol < 1.0, "Projection: dependence tolerance must be in [0, 1)");
+    m_dep_tol = tol;
+  }
+  /// How often G was refactored from K by the drift control.
+  Index refactor_count() const { return m_refactors; }
+
+  /// G = K^{-1} of the SVs it covers (all of them, or all but the pending newest one).
+  const IncrementalInverse& inverse() const { return m_g; }
+  /// The kernel matrix of all tracked SVs (top-left size() x size() block).
+  auto kernel_matrix() const { return m_k.topLeftCorner(m_n, m_n); }
+
+ private:
+  static constexpr Index kFloorLifetime = 1000;  // updates of G during which a raised bar holds
+  static constexpr double kMaxRaisedBar = 1e-4;  // beyond this even the refined columns degrade
+  static constexpr double kIllConditioned = 1e6;  // probe after every update above this
+
+  Index choose(const SupportVectors& sv) const {
+    Index best = 0;
+    double best_v = 0.0;
+    for (Index j = 0; j < m_n; ++j) {
+      const double a2 = sv.alpha(j).squaredNorm();
+      // exact: eq. (17) = ||alpha_j||^2 / G_jj; cheap: ||alpha_j||^2 k_jj (smallest SV).
+      const double v = m_exact ? a2 / m_g(j, j) : a2 * m_k(j, j);
+      if (j == 0 || v < best_v) best_v = v, best = j;
+    }
+    return best;
+  }
+
+  /// g = column p of G, res = K g - e_p; returns max|res|.
+  template <class GT, class RT>
+  double column_residual(Index p, GT& g, RT& res) const {
+    const Index n = m_g.size();
+    g = m_g.inverse().col(p);
+    res.noalias() = m_k.topLeftCorner(n, n) * g;
+    res(p) -= 1.0;
+    return res.cwiseAbs().maxCoeff();
+  }
+
+  double threshold() const {
+    if (m_ops_since_refactor >= kFloorLifetime) return m_drift_tol;
+    return std::max(m_drift_tol, std::min(10.0 * m_floor, kMaxRaisedBar));
+  }
+
+  /// Refactors G from K; when even the fresh inverse misses the tolerance (or K is too
+  /// ill-conditioned to factor, in which case the old G is kept), raises the bar to 10x
+  /// that residual for the next kFloorLifetime updates instead of refactoring every step.
+  void drift_refactor(double measured) {
+    const Index m = m_g.size();
+    const auto K = m_k.topLeftCorner(m, m);
+    try {
+      m_g.refactor(K);
+      ++m_refactors;
+      m_floor = m_g.probe_residual(K);
+    } catch (const std::runtime_error&) {
+      m_floor = std::isfinite(measured) ? measured : 0.0;
+    }
+    m_ops_since_refactor = 0;
+  }
+
+  /// Appends the SV with kernel column `col` (against the m_n tracked SVs) and diagonal kappa
+  /// to K, and to G unless it is numerically dependent (then it becomes pending).
+  template <class Col>
+  void add_row(const Eigen::MatrixBase<Col>& col, double kappa) {
+    const Index m = m_n;
+    reserve(m + 1);
+    m_k.col(m).head(m) = col;
+    m_k.row(m).head(m) = col.transpose();
+    m_k(m, m) = kappa;
+    ++m_n;
+    const auto k = m_k.col(m).head(m);
+    auto gk = m_gk.head(m);
+    double s = kappa;
+    if (m > 0) {
+      // gk = G k, verified against K: res = k - K gk; refactor if G drifted, then refine.
+      auto res = m_r.head(m);
+      const double kmax = std::max(k.cwiseAbs().maxCoeff(), 1e-300);
+      double rn = schur_residual(k, gk, res) / kmax;
+      if (rn > threshold()) {
+        drift_refactor(rn);
+        rn = schur_residual(k, gk, res) / kmax;
+      }
+      if (rn > 0.0) gk.noalias() += m_g.inverse() * res;  // gk -> K^{-1} k to second order
+      s = kappa - k.dot(gk);
+    }
+    // Dependent if s <= tol * max(kappa, max_j K_jj gk_j^2): the first term is the new SV's own
+    // residual against the others; the second catches the new SV making an *old* SV j
+    // dependent, since the residual of j against all others becomes 1 / G'_jj <= s / gk_j^2.
+    // So no SV in G ever has a residual below tol * k_jj against the rest, which keeps
+    // cond(K) <= ~n / tol however the SVs come and go (erasing only increases residuals).
+    double scale = kappa;
+    for (Index j = 0; j < m; ++j) scale = std::max(scale, m_k(j, j) * gk(j) * gk(j));
+    if (!(s > m_dep_tol * scale)) {
+      m_pending = true;
+      m_pending_s = s;
+      return;
+    }
+    // The refined gk and its s: G' is then the exact inverse of the bordered matrix with k
+    // perturbed by ~|res| (backward stable), and measured to drift far less than with G k.
+    m_g.append_from_schur(gk, s, kappa);
+    ++m_ops_since_refactor;
+    maybe_check_drift();
+  }
+
+  template <class KT, class GT, class RT>
+  double schur_residual(const KT& k, GT& gk, RT& res) const {
+    const Index m = m_g.size();
+    gk.noalias() = m_g.inverse() * k;
+    res = k;
+    res.noalias() -= m_k.topLeftCorner(m, m) * gk;
+    return res.cwiseAbs().maxCoeff();
+  }
+
+  /// After each update of G: a whole-matrix probe every check_interval() updates, or right
+  /// away when K is ill-conditioned (max_j G_jj k_jj, a lower bound of cond(K), above 1e6),
+  /// where one update can multiply the error by |G|.
+  void maybe_check_drift() {
+    ++m_ops;
+    const Index m = m_g.size();
+    double cond_bound = 0.0;
+    for (Index j = 0; j < m; ++j) cond_bound = std::max(cond_bound, m_g(j, j) * m_k(j, j));
+    if ((m_check_interval > 0 && m_ops >= m_check_interval) || cond_bound > kIllConditioned) check_drift(false);
+  }
+
+  /// Swap-with-last removal of row/column p of K.
+  void erase_k(Index p) {
+    const Index last = m_n - 1;
+    if (p != last) {
+      m_k.row(p).head(m_n).swap(m_k.row(last).head(m_n));
+      m_k.col(p).head(m_n).swap(m_k.col(last).head(m_n));
+    }
+    m_n = last;
+  }
+
+  void reserve(Index cap) {
+    if (cap <= m_k.rows()) return;
+    const Index c = std::max<Index>(cap, 2 * m_k.rows());
+    m_k.conservativeResize(c, c);
+    m_gk.conservativeResize(c);
+    m_r.conservativeResize(c);
+    m_g.reserve(c);
+  }
+
+  bool m_exact = false;
+  bool m_pending = false;
+  double m_pending_s = 0.0;
+  Index m_n = 0;  // SVs tracked in K (== store size); G has m_n or m_n - 1 (pending) rows
+  Index m_ops = 0;  // updates of G since the last whole-matrix probe
+  Index m_check_interval = 100;
+  Index m_ops_since_refactor = 0;
+  Index m_refactors = 0;
+  double m_drift_tol = 1e-8;
+  double m_dep_tol = 1e-8;
+  double m_floor = 0.0;  // residual of the last fresh inverse (raises the bar, see threshold())
+  Eigen::MatrixXd m_k;
+  Vector m_gk;  // G k of the last added SV (kept for a pending reduce) / column p in reduce
+  Vector m_r;   // residual work vector
+  IncrementalInverse m_g;
+};
+
+}  // namespace budgetkernel

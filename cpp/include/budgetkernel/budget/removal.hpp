@@ -1,0 +1,76 @@
+#pragma once
+/// \file budget/removal.hpp
+/// Budget maintenance by removing one SV (BSGD paper, section 4.1).
+
+#include "../detail/random.hpp"
+#include "../sv_store.hpp"
+#include "result.hpp"
+
+#include <random>
+
+namespace budgetkernel {
+
+/// Which SV a removal step drops.
+enum class RemovalRule : std::int32_t {
+  Random = 0,    ///< uniformly at random (random-removal perceptron / BOGD style)
+  Oldest = 1,    ///< smallest id, i.e. the SV that entered first (Forgetron style)
+  Smallest = 2,  ///< argmin ||alpha_j||^2 k(x_j, x_j): the least weight degradation (BSGD eq. 14, 4.1)
+};
+
+/// Index of the SV to remove under `rule`. Ties go to the lowest index.
+/// Random draws one detail::uniform_index (reproducible on every platform for a fixed
+/// seed); the kernel is only read by Smallest. O(n) (Smallest: O(n c)).
+/// \throws std::invalid_argument when the store is empty.
+inline Index choose_removal(const SupportVectors& sv, const Kernel& k, RemovalRule rule, std::mt19937_64& rng) {
+  const Index n = sv.size();
+  detail::require(n >= 1, "choose_removal: the support-vector store is empty");
+  switch (rule) {
+    case RemovalRule::Random: return detail::uniform_index(rng, n);
+    case RemovalRule::Oldest: {
+      Index best = 0;
+      for (Index j = 1; j < n; ++j)
+        if (sv.id(j) < sv.id(best)) best = j;
+      return best;
+    }
+    case RemovalRule::Smallest: {
+      Index best = 0;
+      double best_v = sv.alpha(0).squaredNorm() * k.self(sv.sqnorm()(0));
+      for (Index j = 1; j < n; ++j) {
+        const double v = sv.alpha(j).squaredNorm() * k.self(sv.sqnorm()(j));
+        if (v < best_v) best_v = v, best = j;
+      }
+      return best;
+    }
+  }
+  detail::invalid("choose_removal: unknown removal rule");
+}
+
+/// Erases SV p (swap-with-last, see SupportVectors::erase) and reports, summed over the c
+/// coefficient columns,
+///   degradation = ||alpha_p||^2 k_pp                     (= ||w_before - w_after||^2, since
+///                                                          w_after = w_before - alpha_p phi(x_p)),
+///   norm_change = -2 alpha_p . f(x_p) + ||alpha_p||^2 k_pp (= ||w_after||^2 - ||w_before||^2),
+/// with f(x_p) = sum_j alpha_j k(x_j, x_p) over all SVs including p. The kernel row is
+/// computed into `work` (grown to the store's capacity if too small; reuse it across calls
+/// to keep the hot path allocation-free). O(n d + n c).
+/// \throws std::invalid_argument when p is out of range.
+inline MaintenanceResult remove_sv(SupportVectors& sv, const Kernel& k, Index p, Vector& work) {
+  const Index n = sv.size();
+  detail::require(p >= 0 && p < n, "remove_sv: SV index out of range");
+  if (work.size() < n) work.resize(std::max(n, sv.capacity()));
+  const double kpp = k.self(sv.sqnorm()(p));
+  sv.kernel_row(k, sv.x(p).transpose(), sv.sqnorm()(p), work);
+  work(p) = kpp;  // the exact self-similarity, not exp(-gamma * rounding noise)
+  const auto ap = sv.alpha(p);
+  // alpha_p . f(x_p) = sum_j k(x_j, x_p) (alpha_j . alpha_p): O(n c), no temporary.
+  double af = 0.0;
+  for (Index j = 0; j < n; ++j) af += work(j) * sv.alpha(j).dot(ap);
+  const double a2k = ap.squaredNorm() * kpp;
+  MaintenanceResult r;
+  r.degradation = a2k;
+  r.norm_change = -2.0 * af + a2k;
+  sv.erase(p);
+  return r;
+}
+
+}  // namespace budgetkernel

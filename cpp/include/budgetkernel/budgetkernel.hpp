@@ -1,0 +1,17 @@
+#pragma once
+/// \file budgetkernel.hpp
+/// Umbrella header: everything the library offers.
+
+#include "version.hpp"
+#include "common.hpp"
+#include "kernel.hpp"
+#include "sv_store.hpp"
+#include "incremental_inverse.hpp"
+#include "budget/result.hpp"
+#include "budget/removal.hpp"
+#include "budget/projection.hpp"
+#include "budget/merging.hpp"
+#include "budget/maintainer.hpp"
+#include "io.hpp"
+#include "learners/learner_base.hpp"
+#include "learners/pegasos.hpp"

@@ -1,0 +1,350 @@
+#pragma once
+/// \file io.hpp
+/// The model file format shared by C++ and Python.
+///
+/// Layout (all little-endian):
+///   magic "BKMODEL\0" (8 bytes) | u32 format version | u64 payload size | payload | u64 FNV-1a of payload
+/// The payload is a sequence of named fields; each field is
+///   u16 name length | name bytes | u8 type | u8 rank | u64 dims[rank] | data
+/// with type 0 = f64, 1 = i64, 2 = bytes (rank 1). A learner writes every field it needs to
+/// predict and to resume training; readers look fields up by name, so later learners add
+/// fields without breaking the container. Everything read is checked: magic, version,
+/// sizes, checksum, and each field's type and shape when a learner asks for it.
+
+#include "common.hpp"
+#include "kernel.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+namespace budgetkernel {
+
+inline constexpr char model_magic[8] = {'B', 'K', 'M', 'O', 'D', 'E', 'L', '\0'};
+inline constexpr std::uint32_t model_format_version = 1;
+
+namespace detail {
+
+inline bool little_endian() {
+  const std::uint16_t one = 1;
+  unsigned char b;
+  std::memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+template <class T>
+void put_raw(std::string& out, T v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  char buf[sizeof(T)];
+  std::memcpy(buf, &v, sizeof(T));
+  if (!little_endian()) std::reverse(buf, buf + sizeof(T));
+  out.append(buf, sizeof(T));
+}
+
+inline std::uint64_t fnv1a(const char* p, std::size_t n) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(p[i]);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+[[noreturn]] inline void corrupt(const std::string& what) { throw std::runtime_error("model file: " + what); }
+
+}  // namespace detail
+
+/// One named field of a model file.
+struct Field {
+  enum Type : std::uint8_t { F64 = 0, I64 = 1, Bytes = 2 };
+  Type type = F64;
+  std::vector<std::uint64_t> shape;
+  std::vector<double> f64;
+  std::vector<std::int64_t> i64;
+  std::string bytes;
+
+  std::uint64_t count() const {
+    std::uint64_t n = 1;
+    for (auto s : shape) n *= s;
+    return n;
+  }
+};
+
+/// A set of named fields: what a learner writes and reads back.
+class FieldMap {
+ public:
+  void set(const std::string& name, double v) { scalar_f(name, v); }
+  void set_int(const std::string& name, std::int64_t v) {
+    Field f;
+    f.type = Field::I64;
+    f.i64 = {v};
+    m_fields[name] = std::move(f);
+  }
+  void set_bytes(const std::string& name, std::string v) {
+    Field f;
+    f.type = Field::Bytes;
+    f.shape = {v.size()};
+    f.bytes = std::move(v);
+    m_fields[name] = std::move(f);
+  }
+  /// A dense matrix, stored row-major.
+  template <class M>
+  void set_matrix(const std::string& name, const Eigen::MatrixBase<M>& m) {
+    Field f;
+    f.type = Field::F64;
+    f.shape = {static_cast<std::uint64_t>(m.rows()), static_cast<std::uint64_t>(m.cols())};
+    f.f64.resize(static_cast<std::size_t>(m.size()));
+    for (Index i = 0; i < m.rows(); ++i)
+      for (Index j = 0; j < m.cols(); ++j) f.f64[static_cast<std::size_t>(i * m.cols() + j)] = m(i, j);
+    m_fields[name] = std::move(f);
+  }
+  void set_ints(const std::string& name, const std::vector<std::int64_t>& v) {
+    Field f;
+    f.type = Field::I64;
+    f.shape = {v.size()};
+    f.i64 = v;
+    m_fields[name] = std::move(f);
+  }
+
+  bool has(const std::string& name) const { return m_fields.count(name) != 0; }
+
+  const Field& get(const std::string& name, Field::Type type) const {
+    auto it = m_fields.find(name);
+    if (it == m_fields.end()) detail::corrupt("missing field '" + name + "'");
+    if (it->second.type != type) detail::corrupt("field '" + name + "' has the wrong type");
+    return it->second;
+  }
+  double get_f64(const std::string& name) const {
+    const Field& f = get(name, Field::F64);
+    if (!f.shape.empty() || f.f64.size() != 1) detail::corrupt("field '" + name + "' is not a scalar");
+    return f.f64[0];
+  }
+  std::int64_t get_i64(const std::string& name) const {
+    const Field& f = get(name, Field::I64);
+    if (!f.shape.empty() || f.i64.size() != 1) detail::corrupt("field '" + name + "' is not a scalar");
+    return f.i64[0];
+  }
+  const std::string& get_bytes(const std::string& name) const { return get(name, Field::Bytes).bytes; }
+  /// A matrix field; checks its shape against (rows, cols) when those are >= 0.
+  RowMatrix get_matrix(const std::string& name, Index rows = -1, Index cols = -1) const {
+    const Field& f = get(name, Field::F64);
+    if (f.shape.size() != 2) detail::corrupt("field '" + name + "' is not a matrix");
+    const auto r = static_cast<Index>(f.shape[0]), c = static_cast<Index>(f.shape[1]);
+    if ((rows >= 0 && r != rows) || (cols >= 0 && c != cols))
+      detail::corrupt("field '" + name + "' has an inconsistent shape");
+    RowMatrix m(r, c);
+    for (Index i = 0; i < r * c; ++i) m.data()[i] = f.f64[static_cast<std::size_t>(i)];
+    return m;
+  }
+  std::vector<std::int64_t> get_ints(const std::string& name, Index n = -1) const {
+    const Field& f = get(name, Field::I64);
+    if (f.shape.size() != 1 || (n >= 0 && static_cast<Index>(f.shape[0]) != n))
+      detail::corrupt("field '" + name + "' has an inconsistent shape");
+    return f.i64;
+  }
+
+  /// Serialises to the versioned container.
+  std::string to_bytes() const {
+    std::string payload;
+    for (const auto& [name, f] : m_fields) {
+      detail::put_raw<std::uint16_t>(payload, static_cast<std::uint16_t>(name.size()));
+      payload += name;
+      detail::put_raw<std::uint8_t>(payload, f.type);
+      detail::put_raw<std::uint8_t>(payload, static_cast<std::uint8_t>(f.shape.size()));
+      for (auto s : f.shape) detail::put_raw<std::uint64_t>(payload, s);
+      switch (f.type) {
+        case Field::F64:
+          for (double v : f.f64) detail::put_raw<double>(payload, v);
+          break;
+        case Field::I64:
+          for (auto v : f.i64) detail::put_raw<std::int64_t>(payload, v);
+          break;
+        case Field::Bytes: payload += f.bytes; break;
+      }
+    }
+    std::string out(model_magic, 8);
+    detail::put_raw<std::uint32_t>(out, model_format_version);
+    detail::put_raw<std::uint64_t>(out, payload.size());
+    out += payload;
+    detail::put_raw<std::uint64_t>(out, detail::fnv1a(payload.data(), payload.size()));
+    return out;
+  }
+
+  /// Parses and validates a container; throws std::runtime_error naming the problem.
+  static FieldMap from_bytes(const std::string& data) {
+    Reader r{data, 0};
+    if (data.size() < 8 || std::memcmp(data.data(), model_magic, 8) != 0)
+      detail::corrupt("not a budgetkernel model (bad magic)");
+    r.pos = 8;
+    const auto version = r.get<std::uint32_t>();
+    if (version != model_format_version)
+      detail::corrupt("unsupported format version " + std::to_string(version) + " (this build reads " +
+                      std::to_string(model_format_version) + ")");
+    const auto size = r.get<std::uint64_t>();
+    if (size > data.size() - r.pos || data.size() - r.pos - size != 8)
+      detail::corrupt("truncated or oversized (payload size does not match the file)");
+    const std::size_t start = r.pos, end = r.pos + size;
+    Reader tail{data, end};
+    if (tail.get<std::uint64_t>() != detail::fnv1a(data.data() + start, size))
+      detail::corrupt("checksum mismatch (corrupt file)");
+    FieldMap fm;
+    while (r.pos < end) {
+      const auto len = r.get<std::uint16_t>();
+      std::string name = r.take(len, end);
+      Field f;
+      const auto type = r.get<std::uint8_t>();
+      if (type > Field::Bytes) detail::corrupt("field '" + name + "' has an unknown type");
+      f.type = static_cast<Field::Type>(type);
+      const auto rank = r.get<std::uint8_t>();
+      if (rank > 2) detail::corrupt("field '" + name + "' has rank > 2");
+      for (int i = 0; i < rank; ++i) f.shape.push_back(r.get<std::uint64_t>());
+      const std::uint64_t n = f.count();
+      const std::size_t width = f.type == Field::Bytes ? 1 : 8;
+      if (n > (end - r.pos) / width) detail::corrupt("field '" + name + "' runs past the end");
+      if (f.type == Field::Bytes) {
+        f.bytes = r.take(static_cast<std::size_t>(n), end);
+      } else if (f.type == Field::F64) {
+        f.f64.resize(static_cast<std::size_t>(n));
+        for (auto& v : f.f64) v = r.get<double>();
+      } else {
+        f.i64.resize(static_cast<std::size_t>(n));
+        for (auto& v : f.i64) v = r.get<std::int64_t>();
+      }
+      fm.m_fields[name] = std::move(f);
+    }
+    return fm;
+  }
+
+ private:
+  struct Reader {
+    const std::string& d;
+    std::size_t pos;
+    template <class T>
+    T get() {
+      if (d.size() - pos < sizeof(T)) detail::corrupt("truncated");
+      char buf[sizeof(T)];
+      std::memcpy(buf, d.data() + pos, sizeof(T));
+      if (!detail::little_endian()) std::reverse(buf, buf + sizeof(T));
+      pos += sizeof(T);
+      T v;
+      std::memcpy(&v, buf, sizeof(T));
+      return v;
+    }
+    std::string take(std::size_t n, std::size_t end) {
+      if (n > end - pos) detail::corrupt("truncated");
+      std::string s = d.substr(pos, n);
+      pos += n;
+      return s;
+    }
+  };
+
+  void scalar_f(const std::string& name, double v) {
+    Field f;
+    f.type = Field::F64;
+    f.f64 = {v};
+    m_fields[name] = std::move(f);
+  }
+
+  std::map<std::string, Field> m_fields;
+};
+
+/// Writes the kernel's parameters into a field map.
+inline void write_kernel(FieldMap& fm, const Kernel& k) {
+  fm.set_int("kernel.type", static_cast<std::int64_t>(k.type()));
+  fm.set("kernel.gamma", k.gamma());
+  fm.set_int("kernel.degree", k.degree());
+  fm.set("kernel.coef0", k.coef0());
+}
+
+inline Kernel read_kernel(const FieldMap& fm) {
+  const auto t = fm.get_i64("kernel.type");
+  if (t < 0 || t > 2) detail::corrupt("unknown kernel type " + std::to_string(t));
+  try {
+    return Kernel(static_cast<KernelType>(t), fm.get_f64("kernel.gamma"), static_cast<int>(fm.get_i64("kernel.degree")),
+                  fm.get_f64("kernel.coef0"));
+  } catch (const std::invalid_argument& e) {
+    detail::corrupt(std::string("invalid kernel parameters: ") + e.what());
+  }
+}
+
+inline std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open model file '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void write_file_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw std::runtime_error("cannot write model file '" + path + "'");
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("error while writing model file '" + path + "'");
+}
+
+/// A learner-independent predictor read from any model file: a kernel expansion
+/// f(x) = scale * A^T k(SV, x) + bias (or, for linear learners, W^T x + bias).
+/// Enough for an embedding program to predict exactly what the Python model predicts.
+class Model {
+ public:
+  explicit Model(const FieldMap& fm) : m_fields(fm) {
+    m_learner = fm.get_bytes("learner");
+    m_d = fm.get_i64("n_features");
+    m_outputs = fm.get_i64("n_outputs");
+    if (m_d < 1 || m_outputs < 1) detail::corrupt("invalid dimensions");
+    m_bias = fm.has("bias") ? fm.get_matrix("bias", 1, m_outputs) : RowMatrix::Zero(1, m_outputs);
+    if (fm.has("weights")) {
+      m_linear = true;
+      m_w = fm.get_matrix("weights", m_d, m_outputs);
+      m_scale = fm.get_f64("scale");
+    } else {
+      m_kernel = read_kernel(fm);
+      m_sv = fm.get_matrix("sv.x", -1, m_d);
+      m_alpha = fm.get_matrix("sv.alpha", m_sv.rows(), m_outputs);
+      m_scale = fm.get_f64("scale");
+    }
+    if (!std::isfinite(m_scale)) detail::corrupt("non-finite scale");
+  }
+
+  const std::string& learner() const { return m_learner; }
+  Index n_features() const { return m_d; }
+  Index n_outputs() const { return m_outputs; }
+  Index n_support() const { return m_linear ? 0 : m_sv.rows(); }
+  const FieldMap& fields() const { return m_fields; }
+
+  /// Decision values, n x n_outputs (one column for a binary model).
+  RowMatrix decision_function(const RowMatrix& X) const {
+    detail::require(X.cols() == m_d, "decision_function: X has " + std::to_string(X.cols()) +
+                                         " features, the model expects " + std::to_string(m_d));
+    RowMatrix out(X.rows(), m_outputs);
+    if (m_linear) {
+      out.noalias() = m_scale * (X * m_w);
+    } else {
+      Vector sq = m_sv.rowwise().squaredNorm();
+      Vector krow(m_sv.rows());
+      for (Index i = 0; i < X.rows(); ++i) {
+        m_kernel.row(m_sv, sq, m_sv.rows(), X.row(i).transpose(), X.row(i).squaredNorm(), krow);
+        out.row(i).noalias() = m_scale * (m_alpha.transpose() * krow).transpose();
+      }
+    }
+    out.rowwise() += m_bias.row(0);
+    return out;
+  }
+
+ private:
+  FieldMap m_fields;
+  std::string m_learner;
+  Index m_d = 0, m_outputs = 0;
+  bool m_linear = false;
+  Kernel m_kernel;
+  RowMatrix m_sv, m_alpha, m_w, m_bias;
+  double m_scale = 1.0;
+};
+
+/// Reads a model file written by any budgetkernel learner (C++ or Python).
+inline Model load_model(const std::string& path) { return Model(FieldMap::from_bytes(read_file_bytes(path))); }
+
+}  // namespace budgetkernel

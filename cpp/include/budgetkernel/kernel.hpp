@@ -1,0 +1,112 @@
+#pragma once
+/// \file kernel.hpp
+/// Mercer kernels: linear, polynomial and Gaussian (RBF).
+///
+/// Every kernel is evaluated from a dot product and the two squared norms, so a whole
+/// kernel row k(s_i, x) over the stored SVs costs one matrix-vector product plus an
+/// element-wise map (a vectorised exp for RBF).
+
+#include "common.hpp"
+
+namespace budgetkernel {
+
+enum class KernelType : std::int32_t { Linear = 0, Polynomial = 1, RBF = 2 };
+
+inline const char* kernel_name(KernelType t) {
+  switch (t) {
+    case KernelType::Linear: return "linear";
+    case KernelType::Polynomial: return "poly";
+    case KernelType::RBF: return "rbf";
+  }
+  return "?";
+}
+
+/// A kernel with its parameters. Plain value type; cheap to copy.
+///   linear      k(x, z) = x.z
+///   polynomial  k(x, z) = (gamma x.z + coef0)^degree
+///   rbf         k(x, z) = exp(-gamma |x - z|^2)
+class Kernel {
+ public:
+  Kernel() = default;
+  /// \throws std::invalid_argument on a non-positive gamma or degree, or a non-finite value.
+  Kernel(KernelType type, double gamma = 1.0, int degree = 3, double coef0 = 0.0)
+      : m_type(type), m_gamma(gamma), m_degree(degree), m_coef0(coef0) {
+    detail::require(type == KernelType::Linear || type == KernelType::Polynomial || type == KernelType::RBF,
+                    "kernel: unknown kernel type");
+    if (type != KernelType::Linear)
+      detail::require(std::isfinite(gamma) && gamma > 0.0, "kernel: gamma must be a positive finite number");
+    if (type == KernelType::Polynomial) detail::require(degree >= 1, "kernel: degree must be >= 1");
+    detail::require(std::isfinite(coef0), "kernel: coef0 must be finite");
+  }
+
+  KernelType type() const { return m_type; }
+  double gamma() const { return m_gamma; }
+  int degree() const { return m_degree; }
+  double coef0() const { return m_coef0; }
+
+  /// k from the dot product x.z and the squared norms |x|^2, |z|^2.
+  double from_dot(double dot, double nx2, double nz2) const {
+    switch (m_type) {
+      case KernelType::Linear: return dot;
+      case KernelType::Polynomial: return ipow(m_gamma * dot + m_coef0, m_degree);
+      case KernelType::RBF: return std::exp(-m_gamma * std::max(0.0, nx2 + nz2 - 2.0 * dot));
+    }
+    return 0.0;
+  }
+
+  /// k(x, z) for two vectors.
+  template <class A, class B>
+  double value(const Eigen::MatrixBase<A>& x, const Eigen::MatrixBase<B>& z) const {
+    if (m_type == KernelType::RBF) return std::exp(-m_gamma * (x - z).squaredNorm());
+    return from_dot(x.dot(z), 0.0, 0.0);
+  }
+
+  /// k(x, x); 1 for RBF.
+  double self(double nx2) const { return from_dot(nx2, nx2, nx2); }
+
+  /// Whether k(x, x) = 1 for every x (the merging derivation of the BSGD paper needs it).
+  bool unit_diagonal() const { return m_type == KernelType::RBF; }
+
+  /// out(i) = k(S_i, x) for the first n rows of S, given their squared norms and |x|^2.
+  /// One gemv over the contiguous SV block, then one element-wise map.
+  template <class X>
+  void row(const RowMatrix& S, const Vector& sqnorm, Index n, const Eigen::MatrixBase<X>& x, double x_sq,
+           Eigen::Ref<Vector> out) const {
+    auto o = out.head(n);
+    o.noalias() = S.topRows(n) * x;
+    finish_row(sqnorm, n, x_sq, out);
+  }
+
+  /// Turns dot products already in out.head(n) into kernel values.
+  void finish_row(const Vector& sqnorm, Index n, double x_sq, Eigen::Ref<Vector> out) const {
+    auto o = out.head(n).array();
+    switch (m_type) {
+      case KernelType::Linear: break;
+      case KernelType::Polynomial:
+        o = m_gamma * o + m_coef0;
+        if (m_degree != 1) {
+          Eigen::ArrayXd base = o;
+          for (int p = 1; p < m_degree; ++p) o *= base;
+        }
+        break;
+      case KernelType::RBF:
+        o = (-m_gamma * (sqnorm.head(n).array() + x_sq - 2.0 * o).max(0.0)).exp();
+        break;
+    }
+  }
+
+ private:
+  static double ipow(double b, int e) {
+    double r = 1.0;
+    for (; e > 0; e >>= 1, b *= b)
+      if (e & 1) r *= b;
+    return r;
+  }
+
+  KernelType m_type = KernelType::RBF;
+  double m_gamma = 1.0;
+  int m_degree = 3;
+  double m_coef0 = 0.0;
+};
+
+}  // namespace budgetkernel

@@ -1,0 +1,156 @@
+#pragma once
+/// \file learners/learner_base.hpp
+/// What every online classifier of the library shares: labels, counters, prequential
+/// (test-then-train) evaluation over chunks, and the model-file fields.
+
+#include "../io.hpp"
+
+#include <random>
+#include <sstream>
+
+namespace budgetkernel {
+
+/// Counters every learner keeps.
+struct Counters {
+  std::int64_t examples = 0;     ///< examples seen (the online step t)
+  std::int64_t updates = 0;      ///< examples that changed the model (SVs added)
+  std::int64_t maintenance = 0;  ///< budget-maintenance steps
+  double degradation = 0.0;      ///< accumulated ||Δw||^2 of budget maintenance
+  std::int64_t mistakes = 0;     ///< prequential mistakes (prediction before learning)
+
+  void write(FieldMap& fm) const {
+    fm.set_int("count.examples", examples);
+    fm.set_int("count.updates", updates);
+    fm.set_int("count.maintenance", maintenance);
+    fm.set("count.degradation", degradation);
+    fm.set_int("count.mistakes", mistakes);
+  }
+  void read(const FieldMap& fm) {
+    examples = fm.get_i64("count.examples");
+    updates = fm.get_i64("count.updates");
+    maintenance = fm.get_i64("count.maintenance");
+    degradation = fm.get_f64("count.degradation");
+    mistakes = fm.get_i64("count.mistakes");
+    if (examples < 0 || updates < 0 || maintenance < 0 || mistakes < 0) detail::corrupt("negative counter");
+  }
+};
+
+namespace detail {
+
+/// Binary learners use one output column with y = +1 for class 1 and -1 for class 0.
+inline Index n_outputs_for(Index n_classes) { return n_classes == 2 ? 1 : n_classes; }
+
+/// Predicted class index from the decision values of one example.
+template <class V>
+std::int32_t predict_from_scores(const Eigen::MatrixBase<V>& f) {
+  if (f.size() == 1) return f(0) > 0.0 ? 1 : 0;
+  Index best = 0;
+  f.maxCoeff(&best);
+  return static_cast<std::int32_t>(best);
+}
+
+inline std::string rng_state(const std::mt19937_64& rng) {
+  std::ostringstream ss;
+  ss << rng;
+  return ss.str();
+}
+
+inline void set_rng_state(std::mt19937_64& rng, const std::string& s) {
+  std::istringstream ss(s);
+  ss >> rng;
+  if (ss.fail()) corrupt("invalid random generator state");
+}
+
+/// Checks a chunk before the hot loop so the loop itself never throws.
+inline void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, Index n_features,
+                        Index n_classes) {
+  require(X.cols() == n_features, "X has " + std::to_string(X.cols()) + " features, expected " +
+                                      std::to_string(n_features));
+  require(all_finite(X.data(), X.size()), "X contains NaN or infinity");
+  if (y)
+    for (Index i = 0; i < X.rows(); ++i)
+      require(y[i] >= 0 && y[i] < n_classes, "label index " + std::to_string(y[i]) + " out of range [0, " +
+                                                 std::to_string(n_classes) + ")");
+}
+
+}  // namespace detail
+
+/// CRTP base: a learner implements `std::int32_t step(const double* x, std::int32_t y)`
+/// (predicts, then learns; returns the prediction) and `void decision(const double* x, double* out)`.
+template <class Derived>
+class OnlineLearner {
+ public:
+  Index n_features() const { return m_d; }
+  Index n_classes() const { return m_c; }
+  Index n_outputs() const { return detail::n_outputs_for(m_c); }
+  const Counters& counters() const { return m_count; }
+
+  /// Test-then-train over a chunk: for each row, predict, then learn. Writes the
+  /// predictions into `pred` when given (the prequential record). Validates first.
+  void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
+    detail::check_chunk(X, y, m_d, m_c);
+    for (Index i = 0; i < X.rows(); ++i) {
+      const std::int32_t p = learn_one(X.row(i).data(), y[i]);
+      if (pred) pred[i] = p;
+    }
+  }
+
+  /// One already-validated example: predict, count a mistake, learn. Returns the prediction.
+  std::int32_t learn_one(const double* x, std::int32_t y) {
+    const std::int32_t p = self().step(x, y);
+    if (p != y) ++m_count.mistakes;
+    return p;
+  }
+
+  /// Decision values, n x n_outputs.
+  void decision_function(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out) const {
+    detail::check_chunk(X, nullptr, m_d, m_c);
+    detail::require(out.rows() == X.rows() && out.cols() == n_outputs(), "decision_function: bad output shape");
+    for (Index i = 0; i < X.rows(); ++i) self().decision(X.row(i).data(), out.row(i).data());
+  }
+
+  void predict(const Eigen::Ref<const RowMatrix>& X, std::int32_t* out) const {
+    RowMatrix D(X.rows(), n_outputs());
+    decision_function(X, D);
+    for (Index i = 0; i < X.rows(); ++i) out[i] = detail::predict_from_scores(D.row(i));
+  }
+
+  /// Opaque bytes stored alongside the model (the Python layer keeps its labels and
+  /// parameters there).
+  std::string metadata;
+
+ protected:
+  void init_base(Index n_features, Index n_classes) {
+    detail::require(n_features >= 1, "n_features must be >= 1");
+    detail::require(n_classes >= 2, "need at least 2 classes");
+    m_d = n_features;
+    m_c = n_classes;
+    m_count = Counters{};
+  }
+  void write_base(FieldMap& fm, const char* learner) const {
+    fm.set_bytes("learner", learner);
+    fm.set_int("n_features", m_d);
+    fm.set_int("n_classes", m_c);
+    fm.set_int("n_outputs", n_outputs());
+    fm.set_bytes("meta", metadata);
+    m_count.write(fm);
+  }
+  void read_base(const FieldMap& fm, const char* learner) {
+    if (fm.get_bytes("learner") != learner)
+      detail::corrupt("holds a '" + fm.get_bytes("learner") + "' model, not '" + learner + "'");
+    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
+    if (d < 1 || c < 2 || fm.get_i64("n_outputs") != detail::n_outputs_for(c)) detail::corrupt("invalid dimensions");
+    init_base(d, c);
+    m_count.read(fm);
+    metadata = fm.get_bytes("meta");
+  }
+
+  Index m_d = 1, m_c = 2;
+  Counters m_count;
+
+ private:
+  const Derived& self() const { return static_cast<const Derived&>(*this); }
+  Derived& self() { return static_cast<Derived&>(*this); }
+};
+
+}  // namespace budgetkernel

@@ -1,0 +1,349 @@
+#pragma once
+/// \file learners/pegasos.hpp
+/// Pegasos: linear (mini-batch) and kernel, binary and Crammer-Singer multi-class, and
+/// Budgeted SGD = Algorithm 1 of Wang, Crammer, Vucetic, "Multi-class Pegasos on a
+/// Budget", ICML 2010 (the BSGD paper). Equation numbers refer to that paper.
+
+#include "../budget/maintainer.hpp"
+#include "learner_base.hpp"
+
+namespace budgetkernel {
+
+namespace detail {
+
+/// Hinge loss of eq. (2) and the coefficient row beta_t of section 2.1 (scaled by `step`).
+/// Binary (one column): loss = max(0, 1 - y f), beta = step * y. Multi-class: r = the
+/// highest-scoring wrong class, loss = max(0, 1 + f_r - f_y), beta_y = step, beta_r = -step.
+/// Returns the loss; writes beta only when the loss is positive.
+template <class F, class B>
+double pegasos_loss(const Eigen::MatrixBase<F>& f, std::int32_t y, double step, Eigen::MatrixBase<B>& beta) {
+  if (f.size() == 1) {
+    const double sy = y == 1 ? 1.0 : -1.0;
+    const double loss = 1.0 - sy * f(0);
+    if (loss > 0.0) beta(0) = step * sy;
+    return loss;
+  }
+  Index r = y == 0 ? 1 : 0;
+  for (Index i = 0; i < f.size(); ++i)
+    if (i != y && f(i) > f(r)) r = i;
+  const double loss = 1.0 + f(r) - f(y);
+  if (loss > 0.0) {
+    beta.setZero();
+    beta(y) = step;
+    beta(r) = -step;
+  }
+  return loss;
+}
+
+/// Below this the global scale is folded back into the coefficients (ALGORITHM-NOTES).
+inline constexpr double min_scale = 1e-9;
+
+}  // namespace detail
+
+/// Parameters of kernel Pegasos / Budgeted SGD.
+struct BSGDParams {
+  Kernel kernel{KernelType::RBF, 1.0};
+  double lam = 1e-4;                      ///< regularisation lambda of eq. (1); eta_t = 1 / (lambda t)
+  Index budget = 0;                       ///< B; 0 = no budget (kernel Pegasos)
+  Maintenance maintenance = Maintenance::Merge;
+  std::uint64_t seed = 0;                 ///< seeds the generator of random removal
+
+  void validate() const {
+    detail::require(std::isfinite(lam) && lam > 0.0, "lam must be a positive finite number");
+    detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
+  }
+};
+
+/// Kernel Pegasos (eq. 1-4), with a budget = Budgeted SGD (Algorithm 1).
+///
+/// The model is w = s * sum_j alpha_j phi(x_j) with a global scale s, so the shrink
+/// (1 - eta_t lambda) and the projection onto the ball ||w|| <= 1/sqrt(lambda) are O(1);
+/// ||w||^2 is kept exactly and incrementally (ALGORITHM-NOTES, "Pegasos' shrink").
+/// One step costs one kernel row (O(B d)) plus the maintenance step when the budget
+/// overflows: O(B) for removal and merging, O(B^2) for projection.
+class KernelPegasos : public OnlineLearner<KernelPegasos> {
+ public:
+  KernelPegasos() = default;
+  KernelPegasos(Index n_features, Index n_classes, const BSGDParams& params) { reset(n_features, n_classes, params); }
+
+  void reset(Index n_features, Index n_classes, const BSGDParams& params) {
+    params.validate();
+    init_base(n_features, n_classes);
+    m_p = params;
+    // Without a budget no maintenance runs: skip its side state (the projection's O(B^2)
+    // inverse) and its kernel check.
+    m_maint = BudgetMaintainer(params.budget > 0 ? params.maintenance : Maintenance::RemoveOldest, params.kernel);
+    m_rng.seed(params.seed);
+    const Index cap = params.budget > 0 ? params.budget + 1 : 64;
+    m_sv.reset(n_features, n_outputs(), cap);
+    m_scale = 1.0;
+    m_norm2 = 0.0;
+    resize_work(cap);
+  }
+
+  const BSGDParams& params() const { return m_p; }
+  const SupportVectors& support_vectors() const { return m_sv; }
+  /// The global scale s of w = s * sum alpha_j phi(x_j).
+  double scale() const { return m_scale; }
+  /// ||w||^2, kept incrementally.
+  double norm2() const { return m_norm2; }
+  /// True coefficients s * alpha, one row per SV.
+  RowMatrix coefficients() const { return m_scale * m_sv.A().topRows(m_sv.size()); }
+  const BudgetMaintainer& maintainer() const { return m_maint; }
+
+  /// Algorithm 1 for one example: score it (the prequential prediction), then learn.
+  std::int32_t step(const double* xp, std::int32_t y) {
+    const Eigen::Map<const Vector> x(xp, m_d);
+    const Index n = m_sv.size();
+    const double xsq = x.squaredNorm();
+    if (m_krow.size() < n + 1) resize_work(2 * (n + 1));
+    m_sv.kernel_row(m_p.kernel, x, xsq, m_krow);
+    m_sv.scores(m_krow, m_f);
+    m_f *= m_scale;
+    const std::int32_t pred = detail::predict_from_scores(m_f);
+
+    const std::int64_t t = ++m_count.examples;
+    const double shrink = 1.0 - 1.0 / static_cast<double>(t);  // 1 - eta_t lambda with eta_t = 1/(lambda t)
+    const double loss = detail::pegasos_loss(m_f, y, 1.0 / (m_p.lam * static_cast<double>(t)), m_beta);
+
+    // Line 2: w <- (1 - eta_t lambda) w. At t = 1 this is 0: reset instead of dividing by s = 0.
+    if (shrink == 0.0) {
+      m_sv.clear();
+      m_maint.on_clear();
+      m_scale = 1.0;
+      m_norm2 = 0.0;
+    } else {
+      m_scale *= shrink;
+      m_norm2 *= shrink * shrink;
+    }
+
+    if (loss > 0.0) {
+      // Line 4: w <- w + beta_t phi(x_t). ||w + beta phi||^2 = ||w||^2 + 2 beta.f + ||beta||^2 k(x,x),
+      // with f the scores of the shrunk w.
+      const double kappa = m_p.kernel.self(xsq);
+      const double fdot = shrink == 0.0 ? 0.0 : shrink * m_f.dot(m_beta);
+      m_norm2 = std::max(0.0, m_norm2 + 2.0 * fdot + m_beta.squaredNorm() * kappa);
+      m_sv.push(x, m_beta / m_scale, t);
+      m_maint.on_push(m_sv, m_krow, kappa);
+      ++m_count.updates;
+      // Lines 6-8: budget maintenance, reporting ||Δw||^2 (eq. 14).
+      if ((m_p.budget > 0 && m_sv.size() > m_p.budget) || m_maint.must_reduce()) {
+        const MaintenanceResult r = m_maint.reduce(m_sv, m_p.kernel, m_rng);
+        const double s2 = m_scale * m_scale;
+        m_norm2 = std::max(0.0, m_norm2 + s2 * r.norm_change);
+        m_count.degradation += s2 * r.degradation;
+        ++m_count.maintenance;
+      }
+    }
+
+    // Line 9: projection onto the ball ||w|| <= 1/sqrt(lambda) (section 2.1), applied to the
+    // vector actually kept, i.e. after budget maintenance.
+    if (m_norm2 * m_p.lam > 1.0) {
+      const double phi = 1.0 / std::sqrt(m_p.lam * m_norm2);
+      m_scale *= phi;
+      m_norm2 *= phi * phi;
+    }
+    if (m_scale < detail::min_scale) {
+      m_sv.scale(m_scale);
+      m_scale = 1.0;
+    }
+    return pred;
+  }
+
+  /// Decision values of one example (n_outputs values).
+  void decision(const double* xp, double* out) const {
+    const Eigen::Map<const Vector> x(xp, m_d);
+    Eigen::Map<Vector> f(out, n_outputs());
+    const Index n = m_sv.size();
+    if (n == 0) {
+      f.setZero();
+      return;
+    }
+    thread_local Vector krow;
+    if (krow.size() < n) krow.resize(n);
+    m_sv.kernel_row(m_p.kernel, x, x.squaredNorm(), krow);
+    f.noalias() = m_sv.A().topRows(n).transpose() * krow.head(n);
+    f *= m_scale;
+  }
+
+  void save(FieldMap& fm) const {
+    write_base(fm, "bsgd");
+    write_kernel(fm, m_p.kernel);
+    fm.set("lam", m_p.lam);
+    fm.set_int("budget", m_p.budget);
+    fm.set_int("maintenance", static_cast<std::int64_t>(m_p.maintenance));
+    fm.set_int("seed", static_cast<std::int64_t>(m_p.seed));
+    fm.set_bytes("rng", detail::rng_state(m_rng));
+    fm.set("scale", m_scale);
+    fm.set("norm2", m_norm2);
+    const Index n = m_sv.size();
+    fm.set_matrix("sv.x", m_sv.X().topRows(n));
+    fm.set_matrix("sv.alpha", m_sv.A().topRows(n));
+    fm.set_ints("sv.id", std::vector<std::int64_t>(m_sv.ids().begin(), m_sv.ids().begin() + n));
+  }
+
+  void load(const FieldMap& fm) {
+    BSGDParams p;
+    p.kernel = read_kernel(fm);
+    p.lam = fm.get_f64("lam");
+    p.budget = fm.get_i64("budget");
+    const auto m = fm.get_i64("maintenance");
+    if (m < 0 || m > 5) detail::corrupt("unknown maintenance strategy");
+    p.maintenance = static_cast<Maintenance>(m);
+    p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));
+    try {
+      p.validate();
+    } catch (const std::invalid_argument& e) {
+      detail::corrupt(e.what());
+    }
+    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
+    if (d < 1 || c < 2) detail::corrupt("invalid dimensions");
+    reset(d, c, p);
+    read_base(fm, "bsgd");
+    detail::set_rng_state(m_rng, fm.get_bytes("rng"));
+    m_scale = fm.get_f64("scale");
+    m_norm2 = fm.get_f64("norm2");
+    if (!(m_scale > 0.0) || !std::isfinite(m_scale) || !(m_norm2 >= 0.0) || !std::isfinite(m_norm2))
+      detail::corrupt("invalid scale or norm");
+    const RowMatrix X = fm.get_matrix("sv.x", -1, d);
+    const RowMatrix A = fm.get_matrix("sv.alpha", X.rows(), n_outputs());
+    const auto ids = fm.get_ints("sv.id", X.rows());
+    if (p.budget > 0 && X.rows() > p.budget) detail::corrupt("more support vectors than the budget");
+    if (!detail::all_finite(X.data(), X.size()) || !detail::all_finite(A.data(), A.size()))
+      detail::corrupt("non-finite support vectors or coefficients");
+    m_sv.assign(X, A, ids, p.budget > 0 ? p.budget + 1 : std::max<Index>(64, X.rows()));
+    resize_work(m_sv.capacity());
+    m_maint.rebuild(m_sv, p.kernel);
+  }
+
+ private:
+  void resize_work(Index cap) {
+    m_krow.setZero(cap);
+    m_f.setZero(n_outputs());
+    m_beta.setZero(n_outputs());
+  }
+
+  BSGDParams m_p;
+  SupportVectors m_sv;
+  BudgetMaintainer m_maint;
+  std::mt19937_64 m_rng;
+  double m_scale = 1.0, m_norm2 = 0.0;
+  Vector m_krow, m_f, m_beta;
+};
+
+/// Linear Pegasos (Shalev-Shwartz et al. 2007) with mini-batches of k examples and the
+/// ball projection; binary or Crammer-Singer multi-class (section 2.1 of the BSGD paper).
+/// A mini-batch is k consecutive stream examples; all k are scored with w_t before the
+/// step, as the algorithm prescribes. With k = 1 it equals kernel Pegasos with the linear
+/// kernel (w = sum_j alpha_j x_j).
+class LinearPegasos : public OnlineLearner<LinearPegasos> {
+ public:
+  LinearPegasos() = default;
+  LinearPegasos(Index n_features, Index n_classes, double lam, Index batch_size) {
+    reset(n_features, n_classes, lam, batch_size);
+  }
+
+  void reset(Index n_features, Index n_classes, double lam, Index batch_size) {
+    detail::require(std::isfinite(lam) && lam > 0.0, "lam must be a positive finite number");
+    detail::require(batch_size >= 1, "batch_size must be >= 1");
+    init_base(n_features, n_classes);
+    m_lam = lam;
+    m_k = batch_size;
+    m_w.setZero(n_features, n_outputs());
+    m_grad.setZero(n_features, n_outputs());
+    m_f.setZero(n_outputs());
+    m_beta.setZero(n_outputs());
+    m_in_batch = 0;
+    m_t = 0;
+    m_scale = 1.0;
+  }
+
+  double lam() const { return m_lam; }
+  Index batch_size() const { return m_k; }
+  /// The weight matrix, d x n_outputs.
+  Eigen::MatrixXd weights() const { return m_scale * m_w; }
+  std::int64_t iterations() const { return m_t; }
+
+  std::int32_t step(const double* xp, std::int32_t y) {
+    const Eigen::Map<const Vector> x(xp, m_d);
+    m_f.noalias() = m_w.transpose() * x;
+    m_f *= m_scale;
+    const std::int32_t pred = detail::predict_from_scores(m_f);
+    ++m_count.examples;
+    if (detail::pegasos_loss(m_f, y, 1.0, m_beta) > 0.0) {
+      m_grad.noalias() += x * m_beta.transpose();  // sum over A_t^+ of x beta
+      ++m_count.updates;
+    }
+    if (++m_in_batch == m_k) finish_batch();
+    return pred;
+  }
+
+  void decision(const double* xp, double* out) const {
+    const Eigen::Map<const Vector> x(xp, m_d);
+    Eigen::Map<Vector> f(out, n_outputs());
+    f.noalias() = m_w.transpose() * x;
+    f *= m_scale;
+  }
+
+  void save(FieldMap& fm) const {
+    write_base(fm, "linear_pegasos");
+    fm.set("lam", m_lam);
+    fm.set_int("batch_size", m_k);
+    fm.set_int("t", m_t);
+    fm.set_int("in_batch", m_in_batch);
+    fm.set("scale", m_scale);
+    fm.set_matrix("weights", m_w);
+    fm.set_matrix("pending_grad", m_grad);
+  }
+
+  void load(const FieldMap& fm) {
+    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
+    if (d < 1 || c < 2) detail::corrupt("invalid dimensions");
+    try {
+      reset(d, c, fm.get_f64("lam"), fm.get_i64("batch_size"));
+    } catch (const std::invalid_argument& e) {
+      detail::corrupt(e.what());
+    }
+    read_base(fm, "linear_pegasos");
+    m_t = fm.get_i64("t");
+    m_in_batch = fm.get_i64("in_batch");
+    m_scale = fm.get_f64("scale");
+    m_w = fm.get_matrix("weights", d, n_outputs());
+    m_grad = fm.get_matrix("pending_grad", d, n_outputs());
+    if (m_t < 0 || m_in_batch < 0 || m_in_batch >= m_k || !(m_scale > 0.0) || !std::isfinite(m_scale) ||
+        !detail::all_finite(m_w.data(), m_w.size()) || !detail::all_finite(m_grad.data(), m_grad.size()))
+      detail::corrupt("invalid linear Pegasos state");
+  }
+
+ private:
+  void finish_batch() {
+    ++m_t;
+    const double t = static_cast<double>(m_t);
+    const double shrink = 1.0 - 1.0 / t;
+    const double eta = 1.0 / (m_lam * t);
+    if (shrink == 0.0) {
+      m_w = (eta / static_cast<double>(m_k)) * m_grad;
+      m_scale = 1.0;
+    } else {
+      m_scale *= shrink;
+      m_w += (eta / (static_cast<double>(m_k) * m_scale)) * m_grad;
+    }
+    m_grad.setZero();
+    m_in_batch = 0;
+    const double norm2 = m_scale * m_scale * m_w.squaredNorm();
+    if (norm2 * m_lam > 1.0) m_scale /= std::sqrt(m_lam * norm2);
+    if (m_scale < detail::min_scale) {
+      m_w *= m_scale;
+      m_scale = 1.0;
+    }
+  }
+
+  double m_lam = 1e-4;
+  Index m_k = 1, m_in_batch = 0;
+  std::int64_t m_t = 0;
+  double m_scale = 1.0;
+  Eigen::MatrixXd m_w, m_grad;
+  Vector m_f, m_beta;
+};
+
+}  // namespace budgetkernel

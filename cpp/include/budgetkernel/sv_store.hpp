@@ -1,0 +1,128 @@
+#pragma once
+/// \file sv_store.hpp
+/// The support-vector store shared by every kernel learner.
+
+#include "kernel.hpp"
+
+#include <utility>
+#include <vector>
+
+namespace budgetkernel {
+
+/// Preallocated, contiguous storage for at most `capacity` support vectors.
+///
+/// Row i holds SV x_i (row-major, d columns), its coefficient row alpha_i (c columns),
+/// its cached squared norm and an id (the example counter when it entered, so smaller
+/// is older). Insert appends; erase swaps the last row into the hole, both O(d + c).
+/// An unbudgeted learner lets the store grow (amortised doubling).
+class SupportVectors {
+ public:
+  SupportVectors() = default;
+  SupportVectors(Index dim, Index n_coef, Index capacity) { reset(dim, n_coef, capacity); }
+
+  void reset(Index dim, Index n_coef, Index capacity) {
+    detail::require(dim >= 1, "dimension must be >= 1");
+    detail::require(n_coef >= 1, "number of coefficient columns must be >= 1");
+    m_d = dim;
+    m_c = n_coef;
+    m_n = 0;
+    allocate(std::max<Index>(capacity, 1));
+  }
+
+  Index size() const { return m_n; }
+  Index dim() const { return m_d; }
+  Index n_coef() const { return m_c; }
+  Index capacity() const { return m_x.rows(); }
+  bool empty() const { return m_n == 0; }
+
+  /// All rows (valid ones are the first size()).
+  const RowMatrix& X() const { return m_x; }
+  const RowMatrix& A() const { return m_a; }
+  RowMatrix& A() { return m_a; }
+  const Vector& sqnorm() const { return m_sq; }
+  const std::vector<std::int64_t>& ids() const { return m_id; }
+
+  auto x(Index i) const { return m_x.row(i); }
+  auto alpha(Index i) const { return m_a.row(i); }
+  auto alpha(Index i) { return m_a.row(i); }
+  std::int64_t id(Index i) const { return m_id[static_cast<std::size_t>(i)]; }
+
+  /// Appends an SV; grows the buffers when full. Returns its index.
+  template <class X, class Alpha>
+  Index push(const Eigen::MatrixBase<X>& x, const Eigen::MatrixBase<Alpha>& alpha, std::int64_t id) {
+    if (m_n == capacity()) allocate(2 * capacity());
+    m_x.row(m_n) = x.transpose();
+    m_a.row(m_n) = alpha.transpose();
+    m_sq(m_n) = m_x.row(m_n).squaredNorm();
+    m_id[static_cast<std::size_t>(m_n)] = id;
+    return m_n++;
+  }
+
+  /// Replaces the point of SV i (e.g. by a merged point), keeping its slot.
+  template <class X>
+  void set_x(Index i, const Eigen::MatrixBase<X>& x) {
+    m_x.row(i) = x.transpose();
+    m_sq(i) = m_x.row(i).squaredNorm();
+  }
+  void set_id(Index i, std::int64_t id) { m_id[static_cast<std::size_t>(i)] = id; }
+
+  /// Removes SV i by moving the last SV into its slot. Returns the old index of the moved
+  /// SV (== i when i was last), so side structures can mirror the swap.
+  Index erase(Index i) {
+    const Index last = m_n - 1;
+    if (i != last) {
+      m_x.row(i) = m_x.row(last);
+      m_a.row(i) = m_a.row(last);
+      m_sq(i) = m_sq(last);
+      m_id[static_cast<std::size_t>(i)] = m_id[static_cast<std::size_t>(last)];
+    }
+    --m_n;
+    return last;
+  }
+
+  void clear() { m_n = 0; }
+
+  /// out.head(size()) = k(x_i, x) for every SV.
+  template <class X>
+  void kernel_row(const Kernel& k, const Eigen::MatrixBase<X>& x, double x_sq, Eigen::Ref<Vector> out) const {
+    k.row(m_x, m_sq, m_n, x, x_sq, out);
+  }
+
+  /// scores = A^T krow over the valid rows (c values).
+  void scores(const Vector& krow, Eigen::Ref<Vector> out) const {
+    out.noalias() = m_a.topRows(m_n).transpose() * krow.head(m_n);
+  }
+
+  /// Multiplies every coefficient by s (folding a global scale back in).
+  void scale(double s) { m_a.topRows(m_n) *= s; }
+
+  /// Replaces the whole content (used when loading a model).
+  void assign(const RowMatrix& X, const RowMatrix& A, const std::vector<std::int64_t>& ids, Index capacity) {
+    detail::require(X.rows() == A.rows() && static_cast<std::size_t>(X.rows()) == ids.size(),
+                    "support vectors, coefficients and ids disagree in length");
+    reset(X.cols(), A.cols(), std::max<Index>(capacity, X.rows()));
+    m_n = X.rows();
+    m_x.topRows(m_n) = X;
+    m_a.topRows(m_n) = A;
+    for (Index i = 0; i < m_n; ++i) {
+      m_sq(i) = m_x.row(i).squaredNorm();
+      m_id[static_cast<std::size_t>(i)] = ids[static_cast<std::size_t>(i)];
+    }
+  }
+
+ private:
+  void allocate(Index cap) {
+    // conservativeResize keeps the valid rows of a row-major matrix in place.
+    m_x.conservativeResize(cap, m_d);
+    m_a.conservativeResize(cap, m_c);
+    m_sq.conservativeResize(cap);
+    m_id.resize(static_cast<std::size_t>(cap));
+  }
+
+  Index m_d = 0, m_c = 0, m_n = 0;
+  RowMatrix m_x, m_a;
+  Vector m_sq;
+  std::vector<std::int64_t> m_id;
+};
+
+}  // namespace budgetkernel

@@ -1,0 +1,496 @@
+// Tests of budget/merging.hpp (BSGD paper 4.3): every reported number is recomputed by brute
+// force from the kernel expansions before and after the merge.
+
+// Count Eigen heap allocations made while they are forbidden (works with NDEBUG too); any
+// other Eigen assertion still aborts.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+namespace bk_test_eigen {
+inline int& forbidden_allocations() {
+  static int n = 0;
+  return n;
+}
+inline void assertion_failed(const char* what, const char* file, int line) {
+  if (std::strstr(what, "heap allocation is forbidden")) {
+    ++forbidden_allocations();
+    return;
+  }
+  std::fprintf(stderr, "%s:%d: Eigen assertion failed: %s\n", file, line, what);
+  std::abort();
+}
+}  // namespace bk_test_eigen
+#define EIGEN_RUNTIME_NO_MALLOC
+#define eigen_assert(x) ((x) ? static_cast<void>(0) : bk_test_eigen::assertion_failed(#x, __FILE__, __LINE__))
+
+#include "test_util.hpp"
+
+#include <budgetkernel/budget/merging.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <vector>
+
+using namespace budgetkernel;
+
+namespace {
+
+constexpr std::int64_t kMergedId = 1000000;  // id given to m so that z carries it
+
+// ---- brute force -------------------------------------------------------------------------
+
+/// sum_c <w1^(c), w2^(c)> = sum_ij (alpha1_i . alpha2_j) k(x1_i, x2_j).
+double cross(const SupportVectors& s1, const SupportVectors& s2, const Kernel& k) {
+  double sum = 0.0;
+  for (Index i = 0; i < s1.size(); ++i)
+    for (Index j = 0; j < s2.size(); ++j)
+      sum += s1.alpha(i).dot(s2.alpha(j)) * k.value(s1.x(i).transpose(), s2.x(j).transpose());
+  return sum;
+}
+
+/// Eq. (21) objective, weights computed here independently of the header.
+struct Eq21 {
+  double A = 0.0, B = 0.0, s = 0.0;
+  int used = 0;
+  double operator()(double h) const { return A * std::exp(-s * (1 - h) * (1 - h)) + B * std::exp(-s * h * h); }
+};
+Eq21 eq21(const Eigen::RowVectorXd& am, const Eigen::RowVectorXd& an, double s) {
+  Eq21 e;
+  e.s = s;
+  for (Index i = 0; i < am.size(); ++i) {
+    const double sum = am(i) + an(i);
+    if (std::fabs(sum) <= 1e-12 * (std::fabs(am(i)) + std::fabs(an(i)))) continue;
+    e.A += am(i) / sum;
+    e.B += an(i) / sum;
+    ++e.used;
+  }
+  return e;
+}
+
+/// Dense-grid argmax of f over [lo, hi] (200001 points), refined around the best point.
+template <class F>
+double grid_argmax(const F& f, double lo, double hi) {
+  const int n = 200001;
+  double best = -1e300, bh = lo;
+  for (int i = 0; i < n; ++i) {
+    const double h = lo + (hi - lo) * i / (n - 1.0), v = f(h);
+    if (v > best) best = v, bh = h;
+  }
+  const double step = (hi - lo) / (n - 1.0), l2 = bh - 2 * step;
+  for (int i = 0; i <= 20000; ++i) {
+    const double h = l2 + 4 * step * i / 20000.0, v = f(h);
+    if (v > best) best = v, bh = h;
+  }
+  return bh;
+}
+
+/// Exact degradation of merging (m, j) at the header's h, evaluated independently:
+/// ||am phi_m + aj phi_j - az phi_z||^2 expanded with k.value on the explicit point z.
+double pair_degradation(const SupportVectors& sv, const Kernel& k, Index m, Index j, double* h_out = nullptr) {
+  const auto xm = sv.x(m).transpose(), xj = sv.x(j).transpose();
+  const double kmj = k.value(xm, xj);
+  const double h = detail::merge_h(sv.alpha(m), sv.alpha(j), kmj);
+  const Eigen::VectorXd z = h * xm + (1 - h) * xj;
+  const double kmz = k.value(xm, z), kjz = k.value(xj, z);
+  double d = 0.0;
+  for (Index i = 0; i < sv.n_coef(); ++i) {
+    const double a = sv.alpha(m)(i), b = sv.alpha(j)(i), az = a * kmz + b * kjz;
+    d += a * a + b * b + az * az + 2 * a * b * kmj - 2 * a * az * kmz - 2 * b * az * kjz;
+  }
+  if (h_out) *h_out = h;
+  return d;
+}
+
+Index smallest(const SupportVectors& sv) {
+  Index m = 0;
+  for (Index j = 1; j < sv.size(); ++j)
+    if (sv.alpha(j).squaredNorm() < sv.alpha(m).squaredNorm()) m = j;
+  return m;
+}
+
+// ---- random stores -----------------------------------------------------------------------
+
+enum class Coef { Binary, PegasosMulti, DenseMulti };
+
+SupportVectors random_store(std::mt19937_64& rng, Index d, Index B, Index c, Coef kind) {
+  std::normal_distribution<double> N(0.0, 1.0);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  SupportVectors sv(d, c, B);
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(B));
+  for (Index i = 0; i < B; ++i) ids[static_cast<std::size_t>(i)] = i + 1;
+  std::shuffle(ids.begin(), ids.end(), rng);
+  for (Index i = 0; i < B; ++i) {
+    Eigen::VectorXd x(d), a = Eigen::VectorXd::Zero(c);
+    for (Index l = 0; l < d; ++l) x(l) = N(rng);
+    // Pegasos-like magnitudes: eta_t = 1/(lambda t) after shrinking, spread over decades.
+    const double mag = std::exp(-4.0 * U(rng));
+    if (kind == Coef::Binary) {
+      a(0) = U(rng) < 0.5 ? mag : -mag;
+    } else if (kind == Coef::PegasosMulti) {
+      // +eta on the true class, -eta on the wrongly predicted one (sometimes rescaled apart).
+      const Index y = static_cast<Index>(U(rng) * static_cast<double>(c)) % c;
+      const Index r = (y + 1 + static_cast<Index>(U(rng) * static_cast<double>(c - 1)) % (c - 1)) % c;
+      a(y) = mag;
+      a(r) = -mag * (U(rng) < 0.7 ? 1.0 : 0.3 + 1.4 * U(rng));
+    } else {
+      for (Index i2 = 0; i2 < c; ++i2) a(i2) = mag * (2 * U(rng) - 1);
+    }
+    sv.push(x, a, ids[static_cast<std::size_t>(i)]);
+  }
+  return sv;
+}
+
+/// What one checked merge measured.
+struct Outcome {
+  double h = 0.0, partner_gap = 0.0;  // partner_gap: (D_chosen - D_best) / ||alpha_m||^2
+  bool best_partner = false;          // D_chosen <= D_best up to rounding (1e-12 ||alpha_m||^2)
+  bool same_index = false;            // n is the brute-force argmin itself
+};
+
+/// Runs merge_reduce on `sv` and checks everything against brute force. `grid` enables the
+/// (slow) dense-grid check of h.
+Outcome check_merge(SupportVectors sv, const Kernel& k, bool grid) {
+  Outcome out;
+  const Index B = sv.size(), c = sv.n_coef();
+  const Index m = smallest(sv);
+  sv.set_id(m, kMergedId);
+  const SupportVectors before = sv;
+  Vector work, work2;
+  const MaintenanceResult r = merge_reduce(sv, k, work, work2);
+  CHECK(sv.size() == B - 1);
+  if (sv.size() != B - 1) return out;
+
+  // Which SV disappeared (n) and where z is.
+  std::map<std::int64_t, Index> after_row;
+  for (Index i = 0; i < sv.size(); ++i) after_row[sv.id(i)] = i;
+  Index n = -1;
+  for (Index j = 0; j < B; ++j)
+    if (!after_row.count(before.id(j))) n = j;
+  CHECK(n >= 0 && n != m && after_row.count(kMergedId) == 1);
+  if (n < 0 || n == m || !after_row.count(kMergedId)) return out;
+  const Index zr = after_row[kMergedId];
+  // The other SVs are untouched.
+  for (Index j = 0; j < B; ++j) {
+    if (j == m || j == n) continue;
+    const Index i = after_row[before.id(j)];
+    CHECK((sv.x(i) - before.x(j)).norm() == 0.0 && (sv.alpha(i) - before.alpha(j)).norm() == 0.0);
+  }
+
+  // z on the line through x_m, x_n (eq. 20) at the recomputed h.
+  const Eigen::VectorXd xm = before.x(m).transpose(), xn = before.x(n).transpose(), z = sv.x(zr).transpose();
+  const Eigen::RowVectorXd am = before.alpha(m), an = before.alpha(n);
+  const double dist2 = (xm - xn).squaredNorm();
+  const double kmn = k.value(xm, xn);
+  const double h_ref = detail::merge_h(am, an, kmn);
+  const double scale = 1.0 + std::fabs(h_ref);
+  if (dist2 > 0) {
+    const double h_imp = (z - xn).dot(xm - xn) / dist2;
+    CHECK_NEAR(((z - xn) - h_imp * (xm - xn)).norm(), 0.0, 1e-10 * scale);  // collinear
+    CHECK_NEAR(h_imp, h_ref, 1e-9 * scale);
+    CHECK_NEAR((z - (h_ref * xm + (1 - h_ref) * xn)).norm(), 0.0, 1e-9 * scale);
+    out.h = h_imp;
+  } else {
+    CHECK((z - xm).norm() == 0.0);
+    out.h = 1.0;
+  }
+
+  // alpha_z from the closed form of eq. (22), with kernel values of the stored z.
+  const double kmz = k.value(xm, z), knz = k.value(xn, z);
+  for (Index i = 0; i < c; ++i) CHECK_NEAR(sv.alpha(zr)(i), am(i) * kmz + an(i) * knz, 1e-12);
+
+  // Degradation and norm change against the two full kernel expansions.
+  const double wb = cross(before, before, k), wa = cross(sv, sv, k), wab = cross(before, sv, k);
+  CHECK(std::isfinite(r.degradation) && std::isfinite(r.norm_change));
+  CHECK_NEAR(r.degradation, wb + wa - 2 * wab, 1e-10);
+  CHECK_NEAR(r.norm_change, wa - wb, 1e-10);
+
+  // h against a dense grid of eq. (21) (binary: identical to maximising alpha_z^2).
+  if (grid && dist2 > 0) {
+    const Eq21 e = eq21(am, an, k.gamma() * dist2);
+    CHECK(e.used > 0);
+    const double lo = std::min(0.0, out.h) - 3, hi = std::max(1.0, out.h) + 3;
+    CHECK_NEAR(out.h, grid_argmax(e, lo, hi), 1e-4);
+  }
+
+  // Partner: brute-force best by exact degradation.
+  // (Far-apart candidates all cost ~||alpha_m||^2, i.e. they tie to rounding.)
+  double best = 1e300, chosen = 0.0;
+  Index argbest = -1;
+  for (Index j = 0; j < B; ++j) {
+    if (j == m) continue;
+    const double dj = pair_degradation(before, k, m, j);
+    if (dj < best) best = dj, argbest = j;
+    if (j == n) chosen = dj;
+  }
+  CHECK_NEAR(chosen, r.degradation, 1e-10);
+  out.partner_gap = (chosen - best) / am.squaredNorm();
+  out.best_partner = chosen <= best + 1e-12 * am.squaredNorm();
+  out.same_index = n == argbest;
+  return out;
+}
+
+struct Stats {
+  int runs = 0, best = 0, same = 0, outside = 0;
+  double max_gap = 0.0;
+  void add(const Outcome& o) {
+    ++runs;
+    best += o.best_partner;
+    same += o.same_index;
+    outside += (o.h < 0.0 || o.h > 1.0);
+    max_gap = std::max(max_gap, o.partner_gap);
+  }
+};
+
+Stats run_random(Coef kind, Index c, int stores, int grid_stores, std::uint64_t seed, Index bmin = 5, Index bmax = 30) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  Stats st;
+  for (int t = 0; t < stores; ++t) {
+    const Index d = 2 + t % 4;
+    const Index B = bmin + static_cast<Index>(U(rng) * static_cast<double>(bmax - bmin + 1));
+    const Kernel k(KernelType::RBF, std::exp(std::log(0.1) + U(rng) * std::log(30.0)));  // gamma in [0.1, 3]
+    st.add(check_merge(random_store(rng, d, B, c, kind), k, t < grid_stores));
+  }
+  return st;
+}
+
+SupportVectors store_of(const std::vector<std::vector<double>>& xs, const std::vector<std::vector<double>>& as) {
+  const Index d = static_cast<Index>(xs[0].size()), c = static_cast<Index>(as[0].size());
+  SupportVectors sv(d, c, static_cast<Index>(xs.size()));
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    sv.push(Eigen::Map<const Eigen::VectorXd>(xs[i].data(), d), Eigen::Map<const Eigen::VectorXd>(as[i].data(), c),
+            static_cast<std::int64_t>(i + 1));
+  return sv;
+}
+
+}  // namespace
+
+// ---- tests ------------------------------------------------------------------------------------
+
+TEST_CASE("merge: optimal h matches a dense grid of eq. (21), all sign cases") {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  double worst = 0.0;
+  for (int t = 0; t < 400; ++t) {
+    const Index c = 1 + t % 4;
+    Eigen::RowVectorXd am(c), an(c);
+    for (Index i = 0; i < c; ++i) am(i) = 2 * U(rng) - 1, an(i) = 2 * U(rng) - 1;
+    const double s = std::exp(-5 + 9 * U(rng));  // k from 1 - 7e-3 to 1e-35
+    const double h = detail::merge_h(am, an, std::exp(-s));
+    const Eq21 e = eq21(am, an, s);
+    if (e.used == 0) continue;
+    const double lo = std::min(0.0, h) - 3, hi = std::max(1.0, h) + 3;
+    const double hg = grid_argmax(e, lo, hi);
+    CHECK_NEAR(h, hg, 1e-4);
+    worst = std::max(worst, std::fabs(h - hg));
+    // The stationarity condition holds to full precision: g'(h) = 0.
+    const double gp = 2 * s * (e.A * (1 - h) * std::exp(-s * (1 - h) * (1 - h)) - e.B * h * std::exp(-s * h * h));
+    CHECK_NEAR(gp / (std::fabs(e.A) + std::fabs(e.B)), 0.0, 1e-12);
+  }
+  std::printf("  worst |h - grid argmax| = %.2g\n", worst);
+}
+
+TEST_CASE("merge: degradation formula equals the brute-force residual at any h") {
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  const Kernel k(KernelType::RBF, 0.7);
+  for (int t = 0; t < 200; ++t) {
+    const Index c = 1 + t % 3;
+    Eigen::VectorXd xm(3), xn(3);
+    for (Index l = 0; l < 3; ++l) xm(l) = 2 * U(rng) - 1, xn(l) = 2 * U(rng) - 1;
+    Eigen::RowVectorXd am(c), an(c);
+    for (Index i = 0; i < c; ++i) am(i) = 2 * U(rng) - 1, an(i) = 2 * U(rng) - 1;
+    const double h = -3 + 7 * U(rng), kmn = k.value(xm, xn);
+    const Eigen::VectorXd z = h * xm + (1 - h) * xn;
+    double brute = 0;
+    for (Index i = 0; i < c; ++i) {
+      const double az = am(i) * k.value(xm, z) + an(i) * k.value(xn, z);
+      brute += am(i) * am(i) + an(i) * an(i) + 2 * am(i) * an(i) * kmn - az * az;
+    }
+    CHECK_NEAR(detail::merge_degradation(am, an, kmn, h), brute, 1e-12);
+  }
+}
+
+TEST_CASE("merge: random binary stores (table-ranked partner)") {
+  const Stats st = run_random(Coef::Binary, 1, 1500, 150, 21);
+  std::printf("  binary B=5..30: %d stores, table-chosen partner is the best in %d (same index %d), "
+              "max gap %.3g alpha_m^2, h outside [0,1] in %d\n",
+              st.runs, st.best, st.same, st.max_gap, st.outside);
+  CHECK(st.max_gap <= 1e-4);  // measured worst 2.6e-5 over 60000 stores
+  CHECK(st.outside > 0);
+}
+
+TEST_CASE("merge: binary partner ranking on large stores") {
+  const Stats st = run_random(Coef::Binary, 1, 300, 0, 22, 100, 300);
+  std::printf("  binary B=100..300: %d stores, best partner in %d (same index %d), max gap %.3g alpha_m^2\n", st.runs,
+              st.best, st.same, st.max_gap);
+  CHECK(st.max_gap <= 1e-4);  // measured worst 2.6e-5 over 60000 stores
+}
+
+TEST_CASE("merge: random multi-class stores (Pegasos-like coefficients, c = 3, 4)") {
+  for (Index c : {3, 4}) {
+    const Stats st = run_random(Coef::PegasosMulti, c, 400, 120, 30 + static_cast<std::uint64_t>(c));
+    std::printf("  pegasos-like c=%d: %d stores, brute-force best partner in %d (same index %d, the rest "
+                "rounding ties), max gap %.2g alpha_m^2, h outside [0,1] in %d\n",
+                static_cast<int>(c), st.runs, st.best, st.same, st.max_gap, st.outside);
+    CHECK(st.best == st.runs);
+    CHECK(st.outside > 0);
+  }
+}
+
+TEST_CASE("merge: random multi-class stores (dense mixed-sign coefficients)") {
+  const Stats st = run_random(Coef::DenseMulti, 3, 300, 60, 40);
+  std::printf("  dense c=3: %d stores, best partner in %d (same index %d), max gap %.2g alpha_m^2\n", st.runs, st.best,
+              st.same, st.max_gap);
+  CHECK(st.best == st.runs);
+}
+
+TEST_CASE("merge: binary table error against the exact per-unit degradation") {
+  const detail::MergeTable& table = detail::merge_table();
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  double worst = 0.0;
+  for (int t = 0; t < 200000; ++t) {
+    const double r = 2 * U(rng) - 1;
+    double k = U(rng);
+    if (t % 4 == 1) k = std::pow(U(rng), 8);
+    if (t % 4 == 2) k = 1 - std::pow(U(rng), 8);
+    worst = std::max(worst, std::fabs(table.per_unit(r, k) - detail::MergeTable::exact(r, k)));
+  }
+  std::printf("  %dx%d table: max |E_table - E_exact| = %.3g (per unit alpha_m^2)\n",
+              static_cast<int>(detail::MergeTable::kR), static_cast<int>(detail::MergeTable::kK), worst);
+  CHECK(worst <= 4e-4);
+  // E = D / r^2 and its r -> 0 limit.
+  for (double k : {0.05, 0.3, 0.8, 0.99}) {
+    double h = 0;
+    const double e = detail::MergeTable::exact(0.25, k, &h);
+    Eigen::RowVectorXd am(1), an(1);
+    am << 0.25;
+    an << 1.0;
+    CHECK_NEAR(e * 0.0625, detail::merge_degradation(am, an, k, h), 1e-14);
+    CHECK_NEAR(detail::MergeTable::exact(0.0, k), detail::MergeTable::exact(1e-5, k), 1e-5);
+  }
+}
+
+TEST_CASE("merge: opposite-sign binary pair has h outside [0, 1], exact degradation") {
+  const Kernel k(KernelType::RBF, 1.0);
+  // m = row 0 (alpha 0.3) and m = last row: the slot handling differs.
+  for (bool m_last : {false, true}) {
+    auto sv = m_last ? store_of({{0.5, 0.0}, {0.0, 0.0}}, {{-1.0}, {0.3}}) : store_of({{0.0, 0.0}, {0.5, 0.0}}, {{0.3}, {-1.0}});
+    const Outcome o = check_merge(sv, k, true);
+    CHECK(o.h < 0.0);  // beyond x_n, the larger coefficient
+  }
+  // Three SVs, opposite signs, m in the middle and last.
+  check_merge(store_of({{0.0, 0.0}, {0.4, 0.1}, {-1.0, 2.0}}, {{0.8}, {-0.2}, {1.5}}), k, true);
+  check_merge(store_of({{0.0, 0.0}, {-1.0, 2.0}, {0.4, 0.1}}, {{0.8}, {1.5}, {-0.2}}), k, true);
+}
+
+TEST_CASE("merge: alpha_m + alpha_n = 0 (eq. 21 degenerate): alpha_z^2 maximised directly") {
+  const Kernel k(KernelType::RBF, 1.0);
+  for (double dx : {0.05, 0.5, 2.0}) {
+    SupportVectors sv = store_of({{0.0, 0.0}, {dx, 0.0}, {5.0, 5.0}}, {{0.5}, {-0.5}, {2.0}});
+    const Outcome o = check_merge(sv, k, false);
+    // Grid over the squared coefficient (symmetric: both mirror optima are fine).
+    const double s = dx * dx;
+    const double az = std::fabs(std::exp(-s * (1 - o.h) * (1 - o.h)) - std::exp(-s * o.h * o.h));
+    const double W = 3.0 / std::sqrt(s) + 3.0;
+    const double hg = grid_argmax([&](double h) { return std::fabs(std::exp(-s * (1 - h) * (1 - h)) - std::exp(-s * h * h)); }, -W, 1 + W);
+    CHECK_NEAR(az, std::fabs(std::exp(-s * (1 - hg) * (1 - hg)) - std::exp(-s * hg * hg)), 1e-12);
+    CHECK(o.h > 1.0 || o.h < 0.0);
+  }
+  // Multi-class with every class degenerate: alpha_n = -alpha_m.
+  SupportVectors sv = store_of({{0.0, 0.0}, {0.3, 0.2}, {4.0, 4.0}}, {{0.5, -0.5, 0.0}, {-0.5, 0.5, 0.0}, {1.0, 0.0, -1.0}});
+  const Outcome o = check_merge(sv, k, false);
+  const double s = 0.13;
+  const double W = 3.0 / std::sqrt(s) + 3.0;
+  auto q = [&](double h) { return std::fabs(std::exp(-s * (1 - h) * (1 - h)) - std::exp(-s * h * h)); };
+  CHECK_NEAR(q(o.h), q(grid_argmax(q, -W, 1 + W)), 1e-12);
+}
+
+TEST_CASE("merge: duplicate points (k_mn = 1)") {
+  const Kernel k(KernelType::RBF, 2.0);
+  for (double an : {0.7, -0.7, -0.2}) {
+    SupportVectors sv = store_of({{0.3, -0.1}, {1.0, 1.0}, {0.3, -0.1}}, {{0.2}, {1.5}, {an}});
+    // m = 0 (0.2, or -0.2 at index 2 when an = -0.2: then the duplicate partner is index 0).
+    Vector w1, w2;
+    SupportVectors before = sv;
+    const Index m = smallest(sv);
+    const Index n = m == 0 ? 2 : 0;
+    const MaintenanceResult r = merge_reduce(sv, k, w1, w2);
+    CHECK(sv.size() == 2);
+    CHECK_NEAR(r.degradation, 0.0, 1e-15);
+    CHECK(std::isfinite(r.norm_change));
+    CHECK_NEAR(r.norm_change, cross(sv, sv, k) - cross(before, before, k), 1e-12);
+    bool found = false;
+    for (Index i = 0; i < sv.size(); ++i)
+      if ((sv.x(i) - before.x(m)).norm() == 0.0) {
+        found = true;
+        CHECK_NEAR(sv.alpha(i)(0), before.alpha(m)(0) + before.alpha(n)(0), 1e-15);
+      }
+    CHECK(found);
+  }
+  // Multi-class duplicates, including a cancelling pair.
+  check_merge(store_of({{1.0, 2.0}, {1.0, 2.0}, {0.0, 0.0}}, {{0.1, -0.1, 0.0}, {0.0, 0.4, -0.4}, {2.0, 0.0, -2.0}}), k, false);
+  check_merge(store_of({{1.0, 2.0}, {1.0, 2.0}, {0.0, 0.0}}, {{0.1, -0.1, 0.0}, {-0.1, 0.1, 0.0}, {2.0, 0.0, -2.0}}), k, false);
+}
+
+TEST_CASE("merge: far points (k_mn ~ 0) and the bimodal regime") {
+  const Kernel k(KernelType::RBF, 1.0);
+  // k_mn underflows to 0: merging = removing m (z = x_n, alpha_z = alpha_n).
+  {
+    SupportVectors sv = store_of({{0.0, 0.0}, {100.0, 0.0}}, {{0.3}, {-0.9}});
+    SupportVectors before = sv;
+    Vector w1, w2;
+    const MaintenanceResult r = merge_reduce(sv, k, w1, w2);
+    CHECK(sv.size() == 1);
+    CHECK_NEAR((sv.x(0) - before.x(1)).norm(), 0.0, 1e-12);  // z = x_n (h = 0 to 1e-15)
+    CHECK_NEAR(sv.alpha(0)(0), -0.9, 0.0);
+    CHECK_NEAR(r.degradation, 0.09, 1e-15);
+    CHECK_NEAR(r.norm_change, -0.09, 1e-15);
+  }
+  check_merge(store_of({{0.0, 0.0}, {40.0, 0.0}, {0.0, 45.0}}, {{0.1, -0.1, 0.0}, {0.0, 0.5, -0.5}, {0.0, 1.0, -1.0}}), k, false);
+  // k_mn = e^-20: g bimodal in h (modes near 0 and near 1); same and opposite signs.
+  const double dx = std::sqrt(20.0);
+  for (double an : {0.35, 0.5, -0.35, 1.0})
+    check_merge(store_of({{0.0, 0.0}, {dx, 0.0}}, {{0.3}, {an}}), k, true);
+  check_merge(store_of({{0.0, 0.0}, {dx, 0.0}}, {{0.3, -0.3, 0.0}, {0.0, 0.35, -0.35}}), k, true);
+}
+
+TEST_CASE("merge: all-zero smallest SV is erased") {
+  const Kernel k(KernelType::RBF, 1.0);
+  SupportVectors sv = store_of({{0.0, 0.0}, {1.0, 0.0}, {0.0, 1.0}}, {{1.0}, {0.0}, {-2.0}});
+  Vector w1, w2;
+  const MaintenanceResult r = merge_reduce(sv, k, w1, w2);
+  CHECK(sv.size() == 2);
+  CHECK(r.degradation == 0.0 && r.norm_change == 0.0);
+  CHECK(sv.alpha(1)(0) == -2.0);
+}
+
+TEST_CASE("merge: non-RBF kernel and a store of fewer than 2 SVs throw") {
+  SupportVectors sv = store_of({{0.0, 0.0}, {1.0, 0.0}}, {{1.0}, {-2.0}});
+  Vector w1, w2;
+  CHECK_THROWS(merge_reduce(sv, Kernel(KernelType::Linear), w1, w2));
+  CHECK_THROWS(merge_reduce(sv, Kernel(KernelType::Polynomial, 1.0, 2, 1.0), w1, w2));
+  CHECK(sv.size() == 2);
+  SupportVectors one = store_of({{0.0, 0.0}}, {{1.0}});
+  CHECK_THROWS(merge_reduce(one, Kernel(KernelType::RBF, 1.0), w1, w2));
+}
+
+TEST_CASE("merge: no heap allocation once the work vectors are large enough") {
+  for (Index c : {1, 3}) {
+    std::mt19937_64 rng(50);
+    SupportVectors sv = random_store(rng, 4, 60, c, c == 1 ? Coef::Binary : Coef::PegasosMulti);
+    Vector w1(60), w2(60);
+    (void)detail::merge_table();  // built once, outside the hot path
+    const int before = bk_test_eigen::forbidden_allocations();
+    Eigen::internal::set_is_malloc_allowed(false);
+    for (int i = 0; i < 20; ++i) merge_reduce(sv, Kernel(KernelType::RBF, 0.5), w1, w2);
+    Eigen::internal::set_is_malloc_allowed(true);
+    CHECK(bk_test_eigen::forbidden_allocations() == before);
+    CHECK(sv.size() == 40);
+  }
+}
+
+TEST_MAIN()

@@ -1,0 +1,458 @@
+// Tests of projection-based budget maintenance (BSGD paper 4.2, eq. 15-17) against dense
+// brute-force solves.
+#include "budgetkernel/budget/projection.hpp"
+#include "budgetkernel/detail/random.hpp"
+#include "test_util.hpp"
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+using namespace budgetkernel;
+
+namespace {
+
+double gauss(std::mt19937_64& rng) {
+  const double u1 = 1.0 - detail::uniform01(rng), u2 = detail::uniform01(rng);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+Vector random_vec(std::mt19937_64& rng, Index d, double scale = 1.0) {
+  Vector x(d);
+  for (Index j = 0; j < d; ++j) x(j) = scale * gauss(rng);
+  return x;
+}
+
+// A store plus its Projection, fed exactly as a learner would: kernel row first (it scores
+// the example), then push, then on_push with that row.
+struct Fixture {
+  Kernel k;
+  SupportVectors sv;
+  Projection proj;
+  Vector krow;
+  std::int64_t next_id = 0;
+  double wnorm2 = 0.0;  // ||w||^2 kept from push and norm_change reports
+
+  Fixture(const Kernel& kern, Index d, Index c, bool exact) : k(kern), sv(d, c, 4), proj(exact) {}
+
+  void push(const Vector& x, const Vector& a) {
+    const Index n = sv.size();
+    if (krow.size() < n + 1) krow.resize(2 * (n + 1));
+    sv.kernel_row(k, x, x.squaredNorm(), krow);
+    const double kappa = k.self(x.squaredNorm());
+    Vector f(sv.n_coef());
+    sv.scores(krow, f);
+    wnorm2 += 2.0 * a.dot(f) + a.squaredNorm() * kappa;  // ||w + a phi(x)||^2 - ||w||^2
+    sv.push(x, a, next_id++);
+    proj.on_push(sv, krow, kappa);
+  }
+};
+
+Eigen::MatrixXd gram(const Kernel& k, const SupportVectors& sv) {
+  const Index n = sv.size();
+  Eigen::MatrixXd K(n, n);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) K(i, j) = k.value(sv.x(i), sv.x(j));
+  return K;
+}
+
+// ||w_a - w_b||^2 summed over classes, by kernel expansion over the union of both SV sets.
+double weight_sqdist(const Kernel& k, const SupportVectors& a, const SupportVectors& b) {
+  const Index na = a.size(), nb = b.size(), n = na + nb, c = a.n_coef();
+  std::vector<Eigen::RowVectorXd> X;
+  Eigen::MatrixXd C(n, c);
+  for (Index i = 0; i < na; ++i) X.push_back(a.x(i)), C.row(i) = a.alpha(i);
+  for (Index i = 0; i < nb; ++i) X.push_back(b.x(i)), C.row(na + i) = -b.alpha(i);
+  Eigen::MatrixXd K(n, n);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) K(i, j) = k.value(X[static_cast<std::size_t>(i)], X[static_cast<std::size_t>(j)]);
+  return (C.transpose() * K * C).trace();
+}
+
+double weight_sqnorm(const Kernel& k, const SupportVectors& a) {
+  const Eigen::MatrixXd A = a.A().topRows(a.size());
+  return (A.transpose() * gram(k, a) * A).trace();
+}
+
+// Index (in `before`) of the SV whose id is missing from `after`.
+Index removed_index(const SupportVectors& before, const SupportVectors& after) {
+  for (Index i = 0; i < before.size(); ++i) {
+    bool found = false;
+    for (Index j = 0; j < after.size(); ++j) found = found || after.id(j) == before.id(i);
+    if (!found) return i;
+  }
+  return -1;
+}
+
+// Brute force for projecting SV p of `sv`: beta = K_{-p}^{-1} k_p (dense LDLT of the
+// explicitly built K_{-p}) and the eq. (17) residual k_pp - k_p^T beta.
+struct Brute {
+  std::vector<Index> rest;
+  Vector beta;
+  double residual = 0.0;
+};
+Brute brute_projection(const Kernel& k, const SupportVectors& sv, Index p) {
+  Brute b;
+  for (Index i = 0; i < sv.size(); ++i)
+    if (i != p) b.rest.push_back(i);
+  const Index m = static_cast<Index>(b.rest.size());
+  Eigen::MatrixXd Km(m, m);
+  Vector kp(m);
+  for (Index i = 0; i < m; ++i) {
+    const Index ri = b.rest[static_cast<std::size_t>(i)];
+    kp(i) = k.value(sv.x(ri), sv.x(p));
+    for (Index j = 0; j < m; ++j) Km(i, j) = k.value(sv.x(ri), sv.x(b.rest[static_cast<std::size_t>(j)]));
+  }
+  b.beta = m > 0 ? Vector(Km.ldlt().solve(kp)) : Vector(0);
+  b.residual = k.value(sv.x(p), sv.x(p)) - kp.dot(b.beta);
+  return b;
+}
+
+// Checks one reduce() against brute force; returns the index it removed (in `before`).
+struct Errors {
+  double dalpha = 0.0, deg = 0.0, norm = 0.0, eq17 = 0.0;
+  void merge(const Errors& o) {
+    dalpha = std::max(dalpha, o.dalpha), deg = std::max(deg, o.deg), norm = std::max(norm, o.norm);
+    eq17 = std::max(eq17, o.eq17);
+  }
+};
+Index check_reduce(Fixture& fx, Errors& err) {
+  const SupportVectors before = fx.sv;
+  const MaintenanceResult r = fx.proj.reduce(fx.sv);
+  const Index p = removed_index(before, fx.sv);
+  CHECK(p >= 0);
+  if (p < 0) return p;
+  // Delta alpha (eq. 16) by a dense solve, applied to a copy, then the same swap-with-last.
+  const Brute b = brute_projection(fx.k, before, p);
+  SupportVectors expect = before;
+  for (std::size_t i = 0; i < b.rest.size(); ++i)
+    expect.alpha(b.rest[i]) += b.beta(static_cast<Index>(i)) * before.alpha(p);
+  expect.erase(p);
+  const Index n = fx.sv.size();
+  CHECK(n == before.size() - 1);
+  CHECK((expect.X().topRows(n) - fx.sv.X().topRows(n)).cwiseAbs().maxCoeff() == 0.0);
+  Errors e;
+  e.dalpha = n > 0 ? (expect.A().topRows(n) - fx.sv.A().topRows(n)).cwiseAbs().maxCoeff() : 0.0;
+  e.deg = std::abs(r.degradation - weight_sqdist(fx.k, before, fx.sv));
+  e.norm = std::abs(r.norm_change - (weight_sqnorm(fx.k, fx.sv) - weight_sqnorm(fx.k, before)));
+  e.eq17 = std::abs(r.degradation - before.alpha(p).squaredNorm() * b.residual);
+  CHECK(e.dalpha < 1e-10);
+  CHECK(e.deg < 1e-10);
+  CHECK(e.norm < 1e-10);
+  CHECK(e.eq17 < 1e-10);
+  CHECK(r.degradation >= 0.0);
+  fx.wnorm2 += r.norm_change;
+  err.merge(e);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("reduce: Delta alpha = K_{-p}^{-1} k_p alpha_p, degradation and norm_change = brute force (c = 1, 3)") {
+  std::mt19937_64 g(2024);
+  Errors err;
+  int trials = 0;
+  for (Index c : {Index(1), Index(3)})
+    for (int trial = 0; trial < 15; ++trial) {
+      Fixture fx(Kernel(KernelType::RBF, 0.5), 5, c, false);
+      for (int i = 0; i < 25; ++i) fx.push(random_vec(g, 5), random_vec(g, c));
+      CHECK(!fx.proj.pending());
+      // The cheap rule: argmin ||alpha_j||^2 k_jj (= ||alpha_j||^2 for RBF).
+      Index expect_p = 0;
+      for (Index j = 1; j < fx.sv.size(); ++j)
+        if (fx.sv.alpha(j).squaredNorm() < fx.sv.alpha(expect_p).squaredNorm()) expect_p = j;
+      CHECK(check_reduce(fx, err) == expect_p);
+      ++trials;
+      // A few more steps on the same store (push one, reduce one) keep matching.
+      for (int s = 0; s < 5; ++s) {
+        fx.push(random_vec(g, 5), random_vec(g, c));
+        check_reduce(fx, err);
+      }
+      CHECK(fx.proj.inverse().residual(gram(fx.k, fx.sv)) < 1e-10);
+    }
+  // Polynomial kernel: k_jj varies, so the cheap rule really weighs by k_jj.
+  for (int trial = 0; trial < 10; ++trial) {
+    Fixture fx(Kernel(KernelType::Polynomial, 0.3, 3, 1.0), 6, 2, false);
+    for (int i = 0; i < 20; ++i) fx.push(random_vec(g, 6), random_vec(g, 2));
+    Index expect_p = 0;
+    double best = 1e300;
+    for (Index j = 0; j < fx.sv.size(); ++j) {
+      const double v = fx.sv.alpha(j).squaredNorm() * fx.k.value(fx.sv.x(j), fx.sv.x(j));
+      if (v < best) best = v, expect_p = j;
+    }
+    CHECK(check_reduce(fx, err) == expect_p);
+  }
+  std::printf("  %d RBF stores + 10 poly: max |Delta alpha - solve| %.3g, |degradation - brute| %.3g,"
+              " |norm_change - brute| %.3g, |degradation - eq.17| %.3g\n",
+              trials, err.dalpha, err.deg, err.norm, err.eq17);
+}
+
+TEST_CASE("exact = true picks the brute-force argmin of eq. (17)") {
+  std::mt19937_64 g(77);
+  Errors err;
+  int differs = 0, trials = 0;
+  for (Index c : {Index(1), Index(3)})
+    for (int trial = 0; trial < 20; ++trial) {
+      Fixture fx(Kernel(KernelType::RBF, 0.3), 4, c, true);
+      for (int i = 0; i < 20; ++i) fx.push(random_vec(g, 4), random_vec(g, c));
+      // eq. (17) for every p by dense solves.
+      Index best = 0, cheap = 0;
+      double best_v = 1e300, second = 1e300;
+      for (Index p = 0; p < fx.sv.size(); ++p) {
+        const double v = fx.sv.alpha(p).squaredNorm() * brute_projection(fx.k, fx.sv, p).residual;
+        if (v < best_v) second = best_v, best_v = v, best = p;
+        else if (v < second) second = v;
+        if (fx.sv.alpha(p).squaredNorm() < fx.sv.alpha(cheap).squaredNorm()) cheap = p;
+      }
+      CHECK(second - best_v > 1e-9);  // no near-tie: the argmin is well defined
+      differs += best != cheap;
+      const SupportVectors before = fx.sv;
+      const Index p = check_reduce(fx, err);
+      CHECK(p == best);
+      ++trials;
+    }
+  std::printf("  %d trials, exact argmin != smallest-SV rule in %d of them; max |degradation - eq.17 min| %.3g\n",
+              trials, differs, err.eq17);
+  CHECK(differs >= 5);
+}
+
+TEST_CASE("pending: a duplicate SV is not appended to G and is projected by the next reduce") {
+  std::mt19937_64 g(5);
+  for (Index c : {Index(1), Index(3)}) {
+    Fixture fx(Kernel(KernelType::RBF, 0.5), 3, c, false);
+    for (int i = 0; i < 10; ++i) fx.push(random_vec(g, 3), random_vec(g, c));
+    const Vector dup = fx.sv.x(4).transpose();
+    const Vector a = random_vec(g, c);
+    fx.push(dup, a);
+    CHECK(fx.proj.pending());
+    CHECK(std::abs(fx.proj.pending_schur()) < 1e-12);
+    CHECK(fx.proj.inverse().size() == 10);
+    CHECK(fx.proj.size() == 11);
+    // Another push before reduce() is a protocol error.
+    SupportVectors copy = fx.sv;
+    copy.push(random_vec(g, 3), a, 999);
+    CHECK_THROWS(fx.proj.on_push(copy, fx.krow, 1.0));
+    const SupportVectors before = fx.sv;
+    Errors err;
+    const Index p = check_reduce(fx, err);  // brute force as for any reduce
+    CHECK(p == 10);                         // exactly the pending SV
+    CHECK(!fx.proj.pending());
+    // Its coefficients went to its twin: alpha_4 += a.
+    CHECK((fx.sv.alpha(4) - before.alpha(4) - a.transpose()).cwiseAbs().maxCoeff() < 1e-10);
+    CHECK(fx.proj.inverse().size() == 10);
+    CHECK(fx.proj.inverse().residual(gram(fx.k, fx.sv)) < 1e-10);
+    // Business as usual afterwards.
+    fx.push(random_vec(g, 3), random_vec(g, c));
+    CHECK(!fx.proj.pending());
+    check_reduce(fx, err);
+    std::printf("  c=%ld: degradation errors %.3g, Delta alpha errors %.3g\n", static_cast<long>(c), err.deg,
+                err.dalpha);
+  }
+}
+
+TEST_CASE("pending: numerically dependent points of a tiny-gamma RBF") {
+  // gamma = 1e-6 in 1-D: k(x, z) = 1 - gamma (x - z)^2 + ..., so three points already span
+  // the kernel's effective feature space to ~1e-12.
+  std::mt19937_64 g(17);
+  Fixture fx(Kernel(KernelType::RBF, 1e-6), 1, 2, false);
+  fx.push(random_vec(g, 1), random_vec(g, 2));
+  fx.push(random_vec(g, 1), random_vec(g, 2));
+  CHECK(!fx.proj.pending());
+  int pendings = 0;
+  double worst_s = 0.0;
+  for (int i = 0; i < 20; ++i) {
+    fx.push(random_vec(g, 1), random_vec(g, 2));
+    if (fx.proj.pending()) {
+      ++pendings;
+      const double s = fx.proj.pending_schur();
+      worst_s = std::max(worst_s, s);
+      const SupportVectors before = fx.sv;
+      const MaintenanceResult r = fx.proj.reduce(fx.sv);
+      CHECK(removed_index(before, fx.sv) == before.size() - 1);
+      CHECK(r.degradation == before.alpha(before.size() - 1).squaredNorm() * std::max(s, 0.0));
+      CHECK(r.norm_change == -r.degradation);
+      // The function barely changes (|Delta f(x)| <= ||Delta w|| sqrt(k(x, x)) ~ 1e-5 at most).
+      double worst = 0.0;
+      for (int t = 0; t < 5; ++t) {
+        const Vector x = random_vec(g, 1);
+        Eigen::RowVectorXd fb = Eigen::RowVectorXd::Zero(2), fa = Eigen::RowVectorXd::Zero(2);
+        for (Index j = 0; j < before.size(); ++j) fb += fx.k.value(before.x(j), x.transpose()) * before.alpha(j);
+        for (Index j = 0; j < fx.sv.size(); ++j) fa += fx.k.value(fx.sv.x(j), x.transpose()) * fx.sv.alpha(j);
+        worst = std::max(worst, (fa - fb).cwiseAbs().maxCoeff());
+      }
+      CHECK(worst < 1e-4);
+    }
+  }
+  std::printf("  %d of 20 pushes were numerically dependent (largest Schur complement %.2g); G size %ld\n",
+              pendings, worst_s, static_cast<long>(fx.proj.inverse().size()));
+  CHECK(worst_s < 1e-6);
+  CHECK(pendings >= 15);
+  CHECK(fx.proj.inverse().size() == fx.sv.size());
+}
+
+TEST_CASE("many push/reduce cycles: G, K and ||w||^2 stay consistent with the store") {
+  struct Case {
+    Index d;
+    double gamma;
+    Index c;
+    bool exact;
+    double max_res;  // bound on max|GK - I| at the checkpoints
+  };
+  // Well-conditioned (d = 5) and badly conditioned (few dimensions: cond(K) up to ~1e8-1e11)
+  // stores. In the latter a fresh inverse itself has residual up to ~1e-6, so the bound is
+  // "no worse than the raised drift bar", and ||w||^2 must still track the brute force.
+  const Case cases[] = {{5, 0.5, 1, false, 1e-8}, {5, 0.5, 3, true, 1e-8}, {3, 0.5, 3, false, 1e-8},
+                        {2, 1.0, 1, true, 1e-4},  {2, 0.1, 3, false, 1e-4}, {1, 1.0, 1, true, 1e-4}};
+  for (const Case& cs : cases) {
+    std::mt19937_64 g(100 + static_cast<std::uint64_t>(cs.d));
+    Fixture fx(Kernel(KernelType::RBF, cs.gamma), cs.d, cs.c, cs.exact);
+    const Index budget = 40;
+    double worst_res = 0.0, worst_fresh = 0.0, worst_k = 0.0, total_deg = 0.0;
+    int pendings = 0;
+    for (int step = 0; step < 4000; ++step) {
+      Vector x = random_vec(g, cs.d);
+      if (step % 97 == 50) x = fx.sv.x(detail::uniform_index(g, fx.sv.size())).transpose();  // a duplicate
+      fx.push(x, random_vec(g, cs.c, 0.3));
+      pendings += fx.proj.pending();
+      if (fx.sv.size() > budget || fx.proj.pending()) {
+        const MaintenanceResult r = fx.proj.reduce(fx.sv);
+        total_deg += r.degradation;
+        fx.wnorm2 += r.norm_change;
+        CHECK(r.degradation >= 0.0);
+      }
+      CHECK(fx.sv.size() <= budget && fx.proj.size() == fx.sv.size() && fx.proj.inverse().size() == fx.sv.size());
+      if (step % 100 == 99) {
+        const Eigen::MatrixXd K = gram(fx.k, fx.sv);
+        const Eigen::MatrixXd I = Eigen::MatrixXd::Identity(K.rows(), K.cols());
+        worst_k = std::max(worst_k, (fx.proj.kernel_matrix() - K).cwiseAbs().maxCoeff());
+        worst_res = std::max(worst_res, fx.proj.inverse().residual(K));
+        worst_fresh = std::max(worst_fresh, (K.ldlt().solve(I) * K - I).cwiseAbs().maxCoeff());
+      }
+    }
+    const double wn = weight_sqnorm(fx.k, fx.sv);
+    std::printf("  d=%ld gamma=%g c=%ld exact=%d: %d pending, %ld refactorisations, final size %ld;"
+                " max|K - K_brute| %.2g, max|GK-I| %.2g (fresh LDLT inverse: %.2g); ||w||^2 tracked %.12g vs brute %.12g\n",
+                static_cast<long>(cs.d), cs.gamma, static_cast<long>(cs.c), static_cast<int>(cs.exact), pendings,
+                static_cast<long>(fx.proj.refactor_count()), static_cast<long>(fx.sv.size()), worst_k, worst_res,
+                worst_fresh, fx.wnorm2, wn);
+    CHECK(pendings >= 40);  // at least the planted duplicates
+    CHECK(worst_k < 1e-13);
+    CHECK(worst_res < cs.max_res);
+    CHECK(std::abs(fx.wnorm2 - wn) < 1e-8 * std::max(1.0, wn));
+    CHECK(total_deg > 0.0);
+  }
+}
+
+TEST_CASE("rebuild reproduces the maintained inverse; drift control refactors") {
+  std::mt19937_64 g(3);
+  Fixture fx(Kernel(KernelType::RBF, 0.5), 4, 3, true);
+  for (int step = 0; step < 500; ++step) {
+    fx.push(random_vec(g, 4), random_vec(g, 3));
+    if (fx.sv.size() > 30) fx.proj.reduce(fx.sv);
+  }
+  Projection p2(true);
+  p2.rebuild(fx.sv, fx.k);
+  CHECK(!p2.pending());
+  const Eigen::MatrixXd G1 = fx.proj.inverse().inverse(), G2 = p2.inverse().inverse();
+  CHECK((G1 - G2).cwiseAbs().maxCoeff() < 1e-10 * G1.cwiseAbs().maxCoeff());
+  CHECK((fx.proj.kernel_matrix() - p2.kernel_matrix()).cwiseAbs().maxCoeff() < 1e-14);
+  // Both reduce the same way.
+  SupportVectors s1 = fx.sv, s2 = fx.sv;
+  const MaintenanceResult r1 = fx.proj.reduce(s1), r2 = p2.reduce(s2);
+  CHECK_NEAR(r1.degradation, r2.degradation, 1e-12);
+  CHECK((s1.A().topRows(s1.size()) - s2.A().topRows(s2.size())).cwiseAbs().maxCoeff() < 1e-10);
+
+  // A duplicate as the last SV: rebuild leaves it pending; in the middle: rebuild throws.
+  SupportVectors d = fx.sv;
+  d.push(d.x(3).transpose(), d.alpha(0).transpose(), 12345);
+  p2.rebuild(d, fx.k);
+  CHECK(p2.pending() && p2.size() == d.size() && p2.inverse().size() == d.size() - 1);
+  d.push(random_vec(g, 4), d.alpha(0).transpose(), 12346);
+  bool threw = false;
+  try {
+    p2.rebuild(d, fx.k);
+  } catch (const std::runtime_error& e) {
+    threw = std::string(e.what()).find("dependent") != std::string::npos;
+  }
+  CHECK(threw);
+  CHECK(p2.size() == 0);
+
+  // Drift control: a vanishing tolerance forces refactorisations; results stay exact.
+  Fixture fz(Kernel(KernelType::RBF, 0.5), 4, 1, false);
+  fz.proj.set_check_interval(10);
+  fz.proj.set_drift_tolerance(1e-300);
+  Errors err;
+  for (int step = 0; step < 300; ++step) {
+    fz.push(random_vec(g, 4), random_vec(g, 1));
+    if (fz.sv.size() > 15) check_reduce(fz, err);
+  }
+  std::printf("  drift tolerance 1e-300, check every 10 updates: %ld refactorisations in 600 updates\n",
+              static_cast<long>(fz.proj.refactor_count()));
+  CHECK(fz.proj.refactor_count() >= 1);
+  CHECK(fz.proj.check_drift(true) < 1e-12);
+}
+
+TEST_CASE("edge cases: single SV, out-of-sync calls") {
+  std::mt19937_64 g(1);
+  Fixture fx(Kernel(KernelType::Polynomial, 1.0, 2, 1.0), 2, 2, true);
+  const Vector x = random_vec(g, 2), a = random_vec(g, 2);
+  fx.push(x, a);
+  const double kxx = fx.k.value(x, x);
+  const MaintenanceResult r = fx.proj.reduce(fx.sv);
+  CHECK(fx.sv.size() == 0 && fx.proj.size() == 0);
+  CHECK_NEAR(r.degradation, a.squaredNorm() * kxx, 1e-12 * kxx);
+  CHECK_NEAR(r.norm_change, -a.squaredNorm() * kxx, 1e-12 * kxx);
+  CHECK_THROWS(fx.proj.reduce(fx.sv));  // empty
+  fx.sv.push(x, a, 1);                  // pushed without on_push
+  CHECK_THROWS(fx.proj.reduce(fx.sv));
+  fx.sv.push(x, a, 2);
+  CHECK_THROWS(fx.proj.on_push(fx.sv, fx.krow, kxx));
+  fx.proj.clear();
+  fx.sv.clear();
+  fx.push(x, a);
+  CHECK(fx.proj.size() == 1 && !fx.proj.pending());
+}
+
+TEST_CASE("pending: a new SV that would make an old one dependent (second term of the rule)") {
+  // Linear kernel in R^3: x1 = e1, x2 = e1 + eps e2 (residual eps^2 = 1e-4: kept), then
+  // x3 = e2 + delta e3: its own residual delta^2 = 1e-6 passes the first term (> 1e-8 kappa),
+  // but beta = K^{-1} k = (-1/eps, 1/eps) and with x3 in, x2 = x1 + eps (x3 - delta e3) would
+  // have residual ~ (eps delta)^2 = 1e-10 < 1e-8 k_22: the second term flags it
+  // (s = 1e-6 <= 1e-8 * max_j k_jj beta_j^2 = 1e-4).
+  const double eps = 1e-2, delta = 1e-3;
+  Vector x1(3), x2(3), x3(3);
+  x1 << 1.0, 0.0, 0.0;
+  x2 << 1.0, eps, 0.0;
+  x3 << 0.0, 1.0, delta;
+  Vector a1(2), a2(2), a3(2);
+  a1 << 0.5, -1.0;
+  a2 << 1.5, 0.25;
+  a3 << -0.75, 2.0;
+  Fixture fx(Kernel(KernelType::Linear), 3, 2, false);
+  fx.push(x1, a1);
+  fx.push(x2, a2);
+  CHECK(!fx.proj.pending());
+  fx.push(x3, a3);
+  CHECK(fx.proj.pending());
+  // K's own rounding (1 + eps^2 etc.) limits the relative accuracy of s to ~1e-8 here.
+  CHECK_NEAR(fx.proj.pending_schur(), delta * delta, 1e-5 * delta * delta);
+  const SupportVectors before = fx.sv;
+  const MaintenanceResult r = fx.proj.reduce(fx.sv);
+  CHECK(removed_index(before, fx.sv) == 2);
+  CHECK_NEAR(r.degradation, a3.squaredNorm() * delta * delta, 1e-5 * r.degradation);
+  CHECK_NEAR(r.degradation, weight_sqdist(fx.k, before, fx.sv), 1e-5 * r.degradation);
+  CHECK(r.norm_change == -r.degradation);
+  // Delta alpha = alpha_3 beta, beta = (-1/eps, 1/eps).
+  CHECK((fx.sv.alpha(0) - before.alpha(0) + a3.transpose() / eps).cwiseAbs().maxCoeff() < 1e-6);
+  CHECK((fx.sv.alpha(1) - before.alpha(1) - a3.transpose() / eps).cwiseAbs().maxCoeff() < 1e-6);
+  // With a tolerance small enough that neither term fires (1e-13 * 1e4 < 1e-6), x3 is appended.
+  Fixture fy(Kernel(KernelType::Linear), 3, 2, false);
+  fy.proj.set_dependence_tolerance(1e-13);
+  fy.push(x1, a1);
+  fy.push(x2, a2);
+  fy.push(x3, a3);
+  CHECK(!fy.proj.pending());
+  CHECK(fy.proj.inverse().size() == 3);
+}
+
+TEST_MAIN()

@@ -1,0 +1,22 @@
+"""budgetkernel: online kernel learning on a fixed memory budget.
+
+A kernel classifier learned from a stream keeps at most ``budget`` support vectors, so
+memory and time per example stay constant however long the stream. The algorithms run
+in a header-only C++ core; these estimators follow scikit-learn's conventions and add
+``learn_one``/``predict_one`` for true streaming.
+"""
+
+from . import datasets
+from ._base import load
+from ._native import core as _core
+from .pegasos import BudgetedSGDClassifier, LinearPegasosClassifier
+
+__version__ = _core.__version__
+
+__all__ = [
+    "BudgetedSGDClassifier",
+    "LinearPegasosClassifier",
+    "datasets",
+    "load",
+    "__version__",
+]

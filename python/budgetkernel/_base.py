@@ -1,0 +1,384 @@
+"""Shared machinery of the online classifiers: validation, labels, streaming, persistence.
+
+Every estimator is a thin scikit-learn style shell around one learner object of the C++
+core (``budgetkernel._core``). Input is validated here once per chunk; the chunk itself
+runs in C++ with the GIL released.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import os
+from collections.abc import Mapping
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+from ._native import core as _core
+
+__all__ = ["OnlineClassifierMixin", "load"]
+
+_KERNELS = {"linear": 0, "poly": 1, "rbf": 2}
+_FORMAT_TAG = "budgetkernel.estimator/1"
+# Estimator classes that `load` can rebuild, filled by each module defining one.
+_REGISTRY: dict[str, type] = {}
+
+
+def register(cls):
+    """Class decorator: lets :func:`load` and pickling find the estimator by name."""
+    _REGISTRY[cls.__name__] = cls
+    return cls
+
+
+def _check_positive(name, value, *, integer=False, allow_none=False):
+    if value is None and allow_none:
+        return
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value <= 0:
+        what = "a positive integer" if integer else "a positive finite number"
+        raise ValueError(f"{name} must be {what}; got {value!r}")
+
+
+def _check_choice(name, value, choices):
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}; got {value!r}")
+
+
+def _label_to_json(v):
+    if isinstance(v, (np.generic,)):
+        v = v.item()
+    if isinstance(v, (bool, int, float, str)):
+        return v
+    raise TypeError(f"class label {v!r} of type {type(v).__name__} cannot be stored in a model file")
+
+
+class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
+    """Base of the budgetkernel classifiers.
+
+    Subclasses implement ``_validate_params()`` and ``_make_core(n_features, n_classes, X)``
+    (returning a fresh core learner), and list their parameters in ``__init__``.
+    """
+
+    # ----------------------------------------------------------------- hooks
+    def _validate_params(self):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _make_core(self, n_features, n_classes, X):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.classifier_tags.multi_class = True
+        tags.non_deterministic = False
+        return tags
+
+    # ------------------------------------------------------------ validation
+    def _check_X(self, X, *, reset):
+        """Validates a chunk of features: finite float64, 2-D, consistent width."""
+        X = validate_data(
+            self,
+            X,
+            reset=reset,
+            accept_sparse=False,
+            dtype=np.float64,
+            order="C",
+            ensure_all_finite=True,
+            ensure_min_samples=1,
+        )
+        return X
+
+    def _encode(self, y):
+        """Maps labels to 0..c-1; raises ValueError naming unseen labels."""
+        y = np.asarray(y)
+        if y.ndim != 1:
+            y = y.ravel()
+        idx = np.searchsorted(self.classes_, y)
+        idx = np.clip(idx, 0, len(self.classes_) - 1)
+        bad = self.classes_[idx] != y
+        if np.any(bad):
+            unseen = np.unique(y[bad])[:10]
+            raise ValueError(
+                f"y contains labels not in classes_={list(self.classes_)}: {list(unseen)}. "
+                "Pass every class in `classes` on the first partial_fit call."
+            )
+        return idx.astype(np.int32)
+
+    def _init_model(self, X, classes):
+        self._validate_params()
+        classes = np.asarray(classes)
+        if classes.ndim != 1:
+            raise ValueError("classes must be a 1-D array of labels")
+        classes = unique_labels(classes)
+        if len(classes) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 classes; got {len(classes)} class(es): {list(classes)}"
+            )
+        self.classes_ = classes
+        self._label_index = {c: i for i, c in enumerate(classes.tolist())}
+        self._model = self._make_core(X.shape[1], len(classes), X)
+        self.prequential_curve_ = [(0, 0)]
+
+    # --------------------------------------------------------------- fitting
+    def fit(self, X, y):
+        """Fresh model, then ``n_epochs`` passes over (X, y) in the given order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(
+            self, X, y, reset=True, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse=False
+        )
+        check_classification_targets(y)
+        self._init_model(X, np.unique(y))
+        yi = self._encode(y)
+        order = None
+        rng = check_random_state(self.random_state) if getattr(self, "shuffle", False) else None
+        for _ in range(self.n_epochs):
+            if rng is not None:
+                order = rng.permutation(len(yi))
+                self._learn_chunk(X[order], yi[order])
+            else:
+                self._learn_chunk(X, yi)
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """Learns one chunk of the stream (test-then-train, in C++ with the GIL released).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (n_classes,), default=None
+            Every label the stream can contain. Required on the first call, ignored after.
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "_model")
+        if first and classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit")
+        X, y = validate_data(
+            self, X, y, reset=first, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse=False
+        )
+        check_classification_targets(y)
+        if first:
+            self._init_model(X, classes)
+        elif classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
+            raise ValueError(f"classes={list(classes)} differs from the classes of the first call {list(self.classes_)}")
+        self._learn_chunk(X, self._encode(y))
+        return self
+
+    def _learn_chunk(self, X, yi, record=False):
+        pred = self._model.partial_fit(X, yi, record)
+        c = self._model.counters
+        self.prequential_curve_.append((c["examples"], c["mistakes"]))
+        return pred
+
+    # ------------------------------------------------------------ prediction
+    def decision_function(self, X):
+        """Decision values: shape (n,) for two classes, (n, n_classes) otherwise."""
+        check_is_fitted(self, "_model")
+        X = self._check_X(X, reset=False)
+        d = self._model.decision_function(X)
+        return d[:, 0] if d.shape[1] == 1 else d
+
+    def predict(self, X):
+        """Predicted class labels."""
+        check_is_fitted(self, "_model")
+        X = self._check_X(X, reset=False)
+        return self.classes_[self._model.predict(X)]
+
+    # ------------------------------------------------------- single examples
+    def _as_vector(self, x):
+        if isinstance(x, Mapping):
+            names = getattr(self, "_feature_order", None)
+            if names is None:
+                names = list(x.keys())
+                self._feature_order = names
+                self._feature_pos = {k: i for i, k in enumerate(names)}
+            v = np.zeros(len(names))
+            for k, val in x.items():
+                i = self._feature_pos.get(k)
+                if i is None:
+                    raise ValueError(f"unknown feature {k!r}; the model was built with features {names}")
+                v[i] = val
+            return v
+        if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous:
+            return x
+        v = np.asarray(x, dtype=np.float64)
+        if v.ndim != 1:
+            raise ValueError(f"x must be one example (1-D); got shape {v.shape}")
+        return np.ascontiguousarray(v)
+
+    def learn_one(self, x, y, classes=None):
+        """Scores and learns one example (the true-streaming path).
+
+        Parameters
+        ----------
+        x : 1-D array-like or dict of feature name -> value
+        y : label
+        classes : array-like, default=None
+            All labels, needed on the first call unless ``y`` is a bool.
+
+        Returns
+        -------
+        self
+        """
+        v = self._as_vector(x)
+        if not hasattr(self, "_model"):
+            if classes is None:
+                if isinstance(y, (bool, np.bool_)):
+                    classes = [False, True]
+                else:
+                    raise ValueError("classes must be passed on the first call to learn_one (unless labels are bool)")
+            X1 = v.reshape(1, -1)
+            self.n_features_in_ = X1.shape[1]
+            if getattr(self, "_feature_order", None) is not None:
+                self.feature_names_in_ = np.asarray(self._feature_order, dtype=object)
+            if not np.all(np.isfinite(X1)):
+                raise ValueError("x contains NaN or infinity")
+            self._init_model(X1, classes)
+        try:
+            yi = self._label_index[y]
+        except (KeyError, TypeError):
+            raise ValueError(f"label {y!r} is not in classes_={list(self.classes_)}") from None
+        self._model.learn_one(v, yi)
+        return self
+
+    def predict_one(self, x):
+        """Predicted label of one example; works before any learning (None without classes)."""
+        v = self._as_vector(x)
+        if not hasattr(self, "_model"):
+            return None
+        return self.classes_[self._model.predict(v.reshape(1, -1))[0]]
+
+    # -------------------------------------------------------- introspection
+    @property
+    def n_seen_(self):
+        """Examples learned so far."""
+        check_is_fitted(self, "_model")
+        return self._model.counters["examples"]
+
+    @property
+    def online_error_(self):
+        """Prequential (test-then-train) mistake rate over everything learned."""
+        c = self._model.counters if hasattr(self, "_model") else None
+        if c is None:
+            raise AttributeError("online_error_ is available after fitting")
+        return c["mistakes"] / max(c["examples"], 1)
+
+    @property
+    def counters_(self):
+        """Examples seen, updates, maintenance steps, accumulated degradation, mistakes."""
+        check_is_fitted(self, "_model")
+        return dict(self._model.counters)
+
+    # ------------------------------------------------------------ persistence
+    def __getstate__(self):
+        state = super().__getstate__()
+        state = dict(state)
+        model = state.pop("_model", None)
+        if model is not None:
+            state["_model_bytes"] = model.to_bytes()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        data = state.pop("_model_bytes", None)
+        super().__setstate__(state)
+        if data is not None:
+            self._model = self._core_class().from_bytes(data)
+
+    @classmethod
+    def _core_class(cls):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def save(self, path):
+        """Writes the model (enough to predict and to resume training) to ``path``.
+
+        The file is the library's versioned binary format; it loads in C++
+        (``budgetkernel::load_model``) and with :func:`budgetkernel.load`.
+        """
+        check_is_fitted(self, "_model")
+        meta = {
+            "format": _FORMAT_TAG,
+            "estimator": type(self).__name__,
+            "params": self.get_params(deep=False),
+            "classes": [_label_to_json(c) for c in self.classes_],
+            "classes_dtype": self.classes_.dtype.str if self.classes_.dtype != object else "object",
+            "n_features_in": int(self.n_features_in_),
+            "feature_names_in": [str(f) for f in getattr(self, "feature_names_in_", [])] or None,
+            "feature_order": getattr(self, "_feature_order", None),
+            "fitted": {k: _jsonable(v) for k, v in self._extra_fitted().items()},
+            "curve": [list(map(int, p)) for p in self.prequential_curve_],
+        }
+        self._model.metadata = json.dumps(meta, default=_jsonable).encode()
+        data = self._model.to_bytes()
+        tmp = f"{os.fspath(path)}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+
+    def _extra_fitted(self):
+        """Fitted attributes besides the core model that a subclass needs back on load."""
+        return {}
+
+
+def _jsonable(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+def load(path):
+    """Loads an estimator written by ``save``; it predicts and resumes training exactly.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a budgetkernel model, is truncated or corrupt, or was written
+        by an unknown estimator.
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        info = _core.load_model_info(data)
+        meta = json.loads(info["metadata"].decode() or "{}")
+    except (RuntimeError, ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"cannot load {os.fspath(path)!r}: {e}") from None
+    if meta.get("format") != _FORMAT_TAG:
+        raise ValueError(f"cannot load {os.fspath(path)!r}: not written by a budgetkernel estimator")
+    cls = _REGISTRY.get(meta.get("estimator"))
+    if cls is None:
+        raise ValueError(f"cannot load {os.fspath(path)!r}: unknown estimator {meta.get('estimator')!r}")
+    est = cls(**meta["params"])
+    dtype = meta["classes_dtype"]
+    est.classes_ = np.asarray(meta["classes"], dtype=None if dtype == "object" else np.dtype(dtype))
+    est._label_index = {c: i for i, c in enumerate(est.classes_.tolist())}
+    est.n_features_in_ = meta["n_features_in"]
+    if meta.get("feature_names_in"):
+        est.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
+    if meta.get("feature_order"):
+        est._feature_order = meta["feature_order"]
+        est._feature_pos = {k: i for i, k in enumerate(est._feature_order)}
+    for k, v in meta.get("fitted", {}).items():
+        setattr(est, k, v)
+    est.prequential_curve_ = [tuple(p) for p in meta.get("curve", [(0, 0)])]
+    try:
+        est._model = cls._core_class().from_bytes(data)
+    except (RuntimeError, ValueError) as e:
+        raise ValueError(f"cannot load {os.fspath(path)!r}: {e}") from None
+    return est

@@ -1,0 +1,235 @@
+"""Pegasos estimators: Budgeted SGD (kernel, budgeted or not) and linear Pegasos."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ._native import core as _core
+from ._base import _KERNELS, OnlineClassifierMixin, _check_choice, _check_positive, register
+
+__all__ = ["BudgetedSGDClassifier", "LinearPegasosClassifier"]
+
+_MAINTENANCE = {
+    "remove-random": 0,
+    "remove-oldest": 1,
+    "remove-smallest": 2,
+    "project": 3,
+    "project-exact": 4,
+    "merge": 5,
+}
+
+
+def _seed(random_state):
+    """A 64-bit seed for the core's own mt19937_64 (reproducible on every platform)."""
+    if random_state is None:
+        return int(np.random.default_rng().integers(0, 2**63))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63))
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 0:
+        return int(random_state)
+    raise ValueError(f"random_state must be None, a non-negative int or a numpy generator; got {random_state!r}")
+
+
+class _KernelParamsMixin:
+    """gamma='scale' is resolved once, from the first data seen, into ``gamma_``."""
+
+    def _check_kernel_params(self):
+        _check_choice("kernel", self.kernel, _KERNELS)
+        if not (isinstance(self.gamma, str) and self.gamma == "scale"):
+            _check_positive("gamma", self.gamma)
+        _check_positive("degree", self.degree, integer=True)
+        if isinstance(self.coef0, bool) or not isinstance(self.coef0, numbers.Real) or not np.isfinite(self.coef0):
+            raise ValueError(f"coef0 must be a finite number; got {self.coef0!r}")
+
+    def _resolve_gamma(self, X):
+        if isinstance(self.gamma, str):
+            var = float(X.var()) if X.size > 1 else 0.0
+            self.gamma_ = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        else:
+            self.gamma_ = float(self.gamma)
+        return self.gamma_
+
+    def _extra_fitted(self):
+        return {"gamma_": self.gamma_}
+
+
+@register
+class BudgetedSGDClassifier(_KernelParamsMixin, OnlineClassifierMixin):
+    """Budgeted SGD: kernel Pegasos with at most ``budget`` support vectors.
+
+    Implements Algorithm 1 of Wang, Crammer & Vucetic, "Multi-class Pegasos on a Budget"
+    (ICML 2010): a stochastic sub-gradient step on the (Crammer-Singer multi-class) SVM
+    objective with step size 1/(lam t), projection onto the ball of radius 1/sqrt(lam),
+    and, when the model holds more than ``budget`` SVs, one budget-maintenance step.
+    With ``budget=None`` it is unbudgeted kernel Pegasos.
+
+    Parameters
+    ----------
+    budget : int or None, default=100
+        Maximum number of support vectors B; None for no budget.
+    maintenance : {'merge', 'project', 'project-exact', 'remove-random', 'remove-oldest', \
+'remove-smallest'}, default='merge'
+        Budget maintenance: merge the smallest SV with its best partner (RBF only, O(B)),
+        project the smallest SV onto the rest (O(B^2)), or remove an SV (O(B)).
+        'project-exact' projects the SV whose projection degrades the model least (eq. 17).
+    lam : float, default=1e-4
+        Regularisation parameter lambda of the SVM objective.
+    kernel : {'rbf', 'linear', 'poly'}, default='rbf'
+    gamma : float or 'scale', default='scale'
+        Kernel coefficient; 'scale' uses 1 / (n_features * X.var()) of the first data seen.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Independent term of the polynomial kernel.
+    n_epochs : int, default=1
+        Passes over the data in ``fit`` (``partial_fit`` always makes one).
+    shuffle : bool, default=False
+        Whether ``fit`` shuffles the data before each pass (a stream keeps its order).
+    random_state : int, numpy Generator or None, default=None
+        Seeds random removal and shuffling.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+    dual_coef_ : ndarray of shape (n_SV, n_outputs)
+        Coefficients of the kernel expansion (one column for two classes).
+    n_support_ : int
+    gamma_ : float
+    online_error_ : float
+        Prequential mistake rate (each example predicted before it was learned).
+    prequential_curve_ : list of (examples, cumulative mistakes)
+        One point per learned chunk.
+
+    Examples
+    --------
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets
+    >>> X, y = datasets.checkerboard(20000, random_state=0)
+    >>> clf = BudgetedSGDClassifier(budget=100, gamma=2.0, lam=1e-5, random_state=0).fit(X, y)
+    >>> clf.n_support_ <= 100
+    True
+    """
+
+    def __init__(
+        self,
+        budget=100,
+        maintenance="merge",
+        lam=1e-4,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        n_epochs=1,
+        shuffle=False,
+        random_state=None,
+    ):
+        self.budget = budget
+        self.maintenance = maintenance
+        self.lam = lam
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params(self):
+        _check_positive("budget", self.budget, integer=True, allow_none=True)
+        _check_choice("maintenance", self.maintenance, _MAINTENANCE)
+        _check_positive("lam", self.lam)
+        self._check_kernel_params()
+        if self.maintenance == "merge" and self.kernel != "rbf" and self.budget is not None:
+            raise ValueError(
+                f"maintenance='merge' requires kernel='rbf' (merging two SVs into one point is derived "
+                f"for the Gaussian kernel, BSGD paper eq. 18-22); got kernel={self.kernel!r}. "
+                "Use maintenance='project' or a removal strategy."
+            )
+        _check_positive("n_epochs", self.n_epochs, integer=True)
+
+    def _make_core(self, n_features, n_classes, X):
+        return _core.KernelPegasos(
+            n_features,
+            n_classes,
+            _KERNELS[self.kernel],
+            self._resolve_gamma(X),
+            int(self.degree),
+            float(self.coef0),
+            float(self.lam),
+            0 if self.budget is None else int(self.budget),
+            _MAINTENANCE[self.maintenance],
+            _seed(self.random_state),
+        )
+
+    @classmethod
+    def _core_class(cls):
+        return _core.KernelPegasos
+
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "_model")
+        return self._model.support_vectors
+
+    @property
+    def dual_coef_(self):
+        check_is_fitted(self, "_model")
+        return self._model.coefficients
+
+    @property
+    def n_support_(self):
+        check_is_fitted(self, "_model")
+        return self._model.n_support
+
+
+@register
+class LinearPegasosClassifier(OnlineClassifierMixin):
+    """Linear Pegasos (Shalev-Shwartz, Singer & Srebro 2007) with mini-batches.
+
+    Binary or Crammer-Singer multi-class (section 2.1 of the BSGD paper); the mini-batch
+    is ``batch_size`` consecutive stream examples, step size 1/(lam t), and projection onto
+    the ball of radius 1/sqrt(lam).
+
+    Parameters
+    ----------
+    lam : float, default=1e-4
+    batch_size : int, default=1
+    n_epochs : int, default=1
+    shuffle : bool, default=False
+    random_state : int, numpy Generator or None, default=None
+        Seeds shuffling only.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_outputs, n_features)
+    classes_, n_features_in_, online_error_, prequential_curve_
+    """
+
+    def __init__(self, lam=1e-4, batch_size=1, n_epochs=1, shuffle=False, random_state=None):
+        self.lam = lam
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params(self):
+        _check_positive("lam", self.lam)
+        _check_positive("batch_size", self.batch_size, integer=True)
+        _check_positive("n_epochs", self.n_epochs, integer=True)
+
+    def _make_core(self, n_features, n_classes, X):
+        return _core.LinearPegasos(n_features, n_classes, float(self.lam), int(self.batch_size))
+
+    @classmethod
+    def _core_class(cls):
+        return _core.LinearPegasos
+
+    @property
+    def coef_(self):
+        check_is_fitted(self, "_model")
+        return np.ascontiguousarray(self._model.weights.T)

@@ -1,0 +1,76 @@
+"""Plots (needs the ``plot`` extra: matplotlib)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["plot_accuracy_curve", "plot_decision_boundary", "plot_demo"]
+
+
+def _plt():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("plotting needs matplotlib: pip install 'budgetkernel[plot]'") from e
+    return plt
+
+
+def plot_accuracy_curve(estimators, ax=None, labels=None):
+    """Prequential accuracy vs. examples seen, one line per fitted estimator."""
+    plt = _plt()
+    ax = ax or plt.gca()
+    for i, est in enumerate(estimators):
+        pts = [(e, 1 - m / e) for e, m in est.prequential_curve_ if e > 0]
+        if not pts:
+            continue
+        e, a = np.array(pts).T
+        ax.plot(e, a, label=labels[i] if labels else type(est).__name__)
+    ax.set_xscale("log")
+    ax.set_xlabel("examples seen")
+    ax.set_ylabel("prequential accuracy")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    return ax
+
+
+def plot_decision_boundary(est, ax=None, transform=None, lim=(0.0, 4.0), resolution=300):
+    """Decision regions of a 2-D classifier with its support vectors.
+
+    ``transform`` maps raw inputs to the model's features (e.g. a fitted standardiser's
+    ``transform``); SVs are mapped back for display when it has ``mean_``/``scale_``.
+    """
+    plt = _plt()
+    ax = ax or plt.gca()
+    g = np.linspace(lim[0], lim[1], resolution)
+    xx, yy = np.meshgrid(g, g)
+    grid = np.c_[xx.ravel(), yy.ravel()]
+    feats = transform(grid) if transform is not None else grid
+    d = est.decision_function(feats)
+    z = d if d.ndim == 1 else np.argmax(d, axis=1)
+    ax.contourf(xx, yy, z.reshape(xx.shape) > 0 if d.ndim == 1 else z.reshape(xx.shape), alpha=0.35, cmap="coolwarm")
+    sv = est.support_vectors_
+    owner = getattr(transform, "__self__", None)
+    if owner is not None and hasattr(owner, "mean_"):
+        sv = sv * owner.scale_ + owner.mean_
+    ax.scatter(sv[:, 0], sv[:, 1], s=14, c="k", marker="x", label=f"{len(sv)} SVs")
+    ax.set_xlim(*lim)
+    ax.set_ylim(*lim)
+    ax.set_aspect("equal")
+    ax.legend(loc="upper right")
+    return ax
+
+
+def plot_demo(est, scaler, path):
+    """The demo's figure: accuracy curve and decision boundary with the SVs."""
+    plt = _plt()
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 5))
+    plot_accuracy_curve([est], ax=a, labels=[f"BSGD {est.maintenance}, B={est.budget}"])
+    a.set_title("prequential accuracy")
+    plot_decision_boundary(est, ax=b, transform=scaler.transform)
+    b.set_title("decision boundary and support vectors")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

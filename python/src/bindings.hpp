@@ -1,0 +1,123 @@
+#pragma once
+// Shared pieces of the thin pybind11 layer: array conversion and the methods every
+// learner exposes. Validation of user input happens in Python; the core re-checks what
+// it must so that nothing reaching it can crash the interpreter. Every class is
+// py::module_local(): _core and _core_avx2 define the same types and must not collide in
+// pybind11's global registry.
+#include <budgetkernel/budgetkernel.hpp>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+namespace bk = budgetkernel;
+
+using CArray = py::array_t<double, py::array::c_style>;
+using LabelArray = py::array_t<std::int32_t, py::array::c_style>;
+
+inline Eigen::Map<const bk::RowMatrix> as_matrix(const CArray& X) {
+  if (X.ndim() != 2) throw std::invalid_argument("expected a 2-D array");
+  return {X.data(), X.shape(0), X.shape(1)};
+}
+
+/// The methods shared by every learner class L (an OnlineLearner with save/load).
+template <class L, class Cls>
+void def_learner_common(Cls& cls) {
+  cls.def(
+         "partial_fit",
+         [](L& self, const CArray& X, const LabelArray& y, bool record) -> py::object {
+           auto Xm = as_matrix(X);
+           if (y.ndim() != 1 || y.shape(0) != Xm.rows()) throw std::invalid_argument("y must be 1-D with one label per row");
+           LabelArray pred(record ? Xm.rows() : 0);
+           std::int32_t* out = record ? pred.mutable_data() : nullptr;
+           {
+             py::gil_scoped_release release;
+             self.partial_fit(Xm, y.data(), out);
+           }
+           if (record) return std::move(pred);
+           return py::none();
+         },
+         py::arg("X"), py::arg("y"), py::arg("record") = false,
+         "Test-then-train over a chunk; returns the prequential predictions when record=True.")
+      .def(
+          "decision_function",
+          [](const L& self, const CArray& X) {
+            auto Xm = as_matrix(X);
+            py::array_t<double> out({static_cast<py::ssize_t>(Xm.rows()), static_cast<py::ssize_t>(self.n_outputs())});
+            Eigen::Map<bk::RowMatrix> o(out.mutable_data(), Xm.rows(), self.n_outputs());
+            {
+              py::gil_scoped_release release;
+              self.decision_function(Xm, o);
+            }
+            return out;
+          },
+          py::arg("X"))
+      .def(
+          "predict",
+          [](const L& self, const CArray& X) {
+            auto Xm = as_matrix(X);
+            LabelArray out(Xm.rows());
+            {
+              py::gil_scoped_release release;
+              self.predict(Xm, out.mutable_data());
+            }
+            return out;
+          },
+          py::arg("X"))
+      // The single-example path: no validation beyond shape and finiteness, no copies.
+      .def(
+          "learn_one",
+          [](L& self, const CArray& x, std::int32_t y) {
+            if (x.ndim() != 1 || x.shape(0) != self.n_features())
+              throw std::invalid_argument("x must be 1-D with n_features values");
+            if (!bk::detail::all_finite(x.data(), x.shape(0))) throw std::invalid_argument("x contains NaN or infinity");
+            if (y < 0 || y >= self.n_classes()) throw std::invalid_argument("label index out of range");
+            return self.learn_one(x.data(), y);
+          },
+          py::arg("x"), py::arg("y"))
+      .def(
+          "decision_one",
+          [](const L& self, const CArray& x) {
+            if (x.ndim() != 1 || x.shape(0) != self.n_features())
+              throw std::invalid_argument("x must be 1-D with n_features values");
+            if (!bk::detail::all_finite(x.data(), x.shape(0))) throw std::invalid_argument("x contains NaN or infinity");
+            py::array_t<double> out(self.n_outputs());
+            self.decision(x.data(), out.mutable_data());
+            return out;
+          },
+          py::arg("x"))
+      .def_property_readonly("n_features", &L::n_features)
+      .def_property_readonly("n_classes", &L::n_classes)
+      .def_property_readonly("n_outputs", &L::n_outputs)
+      .def_property_readonly("counters",
+                             [](const L& self) {
+                               const bk::Counters& c = self.counters();
+                               py::dict d;
+                               d["examples"] = c.examples;
+                               d["updates"] = c.updates;
+                               d["maintenance_steps"] = c.maintenance;
+                               d["degradation"] = c.degradation;
+                               d["mistakes"] = c.mistakes;
+                               return d;
+                             })
+      .def_property(
+          "metadata", [](const L& self) { return py::bytes(self.metadata); },
+          [](L& self, const py::bytes& b) { self.metadata = std::string(b); })
+      .def("to_bytes",
+           [](const L& self) {
+             bk::FieldMap fm;
+             self.save(fm);
+             return py::bytes(fm.to_bytes());
+           })
+      .def_static(
+          "from_bytes",
+          [](const py::bytes& b) {
+            L l;
+            l.load(bk::FieldMap::from_bytes(std::string(b)));
+            return l;
+          },
+          py::arg("data"));
+}
+
+void wrap_pegasos(py::module_& m);

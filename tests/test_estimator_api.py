@@ -1,0 +1,179 @@
+"""scikit-learn conformance, persistence and bad input for the estimators."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import check_estimator
+
+import budgetkernel
+from budgetkernel import BudgetedSGDClassifier, LinearPegasosClassifier, datasets
+
+ESTIMATORS = [
+    BudgetedSGDClassifier(budget=50, gamma=1.0, lam=1e-3, n_epochs=3, shuffle=True, random_state=0),
+    BudgetedSGDClassifier(budget=30, maintenance="project", gamma=1.0, lam=1e-3, n_epochs=3, shuffle=True),
+    LinearPegasosClassifier(lam=1e-3, n_epochs=5, shuffle=True, random_state=0),
+]
+
+
+# Checks that cannot apply, with the reason. Nothing else may be skipped.
+NOT_APPLICABLE = {
+    # Array-API inputs (CuPy, torch, ...) need SCIPY_ARRAY_API and a namespace-generic
+    # estimator; ours hands float64 numpy buffers to C++.
+    "check_array_api_input": "array API: the core works on numpy float64 buffers",
+}
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: repr(e))
+def test_check_estimator(est):
+    skipped, failed = [], []
+
+    def record(*, estimator, check_name, exception, status, expected_to_fail, expected_to_fail_reason):
+        if status == "skipped":
+            skipped.append(check_name)
+        elif status == "failed":
+            failed.append((check_name, exception))
+
+    check_estimator(est, on_skip=None, on_fail=None, callback=record)
+    assert failed == []
+    assert set(skipped) <= set(NOT_APPLICABLE), skipped
+
+
+def stream_pair():
+    X, y = datasets.noisy_checkerboard(4000, random_state=0)
+    return X, y, dict(budget=40, gamma=2.0, lam=1e-4, random_state=5)
+
+
+@pytest.mark.parametrize("maintenance", ["merge", "project", "remove-random", "project-exact"])
+def test_pickle_predicts_and_resumes_identically(maintenance):
+    X, y, kw = stream_pair()
+    full = BudgetedSGDClassifier(maintenance=maintenance, **kw).fit(X, y)
+    half = BudgetedSGDClassifier(maintenance=maintenance, **kw).partial_fit(X[:2000], y[:2000], classes=[-1, 1])
+    restored = pickle.loads(pickle.dumps(half))
+    np.testing.assert_array_equal(restored.decision_function(X), half.decision_function(X))
+    restored.partial_fit(X[2000:], y[2000:])
+    np.testing.assert_array_equal(restored.dual_coef_, full.dual_coef_)
+    np.testing.assert_array_equal(restored.support_vectors_, full.support_vectors_)
+    assert restored.counters_ == full.counters_
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: BudgetedSGDClassifier(budget=40, maintenance="remove-random", gamma=2.0, random_state=1),
+        lambda: BudgetedSGDClassifier(budget=40, maintenance="project", gamma=2.0),
+        lambda: LinearPegasosClassifier(lam=1e-3, batch_size=7),
+    ],
+)
+def test_save_load_resumes_identically(tmp_path, make):
+    X, y = datasets.waveform(3000, random_state=0)
+    labels = np.array(["a", "b", "c"])[y]
+    full = make().fit(X, labels)
+    half = make().partial_fit(X[:1501], labels[:1501], classes=["a", "b", "c"])
+    half.save(tmp_path / "m.bkm")
+    restored = budgetkernel.load(tmp_path / "m.bkm")
+    assert type(restored) is type(half)
+    assert restored.get_params() == half.get_params()
+    np.testing.assert_array_equal(restored.classes_, half.classes_)
+    np.testing.assert_array_equal(restored.decision_function(X), half.decision_function(X))
+    restored.partial_fit(X[1501:], labels[1501:])
+    np.testing.assert_array_equal(restored.decision_function(X), full.decision_function(X))
+    np.testing.assert_array_equal(restored.predict(X), full.predict(X))
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (dict(budget=0), "budget"),
+        (dict(budget=-3), "budget"),
+        (dict(budget=2.5), "budget"),
+        (dict(gamma=0.0), "gamma"),
+        (dict(gamma=-1.0), "gamma"),
+        (dict(gamma=float("nan")), "gamma"),
+        (dict(lam=0.0), "lam"),
+        (dict(lam=-1e-3), "lam"),
+        (dict(kernel="sigmoid"), "kernel"),
+        (dict(maintenance="drop"), "maintenance"),
+        (dict(kernel="linear"), "merge"),
+        (dict(kernel="poly"), "merge"),
+        (dict(n_epochs=0), "n_epochs"),
+        (dict(degree=0, kernel="poly", maintenance="project"), "degree"),
+    ],
+)
+def test_invalid_parameters_raise(params, message):
+    X, y = datasets.checkerboard(50, random_state=0)
+    with pytest.raises(ValueError, match=message):
+        BudgetedSGDClassifier(**params).fit(X, y)
+
+
+def test_bad_input_raises_clear_errors():
+    X, y = datasets.checkerboard(100, random_state=0)
+    clf = BudgetedSGDClassifier(budget=10, gamma=1.0).fit(X, y)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.partial_fit(bad, y)
+    bad[3, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity|inf"):
+        clf.predict(bad)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(np.ones((3, 5)))
+    with pytest.raises(ValueError):
+        clf.partial_fit(np.empty((0, 2)), np.empty(0))
+    with pytest.raises(ValueError, match="not in classes_"):
+        clf.partial_fit(X[:5], np.array([1, 1, 7, 1, -1]))
+    with pytest.raises(ValueError):
+        clf.predict(np.array([["a", "b"]], dtype=object))
+    with pytest.raises(ValueError, match="classes"):
+        BudgetedSGDClassifier().partial_fit(X, y)
+    with pytest.raises(ValueError, match="NaN|inf"):
+        clf.learn_one([np.nan, 0.0], 1)
+    with pytest.raises(ValueError, match="not in classes_"):
+        clf.learn_one([0.0, 0.0], 3)
+    with pytest.raises(ValueError):
+        clf.learn_one([0.0, 0.0, 1.0], 1)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        BudgetedSGDClassifier().partial_fit(X, np.ones(100), classes=[1])
+
+
+def test_corrupt_and_truncated_model_files(tmp_path):
+    X, y = datasets.checkerboard(300, random_state=0)
+    clf = BudgetedSGDClassifier(budget=20, gamma=1.0).fit(X, y)
+    path = tmp_path / "m.bkm"
+    clf.save(path)
+    data = path.read_bytes()
+    cases = {
+        "empty": b"",
+        "magic": b"XXXXXXXX" + data[8:],
+        "truncated": data[: len(data) // 2],
+        "one byte short": data[:-1],
+        "flipped": data[:100] + bytes([data[100] ^ 0xFF]) + data[101:],
+        "version": data[:8] + b"\x09\x00\x00\x00" + data[12:],
+    }
+    for name, blob in cases.items():
+        p = tmp_path / f"{name}.bkm"
+        p.write_bytes(blob)
+        with pytest.raises(ValueError, match="cannot load"):
+            budgetkernel.load(p)
+    with pytest.raises(RuntimeError):
+        type(clf._model).from_bytes(data[:-3])
+
+
+def test_clone_and_params():
+    clf = BudgetedSGDClassifier(budget=7, maintenance="project", lam=0.5)
+    c = clone(clf)
+    assert c.get_params() == clf.get_params()
+    assert not hasattr(c, "classes_")
+
+
+def test_decision_function_shapes():
+    X, y = datasets.waveform(300, random_state=0)
+    clf = BudgetedSGDClassifier(budget=20, gamma=0.05).fit(X, y)
+    assert clf.decision_function(X).shape == (300, 3)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(clf.decision_function(X), axis=1)])
+    Xb, yb = datasets.checkerboard(300, random_state=0)
+    clf = BudgetedSGDClassifier(budget=20, gamma=1.0).fit(Xb, yb)
+    d = clf.decision_function(Xb)
+    assert d.shape == (300,)
+    np.testing.assert_array_equal(clf.predict(Xb), np.where(d > 0, 1, -1))

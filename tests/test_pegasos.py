@@ -1,0 +1,228 @@
+"""Kernel Pegasos, Budgeted SGD and linear Pegasos against their oracles."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from budgetkernel import BudgetedSGDClassifier, LinearPegasosClassifier, datasets
+
+MAINTENANCE = ["merge", "project", "project-exact", "remove-random", "remove-oldest", "remove-smallest"]
+
+
+def kernel_matrix(A, B, kernel, gamma=1.0, degree=3, coef0=0.0):
+    if kernel == "linear":
+        return A @ B.T
+    if kernel == "poly":
+        return (gamma * (A @ B.T) + coef0) ** degree
+    d2 = (A**2).sum(1)[:, None] + (B**2).sum(1)[None, :] - 2 * A @ B.T
+    return np.exp(-gamma * np.maximum(d2, 0))
+
+
+def reference_kernel_pegasos(X, yi, n_classes, lam, kfun):
+    """Kernel Pegasos written from eq. (1)-(4) of the BSGD paper with explicit coefficients:
+    shrink every alpha, add beta_t, project onto the ball with ||w||^2 = sum_i a_i^T K a_i
+    recomputed from scratch."""
+    n_out = 1 if n_classes == 2 else n_classes
+    svs, alphas = [], np.zeros((0, n_out))
+    projections = 0
+    for t, (x, y) in enumerate(zip(X, yi), start=1):
+        if svs:
+            f = alphas.T @ kfun(np.array(svs), x[None, :])[:, 0]
+        else:
+            f = np.zeros(n_out)
+        eta = 1.0 / (lam * t)
+        beta = np.zeros(n_out)
+        if n_out == 1:
+            sy = 1.0 if y == 1 else -1.0
+            loss = 1 - sy * f[0]
+            beta[0] = eta * sy
+        else:
+            r = max((i for i in range(n_out) if i != y), key=lambda i: f[i])
+            loss = 1 + f[r] - f[y]
+            beta[y], beta[r] = eta, -eta
+        alphas = alphas * (1 - 1.0 / t)
+        if loss > 0:
+            svs.append(x)
+            alphas = np.vstack([alphas, beta])
+        if svs:
+            K = kfun(np.array(svs), np.array(svs))
+            norm2 = float(np.einsum("ic,ij,jc->", alphas, K, alphas))
+            if norm2 > 1 / lam:
+                alphas = alphas / np.sqrt(lam * norm2)
+                projections += 1
+    return np.array(svs), alphas, projections
+
+
+def multiclass_blobs(n, c, seed):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=2.0, size=(c, 3))
+    y = rng.integers(0, c, n)
+    return centers[y] + rng.normal(size=(n, 3)), y
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_unbudgeted_matches_reference_implementation(kernel, n_classes):
+    X, y = multiclass_blobs(300, n_classes, 1)
+    X = X / 3.0
+    lam = 0.05
+    kp = dict(gamma=0.7, degree=2, coef0=1.0)
+    clf = BudgetedSGDClassifier(budget=None, lam=lam, kernel=kernel, random_state=0, **kp).fit(X, y)
+    svs, alphas, projections = reference_kernel_pegasos(
+        X, y, n_classes, lam, lambda A, B: kernel_matrix(A, B, kernel, **kp)
+    )
+    assert projections > 0  # the ball projection was exercised
+    assert clf.n_support_ == len(svs)
+    np.testing.assert_array_equal(clf.support_vectors_, svs)
+    np.testing.assert_allclose(clf.dual_coef_, alphas, rtol=1e-10, atol=1e-13)
+    # ||w||^2 kept incrementally equals its recomputation.
+    K = kernel_matrix(svs, svs, kernel, **kp)
+    norm2 = float(np.einsum("ic,ij,jc->", alphas, K, alphas))
+    assert clf._model.norm2 == pytest.approx(norm2, rel=1e-9)
+
+
+@pytest.mark.parametrize("maintenance", MAINTENANCE)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_large_budget_equals_unbudgeted_exactly(maintenance, n_classes):
+    X, y = multiclass_blobs(400, n_classes, 2)
+    kw = dict(lam=1e-3, gamma=0.5, random_state=3)
+    a = BudgetedSGDClassifier(budget=None, **kw).fit(X, y)
+    b = BudgetedSGDClassifier(budget=len(X), maintenance=maintenance, **kw).fit(X, y)
+    assert b.counters_["maintenance_steps"] == 0
+    np.testing.assert_array_equal(a.support_vectors_, b.support_vectors_)
+    np.testing.assert_allclose(b.dual_coef_, a.dual_coef_, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_linear_kernel_equals_linear_pegasos(n_classes):
+    X, y = multiclass_blobs(500, n_classes, 4)
+    lam = 1e-2
+    k = BudgetedSGDClassifier(budget=None, kernel="linear", lam=lam).fit(X, y)
+    lin = LinearPegasosClassifier(lam=lam, batch_size=1).fit(X, y)
+    w_kernel = k.support_vectors_.T @ k.dual_coef_  # w = sum_j alpha_j x_j
+    np.testing.assert_allclose(w_kernel, lin.coef_.T, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(k.predict(X), lin.predict(X))
+
+
+def reference_linear_pegasos(X, yi, n_classes, lam, k):
+    n_out = 1 if n_classes == 2 else n_classes
+    w = np.zeros((X.shape[1], n_out))
+    grad = np.zeros_like(w)
+    t = 0
+    for i, (x, y) in enumerate(zip(X, yi), start=1):
+        f = w.T @ x
+        if n_out == 1:
+            sy = 1.0 if y == 1 else -1.0
+            if 1 - sy * f[0] > 0:
+                grad[:, 0] += sy * x
+        else:
+            r = max((j for j in range(n_out) if j != y), key=lambda j: f[j])
+            if 1 + f[r] - f[y] > 0:
+                grad[:, y] += x
+                grad[:, r] -= x
+        if i % k == 0:
+            t += 1
+            w = (1 - 1 / t) * w + grad / (lam * t * k)
+            grad[:] = 0
+            nw = np.linalg.norm(w)
+            if nw > 1 / np.sqrt(lam):
+                w /= np.sqrt(lam) * nw
+    return w
+
+
+@pytest.mark.parametrize("k", [1, 7, 32])
+@pytest.mark.parametrize("n_classes", [2, 5])
+def test_linear_pegasos_minibatch_matches_reference(k, n_classes):
+    X, y = multiclass_blobs(700, n_classes, 5)
+    lam = 1e-3
+    clf = LinearPegasosClassifier(lam=lam, batch_size=k).fit(X, y)
+    np.testing.assert_allclose(clf.coef_.T, reference_linear_pegasos(X, y, n_classes, lam, k), rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    budget=st.integers(1, 12),
+    maintenance=st.sampled_from(MAINTENANCE),
+    n_classes=st.integers(2, 4),
+    seed=st.integers(0, 2**16),
+    n=st.integers(1, 150),
+    chunk=st.integers(1, 40),
+)
+def test_budget_never_exceeded(budget, maintenance, n_classes, seed, n, chunk):
+    X, y = multiclass_blobs(n, n_classes, seed)
+    clf = BudgetedSGDClassifier(budget=budget, maintenance=maintenance, lam=1e-3, gamma=0.5, random_state=seed)
+    for s in range(0, n, chunk):
+        clf.partial_fit(X[s : s + chunk], y[s : s + chunk], classes=np.arange(n_classes))
+        assert clf.n_support_ <= budget
+    c = clf.counters_
+    assert c["examples"] == n
+    assert c["maintenance_steps"] == max(0, c["updates"] - budget) or maintenance.startswith("project")
+    assert np.all(np.isfinite(clf.dual_coef_))
+    assert c["degradation"] >= 0
+
+
+def test_same_seed_same_model_and_chunking_does_not_matter():
+    X, y = datasets.noisy_checkerboard(3000, random_state=1)
+    kw = dict(budget=30, maintenance="remove-random", gamma=2.0, lam=1e-4, random_state=7)
+    a = BudgetedSGDClassifier(**kw).fit(X, y)
+    b = BudgetedSGDClassifier(**kw)
+    for s in range(0, 3000, 333):
+        b.partial_fit(X[s : s + 333], y[s : s + 333], classes=[-1, 1])
+    np.testing.assert_array_equal(a.support_vectors_, b.support_vectors_)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    c = BudgetedSGDClassifier(**{**kw, "random_state": 8}).fit(X, y)
+    assert not np.array_equal(a.support_vectors_, c.support_vectors_)
+
+
+def test_prequential_predictions_are_made_before_learning():
+    X, y = datasets.noisy_checkerboard(500, random_state=2)
+    kw = dict(budget=20, gamma=2.0, lam=1e-3, random_state=0)
+    a = BudgetedSGDClassifier(**kw)
+    mistakes = 0
+    for x, t in zip(X, y):
+        p = a.predict_one(x)  # None before the first example: no classes known yet
+        mistakes += (-1 if p is None else p) != t  # the empty model predicts classes_[0]
+        a.learn_one(x, t, classes=[-1, 1])
+    b = BudgetedSGDClassifier(**kw).fit(X, y)
+    assert b.counters_["mistakes"] == mistakes == a.counters_["mistakes"]
+    assert b.online_error_ == pytest.approx(mistakes / 500)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+
+
+def test_learn_one_accepts_dicts_and_sequences():
+    X, y = datasets.checkerboard(200, random_state=3)
+    a = BudgetedSGDClassifier(budget=10, gamma=2.0, random_state=0)
+    b = BudgetedSGDClassifier(budget=10, gamma=2.0, random_state=0)
+    assert a.predict_one({"u": 0.1, "v": 0.2}) is None
+    for x, t in zip(X, y):
+        a.learn_one({"u": x[0], "v": x[1]}, t, classes=[-1, 1])
+        b.learn_one(list(x), t, classes=[-1, 1])
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    assert a.predict_one({"v": 1.5, "u": 0.5}) == b.predict_one([0.5, 1.5])
+    with pytest.raises(ValueError, match="unknown feature"):
+        a.predict_one({"w": 1.0})
+    # bool labels need no classes
+    c = BudgetedSGDClassifier(budget=5, gamma=1.0)
+    c.learn_one([0.0, 1.0], True)
+    assert c.predict_one([0.0, 1.0]) in (True, False)
+
+
+@pytest.mark.parametrize("maintenance, floor", [("merge", 0.8), ("project", 0.8), ("remove-random", 0.65)])
+def test_multiclass_accuracy_on_waveform(maintenance, floor):
+    X, y = datasets.waveform(6000, random_state=0)
+    Xt, yt = datasets.waveform(2000, random_state=1)
+    clf = BudgetedSGDClassifier(budget=50, maintenance=maintenance, gamma=1 / 21, lam=1e-4, random_state=0).fit(X, y)
+    assert clf.dual_coef_.shape == (clf.n_support_, 3)
+    assert clf.decision_function(Xt).shape == (2000, 3)
+    assert clf.score(Xt, yt) > floor  # Bayes accuracy is about 0.86; removal is worst (BSGD Table 1)
+
+
+def test_checkerboard_merging_learns():
+    train, (Xt, yt) = datasets.make_stream_and_test("checkerboard", 20000, 5000, random_state=0)
+    clf = BudgetedSGDClassifier(budget=100, gamma=2.0, lam=1e-5, random_state=0)
+    for X, y in train:
+        clf.partial_fit(X, y, classes=[-1, 1])
+    assert clf.n_support_ == 100
+    assert clf.score(Xt, yt) > 0.95
+    assert clf.counters_["degradation"] > 0
