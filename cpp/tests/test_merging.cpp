@@ -29,6 +29,7 @@ inline void assertion_failed(const char* what, const char* file, int line) {
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <random>
 #include <vector>
@@ -103,10 +104,14 @@ double pair_degradation(const SupportVectors& sv, const Kernel& k, Index m, Inde
   return d;
 }
 
+// The smallest SV; near-ties go to the oldest (smallest id), as the library's rule says.
 Index smallest(const SupportVectors& sv) {
   Index m = 0;
-  for (Index j = 1; j < sv.size(); ++j)
-    if (sv.alpha(j).squaredNorm() < sv.alpha(m).squaredNorm()) m = j;
+  for (Index j = 1; j < sv.size(); ++j) {
+    const double v = sv.alpha(j).squaredNorm(), best = sv.alpha(m).squaredNorm();
+    const double tol = 1e-9 * std::max(v, best);
+    if (v < best - tol || (v <= best + tol && sv.id(j) < sv.id(m))) m = j;
+  }
   return m;
 }
 
@@ -154,7 +159,7 @@ struct Outcome {
 Outcome check_merge(SupportVectors sv, const Kernel& k, bool grid) {
   Outcome out;
   const Index B = sv.size(), c = sv.n_coef();
-  const Index m = smallest(sv);
+  Index m = smallest(sv);
   sv.set_id(m, kMergedId);
   const SupportVectors before = sv;
   Vector work, work2;
@@ -171,6 +176,11 @@ Outcome check_merge(SupportVectors sv, const Kernel& k, bool grid) {
   CHECK(n >= 0 && n != m && after_row.count(kMergedId) == 1);
   if (n < 0 || n == m || !after_row.count(kMergedId)) return out;
   const Index zr = after_row[kMergedId];
+  // On a near-tie of ||alpha|| (e.g. alpha_m = -alpha_n) the library's rule takes the older
+  // SV as m; relabelling m changed the ids, so let the same rule name the roles.
+  if (detail::smaller_or_older(before.alpha(n).squaredNorm(), before.id(n), before.alpha(m).squaredNorm(),
+                               before.id(m)))
+    std::swap(m, n);
   // The other SVs are untouched.
   for (Index j = 0; j < B; ++j) {
     if (j == m || j == n) continue;
@@ -490,6 +500,254 @@ TEST_CASE("merge: no heap allocation once the work vectors are large enough") {
     Eigen::internal::set_is_malloc_allowed(true);
     CHECK(bk_test_eigen::forbidden_allocations() == before);
     CHECK(sv.size() == 40);
+  }
+}
+
+// ---- the cached path: Merging (GramCache) against merge_reduce -----------------------------
+
+namespace {
+
+/// K by Kernel::row with x_i as the query (the expression the learner uses).
+RowMatrix brute_rows(const SupportVectors& sv, const Kernel& k) {
+  const Index n = sv.size();
+  RowMatrix K(n, n);
+  Vector row(std::max<Index>(n, 1));
+  for (Index i = 0; i < n; ++i) {
+    sv.kernel_row(k, sv.x(i).transpose(), sv.sqnorm()(i), row);
+    K.row(i) = row.head(n).transpose();
+    K(i, i) = k.self(sv.sqnorm()(i));
+  }
+  return K;
+}
+
+bool cache_bitwise_rebuilt(const GramCache& g, const SupportVectors& sv, const Kernel& k) {
+  GramCache fresh;
+  fresh.rebuild(sv, k);
+  if (fresh.size() != g.size()) return false;
+  for (Index i = 0; i < g.size(); ++i)
+    for (Index j = 0; j < g.size(); ++j)
+      if (!(g(i, j) == fresh(i, j))) return false;
+  return true;
+}
+
+struct CachedStats {
+  int merges = 0, same_slots = 0, bitwise_store = 0, cache_bitwise = 0;
+  double max_dx = 0.0, max_da = 0.0, max_ddeg = 0.0, max_norm_err = 0.0, max_deg_err = 0.0, max_cache_err = 0.0;
+};
+
+/// Stores of B = 5..bmax SVs: rebuild a Merging on a copy, then 5 rounds of (both reduce; compare;
+/// resynchronise the reference store to the cached one; push one new SV to both, the cached side
+/// through on_push with the row a learner would have computed).
+CachedStats run_cached(Coef kind, Index c, int stores, std::uint64_t seed, Index bmax) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  CachedStats st;
+  Vector w1, w2, krow;
+  for (int t = 0; t < stores; ++t) {
+    const Index d = 2 + t % 4;
+    const Index B = 5 + static_cast<Index>(U(rng) * static_cast<double>(bmax - 4));
+    const Kernel k(KernelType::RBF, std::exp(std::log(0.1) + U(rng) * std::log(30.0)));
+    SupportVectors ref = random_store(rng, d, B, c, kind);
+    SupportVectors sv = ref;
+    Merging mg(k);
+    mg.rebuild(sv, k);
+    for (int round = 0; round < 5; ++round) {
+      const SupportVectors before = sv;
+      const MaintenanceResult r1 = merge_reduce(ref, k, w1, w2);
+      const MaintenanceResult r2 = mg.reduce(sv, k);
+      ++st.merges;
+      bool slots = ref.size() == sv.size();
+      for (Index i = 0; slots && i < sv.size(); ++i) slots = ref.id(i) == sv.id(i);
+      st.same_slots += slots;
+      CHECK(slots);
+      if (!slots) break;
+      const Index n = sv.size();
+      const double dx = (ref.X().topRows(n) - sv.X().topRows(n)).cwiseAbs().maxCoeff();
+      const double da = (ref.A().topRows(n) - sv.A().topRows(n)).cwiseAbs().maxCoeff();
+      st.bitwise_store += dx == 0.0 && da == 0.0 && r1.degradation == r2.degradation;
+      st.max_dx = std::max(st.max_dx, dx);
+      st.max_da = std::max(st.max_da, da);
+      st.max_ddeg = std::max(st.max_ddeg, std::fabs(r1.degradation - r2.degradation));
+      const double wb = cross(before, before, k), wa = cross(sv, sv, k), wab = cross(before, sv, k);
+      st.max_norm_err = std::max(st.max_norm_err, std::fabs(r2.norm_change - (wa - wb)));
+      st.max_deg_err = std::max(st.max_deg_err, std::fabs(r2.degradation - (wb + wa - 2 * wab)));
+      const RowMatrix K = brute_rows(sv, k);
+      CHECK(mg.gram().size() == n);
+      for (Index i = 0; i < n; ++i)
+        for (Index j = 0; j < n; ++j) st.max_cache_err = std::max(st.max_cache_err, std::fabs(mg.gram()(i, j) - K(i, j)));
+      st.cache_bitwise += cache_bitwise_rebuilt(mg.gram(), sv, k);
+      // The reference continues from the cached path's store; one new SV for both.
+      ref = sv;
+      Eigen::VectorXd x(d), a = Eigen::VectorXd::Zero(c);
+      for (Index l = 0; l < d; ++l) x(l) = 2 * U(rng) - 1;
+      for (Index i = 0; i < c; ++i) a(i) = (2 * U(rng) - 1) * std::exp(-3 * U(rng));
+      if (krow.size() < n + 1) krow.resize(n + 1);
+      sv.push(x, a, kMergedId + 1 + 10 * t + round);
+      ref.push(x, a, kMergedId + 1 + 10 * t + round);
+      // The learner's row, with the query's |x|^2 equal to the store's (GramCache's premise for
+      // a bitwise rebuild; a separately computed squaredNorm may differ in the last bit when
+      // GCC fuses multiply-adds differently in another inlining context, -ffp-contract=fast).
+      k.row(sv.X(), sv.sqnorm(), n, sv.x(n).transpose(), sv.sqnorm()(n), krow);
+      mg.on_push(sv, krow, 1.0);
+    }
+  }
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("Merging (cached) == merge_reduce: same partner, slots, h, z, alpha_z, degradation") {
+  struct Case {
+    const char* name;
+    Coef kind;
+    Index c;
+    int stores;
+    Index bmax;
+  };
+  const Case cases[] = {{"binary", Coef::Binary, 1, 300, 120},
+                        {"pegasos-like c=3", Coef::PegasosMulti, 3, 150, 50},
+                        {"dense c=3", Coef::DenseMulti, 3, 100, 50}};
+  std::uint64_t seed = 60;
+  for (const Case& cs : cases) {
+    const CachedStats st = run_cached(cs.kind, cs.c, cs.stores, seed++, cs.bmax);
+    std::printf("  %-16s %d merges: same partner and slots %d, bitwise-identical result %d; max |dz| %.2g, "
+                "max |d alpha| %.2g, max |d degradation| %.2g; vs brute force: norm_change %.2g, degradation %.2g; "
+                "cache vs brute-force rows %.2g, == rebuild bitwise %d/%d\n",
+                cs.name, st.merges, st.same_slots, st.bitwise_store, st.max_dx, st.max_da, st.max_ddeg, st.max_norm_err,
+                st.max_deg_err, st.max_cache_err, st.cache_bitwise, st.merges);
+    CHECK(st.same_slots == st.merges);
+    CHECK(st.max_dx <= 1e-12 && st.max_da <= 1e-12 && st.max_ddeg <= 1e-12);
+    CHECK(st.max_norm_err <= 1e-10 && st.max_deg_err <= 1e-10);
+    CHECK(st.max_cache_err <= 1e-15);
+    CHECK(st.cache_bitwise == st.merges);
+  }
+}
+
+TEST_CASE("Merging (cached): special stores (m last, duplicates, far points, zero alpha) and errors") {
+  const Kernel k(KernelType::RBF, 1.0);
+  auto both = [&](SupportVectors sv) {
+    SupportVectors ref = sv;
+    Merging mg(k);
+    mg.rebuild(sv, k);
+    Vector w1, w2;
+    const SupportVectors before = sv;
+    const MaintenanceResult r1 = merge_reduce(ref, k, w1, w2), r2 = mg.reduce(sv, k);
+    CHECK(ref.size() == sv.size() && mg.gram().size() == sv.size());
+    for (Index i = 0; i < sv.size(); ++i) {
+      CHECK(ref.id(i) == sv.id(i));
+      CHECK((ref.x(i) - sv.x(i)).norm() <= 1e-14 && (ref.alpha(i) - sv.alpha(i)).norm() <= 1e-14);
+    }
+    CHECK_NEAR(r1.degradation, r2.degradation, 1e-14);
+    CHECK_NEAR(r2.norm_change, cross(sv, sv, k) - cross(before, before, k), 1e-12);
+    CHECK(cache_bitwise_rebuilt(mg.gram(), sv, k));
+  };
+  both(store_of({{0.5, 0.0}, {0.0, 0.0}}, {{-1.0}, {0.3}}));                            // m last: z goes to n's slot
+  both(store_of({{0.0, 0.0}, {0.4, 0.1}, {-1.0, 2.0}}, {{0.8}, {1.5}, {-0.2}}));        // m last of three
+  both(store_of({{0.3, -0.1}, {1.0, 1.0}, {0.3, -0.1}}, {{0.2}, {1.5}, {-0.7}}));       // duplicate partner
+  both(store_of({{0.0, 0.0}, {100.0, 0.0}, {0.0, 90.0}}, {{0.3}, {-0.9}, {2.0}}));      // k = 0 everywhere (ties)
+  both(store_of({{0.0, 0.0}, {1.0, 0.0}, {0.0, 1.0}}, {{1.0}, {0.0}, {-2.0}}));         // alpha_m = 0: erased
+  both(store_of({{0.0, 0.0}, {1.0, 0.0}, {0.0, 1.0}}, {{1.0}, {-2.0}, {0.0}}));         // alpha_m = 0, last
+  both(store_of({{1.0, 2.0}, {1.0, 2.0}, {0.0, 0.0}}, {{0.1, -0.1, 0.0}, {-0.1, 0.1, 0.0}, {2.0, 0.0, -2.0}}));
+  // Errors: non-RBF, < 2 SVs, a cache out of sync, another kernel.
+  SupportVectors sv = store_of({{0.0, 0.0}, {1.0, 0.0}, {0.0, 1.0}}, {{1.0}, {-2.0}, {0.5}});
+  Merging mg(k);
+  CHECK_THROWS(mg.reduce(sv, k));  // not rebuilt: out of sync
+  mg.rebuild(sv, k);
+  CHECK_THROWS(mg.reduce(sv, Kernel(KernelType::RBF, 2.0)));
+  CHECK_THROWS(mg.reduce(sv, Kernel(KernelType::Linear)));
+  Vector krow = Vector::Zero(4);
+  CHECK_THROWS(mg.on_push(sv, krow, 1.0));  // nothing was pushed
+  SupportVectors one = store_of({{0.0, 0.0}}, {{1.0}});
+  Merging m1(k);
+  m1.rebuild(one, k);
+  CHECK_THROWS(m1.reduce(one, k));
+  CHECK(sv.size() == 3 && mg.gram().size() == 3);
+  mg.clear();
+  CHECK(mg.gram().size() == 0);
+}
+
+TEST_CASE("merge partner search: pruned == exhaustive scan; the table's lower bound holds") {
+  const detail::MergeTable& table = detail::merge_table();
+  std::mt19937_64 rng(70);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  // 1. per_unit(r, k) >= lower_bound(k) - slack, including the grid's edges.
+  double worst = 0.0;  // max of lower_bound(k) - per_unit(r, k)
+  for (int t = 0; t < 1000000; ++t) {
+    double r = 2 * U(rng) - 1, k = U(rng);
+    if (t % 5 == 1) k = std::pow(U(rng), 8);
+    if (t % 5 == 2) k = 1 - std::pow(U(rng), 8);
+    if (t % 7 == 3) r = t % 2 ? 1.0 : -1.0;
+    if (t % 11 == 4) k = static_cast<double>(static_cast<int>(k * 1024)) / 1024.0;  // bin edges
+    worst = std::max(worst, table.lower_bound(k) - table.per_unit(r, k));
+  }
+  std::printf("  max (lower_bound(k) - per_unit(r, k)) over 1e6 (r, k) = %.3g (slack %.0g)\n", worst,
+              detail::MergeTable::lb_slack);
+  CHECK(worst <= detail::MergeTable::lb_slack);
+  for (int t = 0; t < 100000; ++t) {
+    const double v = t % 3 ? U(rng) : std::pow(U(rng), 6), thr = table.prune_below(v), fast = table.prune_below_fast(v);
+    CHECK(fast <= thr);
+    const double k = thr * U(rng);  // below the threshold: the bound exceeds v
+    if (thr > 0.0 && k < thr) CHECK(table.lower_bound(k) > v + detail::MergeTable::lb_slack);
+  }
+  // 2. Same partner and hint as the scan on random binary stores (duplicates, far points, |r| = 1).
+  int stores = 0, same = 0;
+  double evaluated = 0.0, candidates = 0.0;
+  Vector krow;
+  for (int t = 0; t < 8000; ++t) {
+    const Index d = 1 + t % 3, B = 2 + static_cast<Index>(U(rng) * 299);
+    const Kernel k(KernelType::RBF, std::exp(std::log(0.05) + U(rng) * std::log(200.0)));
+    SupportVectors sv = random_store(rng, d, B, 1, Coef::Binary);
+    if (t % 5 == 0)  // duplicates and equal magnitudes
+      for (Index i = 1; i < B; i += 3) {
+        sv.set_x(i, sv.x(i - 1).transpose());
+        sv.alpha(i)(0) = U(rng) < 0.5 ? sv.alpha(i - 1)(0) : -sv.alpha(i - 1)(0);
+      }
+    if (t % 7 == 0)  // far apart
+      for (Index i = 0; i < B; ++i) sv.set_x(i, (100.0 * static_cast<double>(i)) * Eigen::VectorXd::Ones(d));
+    double m_norm = 0.0;
+    const Index m = detail::merge_smallest(sv, m_norm);
+    if (m_norm == 0.0) continue;
+    if (krow.size() < B) krow.resize(B);
+    sv.kernel_row(k, sv.x(m).transpose(), sv.sqnorm()(m), krow);
+    krow(m) = 1.0;
+    double h1 = 0.0, h2 = 0.0;
+    const Index n1 = detail::merge_partner(sv, m, krow.data(), h1);
+    const Index n2 = detail::merge_partner_scan(sv, m, krow.data(), h2);
+    ++stores;
+    same += n1 == n2 && std::memcmp(&h1, &h2, sizeof(double)) == 0;
+    const double best = table.per_unit(sv.alpha(m)(0) / sv.alpha(n2)(0), krow(n2)), thr = table.prune_below_fast(best);
+    for (Index j = 0; j < B; ++j)
+      if (j != m) candidates += 1.0, evaluated += krow(j) >= thr;
+  }
+  std::printf("  %d binary stores (B = 2..300): pruned search == scan (partner and h hint) in %d; at most %.1f%% of "
+              "the candidates need the table look-up\n",
+              stores, same, 100.0 * evaluated / candidates);
+  CHECK(same == stores);
+}
+
+TEST_CASE("Merging (cached): no heap allocation once warmed up") {
+  for (Index c : {1, 3}) {
+    std::mt19937_64 rng(51);
+    SupportVectors sv = random_store(rng, 4, 60, c, c == 1 ? Coef::Binary : Coef::PegasosMulti);
+    const Kernel k(KernelType::RBF, 0.5);
+    Merging mg(k);
+    mg.rebuild(sv, k);
+    mg.reduce(sv, k);  // sizes the work vectors
+    Vector krow = Vector::Zero(64), x = Vector::Ones(4), a = Vector::Constant(c, 0.3);
+    (void)detail::merge_table();
+    const int before = bk_test_eigen::forbidden_allocations();
+    Eigen::internal::set_is_malloc_allowed(false);
+    for (int i = 0; i < 20; ++i) {
+      mg.reduce(sv, k);
+      x(0) = 0.1 * i;
+      sv.kernel_row(k, x, x.squaredNorm(), krow);
+      sv.push(x, a, 5000 + i);
+      mg.on_push(sv, krow, 1.0);
+      mg.reduce(sv, k);
+    }
+    Eigen::internal::set_is_malloc_allowed(true);
+    CHECK(bk_test_eigen::forbidden_allocations() == before);
+    CHECK(sv.size() == 39 && mg.gram().size() == 39);
   }
 }
 

@@ -13,10 +13,11 @@ from ._base import load
 from .pegasos import _MAINTENANCE, BudgetedSGDClassifier
 from .stream import ProgressBar, evaluate_prequential, peak_memory_mb
 
-# Demo settings for the standardised noisy checkerboard, chosen by prequential error on
-# the first 10,000 examples (bench/tune_bsgd.py).
-DEMO_GAMMA = 8.0
-DEMO_LAM = 1e-5
+# Demo settings for the standardised noisy checkerboard (test accuracy 0.9924 at 10^6
+# examples, 0.9719 at 10^5; grid over gamma x lam, bench/bench_bsgd_tables.py). Chosen on
+# the noisy checkerboard only: other data need their own gamma and lam.
+DEMO_GAMMA = 4.0
+DEMO_LAM = 3e-3
 
 
 def _add_model_args(p):

@@ -7,6 +7,7 @@
 #include "kernel.hpp"
 #include "sv_store.hpp"
 #include "incremental_inverse.hpp"
+#include "gram_cache.hpp"
 #include "budget/result.hpp"
 #include "budget/removal.hpp"
 #include "budget/projection.hpp"

@@ -147,6 +147,14 @@ class IncrementalInverse {
     m_n = last;
   }
 
+  /// Sets G to a given inverse (restoring a saved state bit for bit). O(n^2).
+  void assign(const Eigen::Ref<const Eigen::MatrixXd>& G) {
+    detail::require(G.rows() == G.cols(), "IncrementalInverse::assign: G must be square");
+    if (G.rows() > capacity()) allocate(G.rows());
+    m_n = G.rows();
+    m_g.topLeftCorner(m_n, m_n) = G;
+  }
+
   /// Replaces G by a fresh inverse of the symmetric matrix K (size() becomes K.rows()).
   /// LDLT (Eigen's pivoted Cholesky) when K is semidefinite, PartialPivLU otherwise
   /// (indefinite bordered systems); the result is symmetrised. O(n^3). Used after loading

@@ -12,7 +12,7 @@
 /// sizes, checksum, and each field's type and shape when a learner asks for it.
 
 #include "common.hpp"
-#include "kernel.hpp"
+#include "sv_store.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -299,38 +299,41 @@ class Model {
     if (fm.has("weights")) {
       m_linear = true;
       m_w = fm.get_matrix("weights", m_d, m_outputs);
-      m_scale = fm.get_f64("scale");
     } else {
       m_kernel = read_kernel(fm);
-      m_sv = fm.get_matrix("sv.x", -1, m_d);
-      m_alpha = fm.get_matrix("sv.alpha", m_sv.rows(), m_outputs);
-      m_scale = fm.get_f64("scale");
+      const RowMatrix X = fm.get_matrix("sv.x", -1, m_d);
+      const RowMatrix A = fm.get_matrix("sv.alpha", X.rows(), m_outputs);
+      m_sv.assign(X, A, std::vector<std::int64_t>(static_cast<std::size_t>(X.rows()), 0), X.rows());
     }
+    m_scale = fm.get_f64("scale");
     if (!std::isfinite(m_scale)) detail::corrupt("non-finite scale");
   }
 
   const std::string& learner() const { return m_learner; }
   Index n_features() const { return m_d; }
   Index n_outputs() const { return m_outputs; }
-  Index n_support() const { return m_linear ? 0 : m_sv.rows(); }
+  Index n_support() const { return m_linear ? 0 : m_sv.size(); }
   const FieldMap& fields() const { return m_fields; }
 
-  /// Decision values, n x n_outputs (one column for a binary model).
+  /// Decision values, n x n_outputs (one column for a binary model). Computed exactly as
+  /// the learners compute them (same kernel row, same reduction), so values match bitwise.
   RowMatrix decision_function(const RowMatrix& X) const {
     detail::require(X.cols() == m_d, "decision_function: X has " + std::to_string(X.cols()) +
                                          " features, the model expects " + std::to_string(m_d));
     RowMatrix out(X.rows(), m_outputs);
-    if (m_linear) {
-      out.noalias() = m_scale * (X * m_w);
-    } else {
-      Vector sq = m_sv.rowwise().squaredNorm();
-      Vector krow(m_sv.rows());
-      for (Index i = 0; i < X.rows(); ++i) {
-        m_kernel.row(m_sv, sq, m_sv.rows(), X.row(i).transpose(), X.row(i).squaredNorm(), krow);
-        out.row(i).noalias() = m_scale * (m_alpha.transpose() * krow).transpose();
+    Vector krow(std::max<Index>(m_sv.size(), 1)), f(m_outputs);
+    for (Index i = 0; i < X.rows(); ++i) {
+      if (m_linear) {
+        f.noalias() = m_w.transpose() * X.row(i).transpose();
+      } else if (m_sv.empty()) {
+        f.setZero();
+      } else {
+        m_sv.kernel_row(m_kernel, X.row(i).transpose(), X.row(i).squaredNorm(), krow);
+        m_sv.scores(krow, f);
       }
+      f *= m_scale;
+      out.row(i) = f.transpose() + m_bias.row(0);
     }
-    out.rowwise() += m_bias.row(0);
     return out;
   }
 
@@ -340,7 +343,9 @@ class Model {
   Index m_d = 0, m_outputs = 0;
   bool m_linear = false;
   Kernel m_kernel;
-  RowMatrix m_sv, m_alpha, m_w, m_bias;
+  SupportVectors m_sv;
+  Eigen::MatrixXd m_w;
+  RowMatrix m_bias;
   double m_scale = 1.0;
 };
 

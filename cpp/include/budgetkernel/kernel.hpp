@@ -68,13 +68,25 @@ class Kernel {
   bool unit_diagonal() const { return m_type == KernelType::RBF; }
 
   /// out(i) = k(S_i, x) for the first n rows of S, given their squared norms and |x|^2.
-  /// One gemv over the contiguous SV block, then one element-wise map.
+  /// One pass of dot products over the contiguous SV block, then one element-wise map.
   template <class X>
   void row(const RowMatrix& S, const Vector& sqnorm, Index n, const Eigen::MatrixBase<X>& x, double x_sq,
            Eigen::Ref<Vector> out) const {
-    auto o = out.head(n);
-    o.noalias() = S.topRows(n) * x;
+    dots(S, n, x, out);
     finish_row(sqnorm, n, x_sq, out);
+  }
+
+  /// out.head(n) = S.topRows(n) * x. For the low dimensions typical of streams a fixed-size
+  /// inner product per row beats a general gemv, whose set-up dominates when d is 2 or 3.
+  template <class X>
+  static void dots(const RowMatrix& S, Index n, const Eigen::MatrixBase<X>& x, Eigen::Ref<Vector> out) {
+    switch (S.cols()) {
+      case 1: out.head(n).noalias() = S.col(0).head(n) * x(0); return;
+      case 2: dots_fixed<2>(S, n, x, out); return;
+      case 3: dots_fixed<3>(S, n, x, out); return;
+      case 4: dots_fixed<4>(S, n, x, out); return;
+      default: out.head(n).noalias() = S.topRows(n) * x; return;
+    }
   }
 
   /// Turns dot products already in out.head(n) into kernel values.
@@ -82,13 +94,12 @@ class Kernel {
     auto o = out.head(n).array();
     switch (m_type) {
       case KernelType::Linear: break;
-      case KernelType::Polynomial:
-        o = m_gamma * o + m_coef0;
-        if (m_degree != 1) {
-          Eigen::ArrayXd base = o;
-          for (int p = 1; p < m_degree; ++p) o *= base;
-        }
+      case KernelType::Polynomial: {
+        const double g = m_gamma, c0 = m_coef0;
+        const int deg = m_degree;
+        o = o.unaryExpr([g, c0, deg](double v) { return ipow(g * v + c0, deg); });
         break;
+      }
       case KernelType::RBF:
         o = (-m_gamma * (sqnorm.head(n).array() + x_sq - 2.0 * o).max(0.0)).exp();
         break;
@@ -96,6 +107,17 @@ class Kernel {
   }
 
  private:
+  template <int D, class X>
+  static void dots_fixed(const RowMatrix& S, Index n, const Eigen::MatrixBase<X>& x, Eigen::Ref<Vector> out) {
+    const Eigen::Matrix<double, D, 1> xv = x;
+    const double* s = S.data();
+    for (Index i = 0; i < n; ++i) {
+      double acc = s[i * D] * xv(0);
+      for (int k = 1; k < D; ++k) acc += s[i * D + k] * xv(k);
+      out(i) = acc;
+    }
+  }
+
   static double ipow(double b, int e) {
     double r = 1.0;
     for (; e > 0; e >>= 1, b *= b)

@@ -4,10 +4,28 @@
 
 #include "kernel.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 #include <vector>
 
 namespace budgetkernel {
+
+namespace detail {
+
+/// Whether candidate (v, id) beats the current best (best_v, best_id) when choosing "the
+/// smallest SV": values within a relative 1e-9 count as equal and the older SV (smaller id)
+/// wins. Pegasos gives every SV the same |alpha| = 1/(lambda t) until maintenance touches it
+/// (eq. 4 of the BSGD paper), so these ties are real: the paper notes the smallest-SV rule
+/// then removes the oldest SV (4.1). Deciding them by rounding would drop the newest SV.
+inline bool smaller_or_older(double v, std::int64_t id, double best_v, std::int64_t best_id) {
+  const double tol = 1e-9 * std::max(std::abs(v), std::abs(best_v));
+  if (v < best_v - tol) return true;
+  if (v > best_v + tol) return false;
+  return id < best_id;
+}
+
+}  // namespace detail
 
 /// Preallocated, contiguous storage for at most `capacity` support vectors.
 ///
@@ -90,7 +108,10 @@ class SupportVectors {
 
   /// scores = A^T krow over the valid rows (c values).
   void scores(const Vector& krow, Eigen::Ref<Vector> out) const {
-    out.noalias() = m_a.topRows(m_n).transpose() * krow.head(m_n);
+    if (m_c == 1)  // binary: a plain dot product, no gemv set-up
+      out(0) = Eigen::Map<const Vector>(m_a.data(), m_n).dot(krow.head(m_n));
+    else
+      out.noalias() = m_a.topRows(m_n).transpose() * krow.head(m_n);
   }
 
   /// Multiplies every coefficient by s (folding a global scale back in).

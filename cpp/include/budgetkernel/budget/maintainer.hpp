@@ -33,33 +33,67 @@ inline const char* maintenance_name(Maintenance m) {
   return "?";
 }
 
-/// Dispatches to the chosen strategy and keeps its side state (the projection's
-/// maintained inverse) in step with the store.
+/// Dispatches to the chosen strategy and keeps its side state in step with the store: the
+/// projection's maintained inverse, or the kernel-matrix cache (GramCache) of merging and
+/// removal.
+///
+/// `active` = false (a learner without a budget, which never reduces): on_push and load
+/// keep no side state at all (an unbounded store would otherwise drag an n x n cache along).
+/// reduce() then still works for removal and merging, through the cache-free reference
+/// paths remove_sv / merge_reduce, but not for projection.
 class BudgetMaintainer {
  public:
   BudgetMaintainer() = default;
-  BudgetMaintainer(Maintenance kind, const Kernel& kernel)
-      : m_kind(kind), m_projection(kind == Maintenance::ProjectExact) {
+  BudgetMaintainer(Maintenance kind, const Kernel& kernel, bool active = true)
+      : m_kind(kind),
+        m_active(active),
+        m_projection(kind == Maintenance::ProjectExact),
+        m_merging(kernel),
+        m_removal(removal_rule(kind), kernel) {
     detail::require(static_cast<int>(kind) >= 0 && static_cast<int>(kind) <= 5, "unknown maintenance strategy");
-    if (kind == Maintenance::Merge && !kernel.unit_diagonal())
+    if (active && kind == Maintenance::Merge && !kernel.unit_diagonal())
       detail::invalid("maintenance='merge' needs the Gaussian (rbf) kernel: merging two SVs into one "
                       "point on their segment (BSGD paper eq. 20) holds only for it");
   }
 
   Maintenance kind() const { return m_kind; }
+  bool active() const { return m_active; }
   bool uses_projection() const { return m_kind == Maintenance::Project || m_kind == Maintenance::ProjectExact; }
+  bool uses_merging() const { return m_kind == Maintenance::Merge; }
+  bool uses_removal() const { return !uses_projection() && !uses_merging(); }
 
   /// Must be called after every push; krow.head(n-1) = k(x_i, x_new), kappa = k(x_new, x_new).
   void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
-    if (uses_projection()) m_projection.on_push(sv, krow, kappa);
+    if (!m_active) return;
+    if (uses_projection())
+      m_projection.on_push(sv, krow, kappa);
+    else if (uses_merging())
+      m_merging.on_push(sv, krow, kappa);
+    else
+      m_removal.on_push(sv, krow, kappa);
   }
   void on_clear() {
     if (uses_projection()) m_projection.clear();
+    m_merging.clear();
+    m_removal.clear();
   }
-  /// Rebuilds side state from scratch (after loading a model or rescaling nothing: the
-  /// inverse depends on the points only).
-  void rebuild(const SupportVectors& sv, const Kernel& kernel) {
-    if (uses_projection()) m_projection.rebuild(sv, kernel);
+  /// Writes the side state a resumed learner needs to continue bit for bit. The merging and
+  /// removal caches depend on the points only and are rebuilt bitwise on load (GramCache);
+  /// the projection's maintained inverse is saved as it is (a fresh inverse would differ in
+  /// the last digits).
+  void save(FieldMap& fm) const {
+    if (m_active && uses_projection()) m_projection.save(fm, "proj.");
+  }
+
+  /// Restores side state after the learner reloaded its store.
+  void load(const FieldMap& fm, const SupportVectors& sv, const Kernel& kernel) {
+    if (!m_active) return;
+    if (uses_projection())
+      m_projection.load(fm, "proj.", sv);
+    else if (uses_merging())
+      m_merging.rebuild(sv, kernel);
+    else
+      m_removal.rebuild(sv, kernel);
   }
 
   /// True when the store must shrink now even under the budget: the projection keeps its
@@ -70,23 +104,37 @@ class BudgetMaintainer {
   MaintenanceResult reduce(SupportVectors& sv, const Kernel& kernel, std::mt19937_64& rng) {
     switch (m_kind) {
       case Maintenance::RemoveRandom:
-        return remove_sv(sv, kernel, choose_removal(sv, kernel, RemovalRule::Random, rng), m_work);
       case Maintenance::RemoveOldest:
-        return remove_sv(sv, kernel, choose_removal(sv, kernel, RemovalRule::Oldest, rng), m_work);
       case Maintenance::RemoveSmallest:
-        return remove_sv(sv, kernel, choose_removal(sv, kernel, RemovalRule::Smallest, rng), m_work);
+        if (!m_active) return remove_sv(sv, kernel, choose_removal(sv, kernel, m_removal.rule(), rng), m_work);
+        return m_removal.reduce(sv, kernel, rng);
       case Maintenance::Project:
-      case Maintenance::ProjectExact: return m_projection.reduce(sv);
-      case Maintenance::Merge: return merge_reduce(sv, kernel, m_work, m_work2);
+      case Maintenance::ProjectExact: return m_projection.reduce(sv, kernel);
+      case Maintenance::Merge:
+        if (!m_active) return merge_reduce(sv, kernel, m_work, m_work2);
+        return m_merging.reduce(sv, kernel);
     }
     return {};
   }
 
   const Projection& projection() const { return m_projection; }
+  const Merging& merging() const { return m_merging; }
+  const Removal& removal() const { return m_removal; }
 
  private:
+  static RemovalRule removal_rule(Maintenance kind) {
+    switch (kind) {
+      case Maintenance::RemoveOldest: return RemovalRule::Oldest;
+      case Maintenance::RemoveSmallest: return RemovalRule::Smallest;
+      default: return RemovalRule::Random;
+    }
+  }
+
   Maintenance m_kind = Maintenance::Merge;
+  bool m_active = true;
   Projection m_projection;
+  Merging m_merging;
+  Removal m_removal;
   Vector m_work, m_work2;
 };
 

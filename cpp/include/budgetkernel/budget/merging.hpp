@@ -16,6 +16,7 @@
 /// full precision (golden section on g stalls near sqrt(eps), the top being flat) and free of
 /// the exps that underflow for distant points.
 
+#include "../gram_cache.hpp"
 #include "../sv_store.hpp"
 #include "result.hpp"
 
@@ -245,7 +246,16 @@ class MergeTable {
  public:
   static constexpr Index kR = 257, kK = 257;
 
-  MergeTable() : m_e(static_cast<std::size_t>(kR * kK)), m_h(static_cast<std::size_t>(kR * kK)) {
+  /// Bins (uniform in k) of the lower bound used to prune the partner search.
+  static constexpr Index kLB = 1024;
+  /// Steps (uniform in v on [0, 1]) of the tabulated prune_below.
+  static constexpr Index kPQ = 4096;
+
+  MergeTable()
+      : m_e(static_cast<std::size_t>(kR * kK)),
+        m_h(static_cast<std::size_t>(kR * kK)),
+        m_lb(static_cast<std::size_t>(kLB)),
+        m_pq(static_cast<std::size_t>(kPQ + 1)) {
     for (Index i = 0; i < kR; ++i)
       for (Index j = 0; j < kK; ++j) {
         const double r = -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(kR - 1);
@@ -254,6 +264,28 @@ class MergeTable {
         const std::size_t at = static_cast<std::size_t>(i * kK + j);
         m_e[at] = exact(r, k, &m_h[at]);
       }
+    // per_unit(r, k) is a convex combination of the grid values of the two u-columns around
+    // sqrt(1 - k); so min over those columns (all r) bounds it from below. Bin b covers
+    // k in [b, b+1] / kLB; its columns are widened by one on each side against rounding.
+    std::vector<double> colmin(static_cast<std::size_t>(kK), std::numeric_limits<double>::infinity());
+    for (Index i = 0; i < kR; ++i)
+      for (Index j = 0; j < kK; ++j) {
+        double& c = colmin[static_cast<std::size_t>(j)];
+        c = std::min(c, m_e[static_cast<std::size_t>(i * kK + j)]);
+      }
+    const double scale = static_cast<double>(kK - 1);
+    for (Index b = 0; b < kLB; ++b) {
+      const double k_lo = static_cast<double>(b) / static_cast<double>(kLB), k_hi = static_cast<double>(b + 1) / static_cast<double>(kLB);
+      const Index ja = std::max<Index>(0, static_cast<Index>(std::sqrt(1.0 - k_hi) * scale) - 1);
+      const Index jb = std::min<Index>(kK - 1, static_cast<Index>(std::sqrt(1.0 - k_lo) * scale) + 2);
+      double lb = std::numeric_limits<double>::infinity();
+      for (Index j = ja; j <= jb; ++j) lb = std::min(lb, colmin[static_cast<std::size_t>(j)]);
+      // Running minimum: still a lower bound, and non-increasing in k, so that "bound above
+      // a value" becomes "k below a threshold" (prune_below).
+      m_lb[static_cast<std::size_t>(b)] = b == 0 ? lb : std::min(lb, m_lb[static_cast<std::size_t>(b - 1)]);
+    }
+    for (Index q = 0; q <= kPQ; ++q)
+      m_pq[static_cast<std::size_t>(q)] = prune_below(static_cast<double>(q) / static_cast<double>(kPQ));
   }
 
   /// Exact E(r, k) (and h into *h_out), |r| <= 1, 0 <= k <= 1.
@@ -272,6 +304,30 @@ class MergeTable {
   /// Bilinear interpolation of h(r, k): a starting point only (h jumps where g is bimodal).
   double h(double r, double k) const { return interpolate(m_h, r, k); }
 
+  /// A lower bound of per_unit(r, k) over every r, up to rounding (per_unit(r, k) >=
+  /// lower_bound(k) - lb_slack; tested), non-increasing in k. O(1), no sqrt.
+  double lower_bound(double k) const {
+    const double t = k * static_cast<double>(kLB);
+    const Index b = t >= 1.0 ? std::min<Index>(static_cast<Index>(t), kLB - 1) : 0;  // NaN -> 0
+    return m_lb[static_cast<std::size_t>(b)];
+  }
+  /// Rounding slack of lower_bound (the interpolation may land a few ulps below its nodes).
+  static constexpr double lb_slack = 1e-14;
+  /// The threshold t with: k < t  <=>  lower_bound(k) > v + lb_slack, for 0 <= k <= 1
+  /// (+inf when every k qualifies). O(log kLB).
+  double prune_below(double v) const {
+    const double lim = v + lb_slack;
+    const auto it = std::partition_point(m_lb.begin(), m_lb.end(), [lim](double lb) { return lb > lim; });
+    if (it == m_lb.end()) return std::numeric_limits<double>::infinity();
+    return static_cast<double>(it - m_lb.begin()) / static_cast<double>(kLB);
+  }
+  /// A threshold t' <= prune_below(v) (so k < t' still implies lower_bound(k) > v + lb_slack):
+  /// prune_below at v rounded up to the grid of kPQ steps, by one look-up.
+  double prune_below_fast(double v) const {
+    if (!(v >= 0.0 && v < 1.0)) return prune_below(v);
+    return m_pq[static_cast<std::size_t>(std::ceil(v * static_cast<double>(kPQ)))];
+  }
+
  private:
   static double interpolate(const std::vector<double>& t, double r, double k) {
     const double fr = std::min(std::max((r + 1.0) * 0.5, 0.0), 1.0) * static_cast<double>(kR - 1);
@@ -282,7 +338,7 @@ class MergeTable {
     return (1.0 - wr) * ((1.0 - wk) * p[0] + wk * p[1]) + wr * ((1.0 - wk) * p[kK] + wk * p[kK + 1]);
   }
 
-  std::vector<double> m_e, m_h;
+  std::vector<double> m_e, m_h, m_lb, m_pq;
 };
 
 /// The process-wide table, built on first use (thread-safe static initialisation).
@@ -291,17 +347,131 @@ inline const MergeTable& merge_table() {
   return table;
 }
 
-/// sum_j krow(j) (alpha_j . v) = v . f(x) for the kernel row krow of x: O(B c), no temporary.
+/// sum_j krow[j] (alpha_j . v) = v . f(x) for the kernel row krow of x: O(B c), no temporary.
 template <class V>
-double merge_score_dot(const SupportVectors& sv, const Vector& krow, const V& v) {
-  const RowMatrix& A = sv.A();
+double merge_score_dot(const SupportVectors& sv, const double* krow, const V& v) {
+  const Index B = sv.size(), c = sv.n_coef();
+  const double* A = sv.A().data();
+  if (c == 1)  // binary: one vectorised dot product
+    return v(0) * Eigen::Map<const Vector>(A, B).dot(Eigen::Map<const Vector>(krow, B));
   double sum = 0.0;
-  for (Index j = 0; j < sv.size(); ++j) {
-    double dot = 0.0;
-    for (Index i = 0; i < A.cols(); ++i) dot += A(j, i) * v(i);
-    sum += krow(j) * dot;
+  for (Index j = 0; j < B; ++j) {
+    const double* aj = A + j * c;
+    double dot = aj[0] * v(0);
+    for (Index i = 1; i < c; ++i) dot += aj[i] * v(i);
+    sum += krow[j] * dot;
   }
   return sum;
+}
+template <class V>
+double merge_score_dot(const SupportVectors& sv, const Vector& krow, const V& v) {
+  return merge_score_dot(sv, krow.data(), v);
+}
+
+/// m = argmin_j ||alpha_j||^2, near-ties to the oldest SV (detail::smaller_or_older: Pegasos
+/// gives untouched SVs equal |alpha|); its squared norm into m_norm.
+inline Index merge_smallest(const SupportVectors& sv, double& m_norm) {
+  const Index B = sv.size(), c = sv.n_coef();
+  const double* A = sv.A().data();
+  Index m = 0;
+  m_norm = 0.0;
+  for (Index j = 0; j < B; ++j) {
+    const double* aj = A + j * c;
+    double v = aj[0] * aj[0];
+    for (Index i = 1; i < c; ++i) v += aj[i] * aj[i];
+    if (j == 0 || smaller_or_older(v, sv.id(j), m_norm, sv.id(m))) m_norm = v, m = j;
+  }
+  return m;
+}
+
+/// The merge partner n != m of SV m given krow_m[j] = k(x_m, x_j) (see merge_reduce), by
+/// evaluating every candidate; for binary stores also the table's starting point for h (NaN
+/// otherwise). Ties go to the lowest index.
+inline Index merge_partner_scan(const SupportVectors& sv, Index m, const double* krow_m, double& hint) {
+  const RowMatrix& A = sv.A();
+  const Index B = sv.size();
+  Index n = -1;
+  hint = std::numeric_limits<double>::quiet_NaN();
+  double best = std::numeric_limits<double>::infinity();
+  if (sv.n_coef() == 1) {
+    const MergeTable& table = merge_table();
+    const double am = A(m, 0);
+    for (Index j = 0; j < B; ++j) {
+      if (j == m) continue;
+      const double e = table.per_unit(am / A(j, 0), krow_m[j]);  // |alpha_j| >= |alpha_m| > 0
+      if (n < 0 || e < best) best = e, n = j;
+    }
+    hint = table.h(am / A(n, 0), krow_m[n]);
+  } else {
+    for (Index j = 0; j < B; ++j) {
+      if (j == m) continue;
+      const double s = merge_s_from_k(krow_m[j]);
+      const double deg = merge_degradation_s(A.row(m), A.row(j), s, merge_h_s(A.row(m), A.row(j), s));
+      if (n < 0 || deg < best) best = deg, n = j;
+    }
+  }
+  return n;
+}
+
+/// merge_partner_scan's choice, faster for binary stores: the nearest candidate (largest k)
+/// is evaluated first, and every other one whose MergeTable::lower_bound(k) exceeds the best
+/// value so far (by more than the bound's rounding slack), i.e. whose k is below
+/// prune_below(best), is skipped with one comparison instead of the table look-up (a
+/// division, a sqrt and a bilinear interpolation). Pruned candidates cannot be (co-)minimal,
+/// and ties among the rest go to the lowest index, so the result is the same.
+inline Index merge_partner(const SupportVectors& sv, Index m, const double* krow_m, double& hint) {
+  const Index B = sv.size();
+  if (sv.n_coef() != 1) return merge_partner_scan(sv, m, krow_m, hint);
+  const double* a = sv.A().data();
+  // Seed: a nearest candidate (largest k), by two vectorised maxima around m.
+  double kmax = -std::numeric_limits<double>::infinity();
+  if (m > 0) kmax = Eigen::Map<const Vector>(krow_m, m).maxCoeff();
+  if (m + 1 < B) kmax = std::max(kmax, Eigen::Map<const Vector>(krow_m + m + 1, B - m - 1).maxCoeff());
+  Index seed = -1;
+  for (Index j = 0; j < B && seed < 0; ++j)
+    if (j != m && krow_m[j] == kmax) seed = j;  // none if NaN got in the way: plain scan
+  const MergeTable& table = merge_table();
+  const double am = a[m];
+  double best = seed < 0 ? 0.0 : table.per_unit(am / a[seed], krow_m[seed]);
+  if (seed < 0 || std::isnan(best)) return merge_partner_scan(sv, m, krow_m, hint);
+  Index n = seed;
+  double k_min = table.prune_below_fast(best);  // k < k_min: lower_bound(k) > best, cannot win
+  for (Index j = 0; j < B; ++j) {
+    if (krow_m[j] < k_min || j == m || j == seed) continue;
+    const double e = table.per_unit(am / a[j], krow_m[j]);
+    if (e < best || (e == best && j < n)) {
+      if (e < best) k_min = table.prune_below_fast(e);
+      best = e, n = j;
+    }
+  }
+  hint = table.h(am / a[n], krow_m[n]);
+  return n;
+}
+
+/// The merged pair (m, n) exactly: s from the coordinates (not -ln of a rounded kernel
+/// value), h, k(x_m, z), k(x_n, z), the degradation; z (eq. 20) into z[0..d) and alpha_z
+/// (eq. 22) into alpha_z[0..c). z is formed from the nearer end so that |z - x_m| =
+/// |1-h| |x_m - x_n| to rounding even for |h| >> 1.
+struct MergePair {
+  double s = 0.0, h = 0.0, k_mz = 0.0, k_nz = 0.0, degradation = 0.0;
+};
+inline MergePair merge_pair(const SupportVectors& sv, const Kernel& kernel, Index m, Index n, double hint, double* z,
+                            double* alpha_z) {
+  const RowMatrix& A = sv.A();
+  const RowMatrix& X = sv.X();
+  MergePair p;
+  p.s = kernel.gamma() * (X.row(m) - X.row(n)).squaredNorm();
+  p.h = merge_h_s(A.row(m), A.row(n), p.s, hint);
+  p.k_mz = merge_kpow(p.s, 1.0 - p.h);
+  p.k_nz = merge_kpow(p.s, p.h);
+  p.degradation = merge_degradation_s(A.row(m), A.row(n), p.s, p.h);
+  const double h = p.h;
+  for (Index l = 0; l < sv.dim(); ++l) {
+    const double xm = X(m, l), xn = X(n, l);
+    z[l] = h >= 0.5 ? xm + (h - 1.0) * (xm - xn) : xn + h * (xm - xn);
+  }
+  for (Index i = 0; i < sv.n_coef(); ++i) alpha_z[i] = A(m, i) * p.k_mz + A(n, i) * p.k_nz;
+  return p;
 }
 
 }  // namespace detail
@@ -311,9 +481,10 @@ double merge_score_dot(const SupportVectors& sv, const Vector& krow, const V& v)
 /// m = argmin_j ||alpha_j||^2 (k(x, x) = 1); if alpha_m == 0 it is simply erased. Otherwise
 /// its partner n = argmin_{j != m} of the merge degradation of (m, j):
 ///  - binary (n_coef() == 1): ranked by the precomputed table E(alpha_m/alpha_j, k_mj)
-///    (detail::MergeTable, O(B) look-ups, no exp per candidate), then h is solved exactly for
-///    the chosen partner (measured: it is the exact best in 99.9% of random stores, otherwise
-///    worse by at most ~3e-5 alpha_m^2, see MergeTable);
+///    (detail::MergeTable, no exp per candidate; a lower bound of E in k skips the look-up
+///    for every candidate that cannot win, ~80% of them, see detail::merge_partner), then h
+///    is solved exactly for the chosen partner (measured: it is the exact best in 99.9% of
+///    random stores, otherwise worse by at most ~3e-5 alpha_m^2, see MergeTable);
 ///  - multi-class: the exact 1-D solve of eq. (21) for every candidate (the paper's way; a
 ///    few logs per candidate).
 /// z = h x_m + (1-h) x_n (eq. 20) takes the slot of m (of n when m is the last row, which
@@ -324,26 +495,23 @@ double merge_score_dot(const SupportVectors& sv, const Vector& krow, const V& v)
 /// coefficient columns): norm_change = 2 <w_before, Delta> + ||Delta||^2 with
 /// Delta = alpha_z phi(z) - alpha_m phi(x_m) - alpha_n phi(x_n), from the three kernel rows
 /// of x_m, x_n and z, computed before the store changes. O(B (d + c)) (+ O(B c) logs multi-class).
+/// The cache-free reference of Merging, which needs only z's row (BudgetMaintainer uses it
+/// for learners without a budget).
 ///
 /// `work` is grown to max(size(), dim() + n_coef()) and `work2` to size() when smaller;
 /// no heap allocation otherwise (the binary table is built once, on first use).
 /// \throws std::invalid_argument if !kernel.unit_diagonal() or size() < 2.
 inline MaintenanceResult merge_reduce(SupportVectors& sv, const Kernel& kernel, Vector& work, Vector& work2) {
-  detail::require(kernel.unit_diagonal(), "merge_reduce: merging needs the Gaussian (rbf) kernel (BSGD eq. 20)");
+  if (!kernel.unit_diagonal()) detail::invalid("merge_reduce: merging needs the Gaussian (rbf) kernel (BSGD eq. 20)");
   const Index B = sv.size(), d = sv.dim(), c = sv.n_coef();
-  detail::require(B >= 2, "merge_reduce: needs at least two support vectors");
+  if (!(B >= 2)) detail::invalid("merge_reduce: needs at least two support vectors");
   if (work.size() < std::max(B, d + c)) work.resize(std::max(B, d + c));
   if (work2.size() < B) work2.resize(B);
   const RowMatrix& A = sv.A();
-  const RowMatrix& X = sv.X();
   MaintenanceResult res;
 
-  Index m = 0;
-  double m_norm = A.row(0).squaredNorm();
-  for (Index j = 1; j < B; ++j) {
-    const double v = A.row(j).squaredNorm();
-    if (v < m_norm) m_norm = v, m = j;
-  }
+  double m_norm = 0.0;
+  const Index m = detail::merge_smallest(sv, m_norm);
   if (m_norm == 0.0) {  // contributes nothing to w
     sv.erase(m);
     return res;
@@ -353,46 +521,16 @@ inline MaintenanceResult merge_reduce(SupportVectors& sv, const Kernel& kernel, 
   sv.kernel_row(kernel, sv.x(m).transpose(), sv.sqnorm()(m), work);
   work(m) = 1.0;
   const double f_m = detail::merge_score_dot(sv, work, A.row(m));
-
-  Index n = -1;
-  double hint = std::numeric_limits<double>::quiet_NaN();
-  if (c == 1) {
-    const detail::MergeTable& table = detail::merge_table();
-    const double am = A(m, 0);
-    double best = std::numeric_limits<double>::infinity();
-    for (Index j = 0; j < B; ++j) {
-      if (j == m) continue;
-      const double e = table.per_unit(am / A(j, 0), work(j));  // |alpha_j| >= |alpha_m| > 0
-      if (n < 0 || e < best) best = e, n = j;
-    }
-    hint = table.h(am / A(n, 0), work(n));
-  } else {
-    double best = std::numeric_limits<double>::infinity();
-    for (Index j = 0; j < B; ++j) {
-      if (j == m) continue;
-      const double s = detail::merge_s_from_k(work(j));
-      const double deg = detail::merge_degradation_s(A.row(m), A.row(j), s, detail::merge_h_s(A.row(m), A.row(j), s));
-      if (n < 0 || deg < best) best = deg, n = j;
-    }
-  }
-
-  // The chosen pair, exactly: s from the coordinates (not -ln of a rounded kernel value).
-  const double s = kernel.gamma() * (X.row(m) - X.row(n)).squaredNorm();
-  const double h = detail::merge_h_s(A.row(m), A.row(n), s, hint);
-  const double k_mz = detail::merge_kpow(s, 1.0 - h), k_nz = detail::merge_kpow(s, h);
-  res.degradation = detail::merge_degradation_s(A.row(m), A.row(n), s, h);
+  double hint = 0.0;
+  const Index n = detail::merge_partner(sv, m, work.data(), hint);
 
   sv.kernel_row(kernel, sv.x(n).transpose(), sv.sqnorm()(n), work2);
   work2(n) = 1.0;
   const double f_n = detail::merge_score_dot(sv, work2, A.row(n));
 
-  // z (eq. 20), from the nearer end so that |z - x_m| = |1-h| |x_m - x_n| to rounding even for
-  // |h| >> 1; alpha_z (eq. 22). Both go into `work`, which x_m's row no longer needs.
-  for (Index l = 0; l < d; ++l) {
-    const double xm = X(m, l), xn = X(n, l);
-    work(l) = h >= 0.5 ? xm + (h - 1.0) * (xm - xn) : xn + h * (xm - xn);
-  }
-  for (Index i = 0; i < c; ++i) work(d + i) = A(m, i) * k_mz + A(n, i) * k_nz;
+  // z and alpha_z go into `work`, which x_m's row no longer needs.
+  const detail::MergePair pair = detail::merge_pair(sv, kernel, m, n, hint, work.data(), work.data() + d);
+  res.degradation = pair.degradation;
   const auto z = work.head(d);
   const auto alpha_z = work.segment(d, c);
   sv.kernel_row(kernel, z, z.squaredNorm(), work2);
@@ -407,5 +545,115 @@ inline MaintenanceResult merge_reduce(SupportVectors& sv, const Kernel& kernel, 
   sv.erase(drop);
   return res;
 }
+
+/// merge_reduce with the kernel matrix of the SVs cached (GramCache): the same partner, h,
+/// z, alpha_z and degradation, but one kernel row per merge instead of three.
+///
+///  - the partner search reads k(x_m, .) from the cached row m (no exp);
+///  - f(x_m) = K_m . alpha and f(x_n) = K_n . alpha are dot products with cached rows;
+///  - the only kernel row computed is z's: z is written into its slot first (so the row's
+///    query and |z|^2 are exactly the store's, which keeps rebuild() bitwise, see GramCache),
+///    its row over the B SVs gives f(z) (with the analytic k(x_keep, z) = k_mz or k_nz for
+///    the slot z overwrote) and becomes row/column `keep` of the cache; then `drop` is
+///    erased from the store and the cache alike (swap-with-last in both).
+/// Cost per merge: O(B (d + c)) plus B kernel values (+ at most 7 for the canonical tail).
+///
+/// Protocol (as Projection): after every push call on_push(sv, krow, kappa) with the row the
+/// learner scored the new example with; clear() when the store is cleared; rebuild(sv, kernel)
+/// after replacing the store (e.g. loading). Differences from merge_reduce in the kernel
+/// values (the canonical cached ones vs. freshly computed rows, <= 1 ulp) can only change the
+/// chosen partner on an exact tie.
+class Merging {
+ public:
+  explicit Merging(const Kernel& kernel = Kernel()) : m_kernel(kernel) {}
+
+  const Kernel& kernel() const { return m_kernel; }
+  const GramCache& gram() const { return m_gram; }
+
+  /// Forgets every SV (keeps the storage).
+  void clear() { m_gram.clear(); }
+
+  /// Call right after the learner pushed an SV (now the last one): krow.head(n-1) = k(x_i,
+  /// x_new) for the previous SVs (the scoring row), kappa = k(x_new, x_new). O(n), no kernel
+  /// evaluation except at most 7 canonical tail values.
+  /// \throws std::logic_error when the cache does not track the other n - 1 SVs.
+  void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
+    const Index n = sv.size();
+    if (n != m_gram.size() + 1) detail::cache_out_of_sync("Merging::on_push", n - 1, m_gram.size());
+    if (m_gram.capacity() < n) m_gram.reserve(std::max(sv.capacity(), 2 * m_gram.capacity()));
+    m_gram.on_push(krow, kappa);
+    m_gram.canonicalize_row(sv, m_kernel, n - 1, n - 1);
+  }
+
+  /// Recomputes the cache from the store (after loading a model); bitwise what on_push and
+  /// reduce would have built (GramCache). Also adopts `kernel`. O(n^2 d).
+  void rebuild(const SupportVectors& sv, const Kernel& kernel) {
+    m_kernel = kernel;
+    m_gram.rebuild(sv, kernel);
+  }
+
+  /// Removes one SV by merging (see merge_reduce for the rule and the reported numbers).
+  /// Allocation-free once the work vectors reached the store's size.
+  /// \throws std::invalid_argument if !kernel.unit_diagonal(), kernel is not the cache's
+  ///         kernel or size() < 2; std::logic_error when the cache is out of sync.
+  MaintenanceResult reduce(SupportVectors& sv, const Kernel& kernel) {
+    if (!kernel.unit_diagonal())
+      detail::invalid("Merging::reduce: merging needs the Gaussian (rbf) kernel (BSGD eq. 20)");
+    if (!detail::same_kernel(kernel, m_kernel))
+      detail::invalid("Merging::reduce: kernel differs from the cached one");
+    const Index B = sv.size(), d = sv.dim(), c = sv.n_coef();
+    if (!(B >= 2)) detail::invalid("Merging::reduce: needs at least two support vectors");
+    if (B != m_gram.size()) detail::cache_out_of_sync("Merging::reduce", B, m_gram.size());
+    if (m_row.size() < B) m_row.resize(std::max(B, sv.capacity()));
+    if (m_zw.size() < d + c) m_zw.resize(d + c);
+    const RowMatrix& A = sv.A();
+    MaintenanceResult res;
+
+    double m_norm = 0.0;
+    const Index m = detail::merge_smallest(sv, m_norm);
+    if (m_norm == 0.0) {  // contributes nothing to w
+      sv.erase(m);
+      m_gram.erase(m);
+      return res;
+    }
+
+    const double* km = m_gram.row_data(m);  // K(m, m) = k(x_m, x_m) = 1
+    const double f_m = detail::merge_score_dot(sv, km, A.row(m));
+    double hint = 0.0;
+    const Index n = detail::merge_partner(sv, m, km, hint);
+    const double f_n = detail::merge_score_dot(sv, m_gram.row_data(n), A.row(n));
+
+    const detail::MergePair pair = detail::merge_pair(sv, kernel, m, n, hint, m_zw.data(), m_zw.data() + d);
+    res.degradation = pair.degradation;
+    const auto alpha_z = m_zw.segment(d, c);
+
+    // z into its slot, then its row over the B SVs (the slot's own entry is k(z, z) now; f(z)
+    // needs k(x_keep, z) of the point it replaced, known in closed form).
+    const Index keep = (m == B - 1) ? n : m, drop = (keep == m) ? n : m;
+    const std::int64_t id = std::max(sv.id(m), sv.id(n));
+    sv.set_x(keep, m_zw.head(d));
+    const auto z = sv.x(keep).transpose();
+    const double z_sq = sv.sqnorm()(keep);
+    sv.kernel_row(kernel, z, z_sq, m_row);
+    m_gram.canonical_tail(sv, kernel, B, z, z_sq, m_row);
+    const double k_zz = m_row(keep);
+    m_row(keep) = keep == m ? pair.k_mz : pair.k_nz;
+    const double f_z = detail::merge_score_dot(sv, m_row, alpha_z);  // coefficients still the old ones
+    m_row(keep) = k_zz;
+    res.norm_change = 2.0 * (f_z - f_m - f_n) + res.degradation;
+
+    sv.alpha(keep) = alpha_z.transpose();
+    sv.set_id(keep, id);
+    m_gram.replace(keep, m_row, kernel.self(z_sq));
+    m_gram.erase(drop);
+    sv.erase(drop);
+    return res;
+  }
+
+ private:
+  Kernel m_kernel;
+  GramCache m_gram;
+  Vector m_row, m_zw;  // z's kernel row; z and alpha_z
+};
 
 }  // namespace budgetkernel

@@ -4,6 +4,7 @@
 /// section 4.2, eq. 15-17), in O(B^2) per step with a maintained inverse kernel matrix.
 
 #include "../incremental_inverse.hpp"
+#include "../io.hpp"
 #include "../sv_store.hpp"
 #include "result.hpp"
 
@@ -15,10 +16,20 @@ namespace budgetkernel {
 
 /// Projection-based budget maintenance.
 ///
-/// Keeps K (the kernel matrix of the current SVs, copied from the rows the learner already
-/// computed, so no kernel evaluation happens here) and G = K^{-1} as an IncrementalInverse;
-/// index i of K and G is index i of the store, and every erase mirrors the store's
-/// swap-with-last. Memory: two capacity^2 matrices.
+/// Keeps K (the kernel matrix of the current SVs: computed once on activation, then copied
+/// from the rows the learner already computed, so no kernel evaluation happens per step) and
+/// G = K^{-1} as an IncrementalInverse; index i of K and G is index i of the store, and every
+/// erase mirrors the store's swap-with-last. Memory: two capacity^2 matrices (none while
+/// inactive).
+///
+/// Lazy activation. The object starts *inactive*: on_push does nothing (O(1)), pending() is
+/// false and no K or G exists, so a learner whose store never exceeds its budget never calls
+/// reduce() and equals unbudgeted kernel Pegasos exactly. The first reduce(sv, kernel) (the
+/// learner calls it only when the store overflows the budget) activates it (see activate()):
+/// K is computed from the store, G is built incrementally in store order, and every SV that
+/// is numerically dependent on the ones before it is folded into them at once. After that it
+/// stays active (K and G follow every push from the learner's kernel row, as below) until
+/// clear() / deactivate().
 ///
 /// Projecting SV p onto the rest (eq. 16): Delta alpha_{-p} = alpha_p K_{-p}^{-1} k_p, which
 /// the block-inverse identity turns into -alpha_p G_{-p,p} / G_pp (no solve). The residual
@@ -27,7 +38,9 @@ namespace budgetkernel {
 ///
 /// Protocol for a learner:
 ///   sv.push(x, alpha, id);  proj.on_push(sv, krow, kappa);
-///   if (sv.size() > budget || proj.pending()) result = proj.reduce(sv);
+///   if (sv.size() > budget || proj.pending()) result = proj.reduce(sv, kernel);
+/// reduce() removes *at least* one SV (more only in the activating call, see activate()), so
+/// size() <= budget holds afterwards either way.
 ///
 /// Numerically dependent SVs ("pending"): let s be the new SV's Schur complement against the
 /// others (its squared distance to their span) and beta = K^{-1} k its projection
@@ -38,10 +51,10 @@ namespace budgetkernel {
 /// after appending, j's residual against all others is 1 / G'_jj <= s / beta_j^2. Together
 /// they keep every SV's residual against the rest above tol * k_jj, so cond(K) stays below
 /// roughly n / tol however SVs come and go (erasing only increases residuals). A dependent
-/// SV is NOT appended to G (that would make G near-singular and poison later updates); it is
-/// marked pending and the next reduce() projects exactly that SV, with Delta alpha =
-/// alpha_new beta and degradation ||alpha_new||^2 max(s, 0) -- essentially free, and also
-/// eq. (17)'s choice up to that amount. Pending restores "G covers every SV", so reduce()
+/// SV is NOT appended to G (that would make G near-singular and poison later updates). While
+/// active, it is marked pending and the next reduce() projects exactly that SV, with Delta
+/// alpha = alpha_new beta and degradation ||alpha_new||^2 max(s, 0) -- essentially free, and
+/// also eq. (17)'s choice up to that amount. Pending restores "G covers every SV", so reduce()
 /// must follow a pending on_push even under the budget (it then only folds a redundant SV
 /// into the others); on_push throws std::logic_error if a pending SV was not reduced.
 /// Why 1e-8 and both terms: with tol = 1e-10, or without the second term, 40-SV RBF sets on
@@ -70,6 +83,9 @@ namespace budgetkernel {
 /// one (cond ~1e10, e.g. 200 SVs of 3-D data with gamma = 0.5) can refactor on most steps,
 /// i.e. O(n^3) per step -- correct, but slow. check_drift() checks the whole matrix on
 /// request.
+///
+/// Persistence: save() / load() write and restore either state exactly (K, G and the drift
+/// bookkeeping when active), so a resumed learner continues bit for bit.
 class Projection {
  public:
   /// \param exact false: project the smallest SV, argmin ||alpha_p||^2 k_pp (the paper's
@@ -83,8 +99,9 @@ class Projection {
   bool exact() const { return m_exact; }
   void set_exact(bool exact) { m_exact = exact; }
 
-  /// Forgets every SV (keeps the storage).
+  /// Forgets every SV and becomes inactive (keeps the storage and the settings).
   void clear() {
+    m_active = false;
     m_n = 0;
     m_g.clear();
     m_pending = false;
@@ -92,20 +109,28 @@ class Projection {
     m_ops = 0;
     m_ops_since_refactor = 0;
   }
+  /// Same as clear(): drops K and G and goes back to the inactive state, in which the next
+  /// reduce(sv, kernel) rebuilds them from the store (e.g. after loading a model whose file
+  /// has no saved projection state).
+  void deactivate() { clear(); }
 
-  /// Number of SVs tracked (== the store's size between calls).
+  /// Whether K and G are maintained (see the class comment: false until the first reduce).
+  bool active() const { return m_active; }
+  /// Number of SVs tracked in K (== the store's size between calls while active; 0 inactive).
   Index size() const { return m_n; }
-  /// Whether the newest SV is numerically dependent and waits for reduce().
+  /// Whether the newest SV is numerically dependent and waits for reduce() (never inactive).
   bool pending() const { return m_pending; }
   /// Schur complement of the pending SV (meaningful only while pending()).
   double pending_schur() const { return m_pending_s; }
 
   /// Call right after the learner pushed a new SV (now at index sv.size() - 1).
   /// krow.head(sv.size() - 1) = k(x_i, x_new) for the previous SVs (the row the learner
-  /// computed to score the example) and kappa = k(x_new, x_new). O(n^2).
-  /// \throws std::logic_error when the store and this object disagree in size, or the
-  ///         previous SV is still pending.
+  /// computed to score the example) and kappa = k(x_new, x_new). Inactive: does nothing,
+  /// O(1). Active: O(n^2).
+  /// \throws std::logic_error (active only) when the store and this object disagree in
+  ///         size, or the previous SV is still pending.
   void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
+    if (!m_active) return;
     const Index n = sv.size();
     if (n != m_n + 1 || m_pending) {
       std::ostringstream msg;
@@ -117,11 +142,32 @@ class Projection {
     add_row(krow.head(n - 1), kappa);
   }
 
-  /// One maintenance step: projects one SV onto the others, adds Delta alpha to their
-  /// coefficient rows (all c columns), erases it from the store and from G. Chooses the
-  /// pending SV if there is one, else by the rule (see exact()). O(n^2).
-  /// Reports degradation = ||alpha_p||^2 / G_pp and norm_change = -degradation.
+  /// One maintenance step. Inactive: activates first (activate(); O(n^2 d + n^3)), and if
+  /// that already folded one or more dependent SVs, stops there -- the contract is "remove
+  /// at least one SV", so the caller's size bound holds. Otherwise (and always when active)
+  /// projects one SV onto the others, adds Delta alpha to their coefficient rows (all c
+  /// columns), erases it from the store and from G: the pending SV if there is one, else by
+  /// the rule (see exact()). O(n^2).
+  /// Reports degradation = ||w_before - w_after||^2 and norm_change = ||w_after||^2 -
+  /// ||w_before||^2 over the whole call (for one projection: ||alpha_p||^2 / G_pp and
+  /// -degradation).
+  /// \throws std::invalid_argument when the store is empty; std::logic_error when active and
+  ///         the store and this object disagree in size.
+  MaintenanceResult reduce(SupportVectors& sv, const Kernel& kernel) {
+    if (!m_active) {
+      const Index n = sv.size();
+      detail::require(n >= 1, "Projection::reduce: the support-vector store is empty");
+      const MaintenanceResult r = activate(sv, kernel);
+      if (sv.size() < n) return r;
+    }
+    return reduce(sv);
+  }
+
+  /// reduce() for an active object (the kernel is only needed to activate).
+  /// \throws std::logic_error when inactive.
   MaintenanceResult reduce(SupportVectors& sv) {
+    if (!m_active)
+      throw std::logic_error("Projection::reduce(sv): the projection is inactive; call reduce(sv, kernel)");
     const Index n = sv.size();
     if (n != m_n) throw std::logic_error("Projection::reduce: the store and the projection are out of sync");
     detail::require(n >= 1, "Projection::reduce: the support-vector store is empty");
@@ -144,7 +190,7 @@ class Projection {
     auto res = m_r.head(n);
     // Verify column p of G against K: res = K g - e_p.
     double rn = column_residual(p, g, res);
-    if (rn > threshold()) {
+    if (rn > threshold() || !(g(p) > 0.0)) {
       drift_refactor(rn);
       p = choose(sv);
       rn = column_residual(p, g, res);
@@ -170,30 +216,106 @@ class Projection {
     return r;
   }
 
-  /// Recomputes K and G from scratch for the current store (e.g. after loading a model).
-  /// SVs are added in store order with the dependence test of on_push; only the last one may
-  /// fail it (it is then pending, as after on_push). O(n^2 d + n^3).
-  /// \throws std::runtime_error when an earlier SV fails it (the set cannot be represented;
-  ///         deduplicate the SVs first); the object is then empty.
-  void rebuild(const SupportVectors& sv, const Kernel& k) {
+  /// Activates an inactive object for the current store. K: row i is computed as the learner
+  /// computes it, kernel.row over the first i SVs with x_i as the query (i.e. as if the store
+  /// had been pushed in order, which it was when nothing was removed before), mirrored into
+  /// column i. G: the SVs are appended in store order with the dependence test of on_push;
+  /// an SV that fails it is folded into the SVs before it right away -- its coefficients go
+  /// to them (Delta alpha = alpha_i beta, beta = G k_i) and it is erased from the store with
+  /// swap-with-last, so the former last SV lands in slot i and is processed next. Every SV
+  /// thus ends either in G or folded; afterwards G covers the whole store and nothing is
+  /// pending. O(n^2 d + n^3) (+ O(n^2) per folded SV).
+  /// Returns the exact totals over all folds (0 when none): degradation = ||w_before -
+  /// w_after||^2 and norm_change = ||w_after||^2 - ||w_before||^2. Unlike a single pending
+  /// fold, these are not ||alpha_i||^2 s per fold: the SVs after slot i are not yet in G,
+  /// so the residual r_i = phi_i - sum_j beta_j phi_j is not orthogonal to them (nor to the
+  /// residuals of other folds), and the cross terms are accounted for (via <phi_j, r_i>).
+  /// The number of folded SVs is the decrease of sv.size().
+  /// \throws std::logic_error when already active.
+  MaintenanceResult activate(SupportVectors& sv, const Kernel& kernel) {
+    if (m_active) throw std::logic_error("Projection::activate: already active");
     clear();
-    const Index n = sv.size();
-    reserve(n);
-    Vector row(std::max<Index>(n, 1));
-    for (Index i = 0; i < n; ++i) {
-      // k(x_j, x_i) for j < i (one kernel row over the first i SVs).
-      k.row(sv.X(), sv.sqnorm(), i, sv.x(i).transpose(), sv.sqnorm()(i), row);
-      add_row(row.head(i), k.self(sv.sqnorm()(i)));
-      if (m_pending && i + 1 < n) {
-        std::ostringstream msg;
-        msg << "Projection::rebuild: support vector " << i << " and the " << i
-            << " before it are numerically linearly dependent (Schur complement " << m_pending_s
-            << "); projection needs linearly independent SVs";
-        clear();
-        throw std::runtime_error(msg.str());
-      }
+    const Index n0 = sv.size();
+    reserve(n0);
+    Vector row(std::max<Index>(n0, 1));
+    for (Index i = 0; i < n0; ++i) {
+      kernel.row(sv.X(), sv.sqnorm(), i, sv.x(i).transpose(), sv.sqnorm()(i), row);
+      m_k.col(i).head(i) = row.head(i);
+      m_k.row(i).head(i) = row.head(i).transpose();
+      m_k(i, i) = kernel.self(sv.sqnorm()(i));
     }
-    check_drift(/*full=*/true);
+    m_n = n0;
+    m_active = true;
+    MaintenanceResult total;
+    Eigen::MatrixXd kd;  // kd(j, :) = <phi_j, w_now - w_before> per class (allocated at the first fold)
+    for (Index i = 0; i < m_n;) {
+      if (append_to_g(i))
+        ++i;
+      else
+        fold(sv, i, kd, total);
+    }
+    total.degradation = std::max(total.degradation, 0.0);
+    return total;
+  }
+
+  /// Writes the exact state so that a loaded learner continues bit for bit: the `active`
+  /// flag, the settings and the drift bookkeeping, and when active K, G and the storage
+  /// capacity (Eigen's gemv blocks its summation by the matrices' column stride, so the
+  /// capacity is part of the arithmetic for >= 128 SVs).
+  /// \throws std::invalid_argument while an SV is pending (reduce first).
+  void save(FieldMap& fm, const std::string& prefix) const {
+    detail::require(!m_pending, "Projection::save: a dependent SV is pending; reduce first");
+    fm.set_int(prefix + "active", m_active ? 1 : 0);
+    fm.set_ints(prefix + "state", {m_ops, m_ops_since_refactor, m_refactors, m_check_interval});
+    fm.set(prefix + "floor", m_floor);
+    fm.set(prefix + "drift_tol", m_drift_tol);
+    fm.set(prefix + "dep_tol", m_dep_tol);
+    if (!m_active) return;
+    fm.set_int(prefix + "capacity", m_k.rows());
+    fm.set_matrix(prefix + "K", m_k.topLeftCorner(m_n, m_n));
+    fm.set_matrix(prefix + "G", m_g.inverse());
+  }
+
+  /// Restores what save() wrote (either state); checks it against the store's size. The
+  /// exact() choice is not part of the file (the learner sets it from its maintenance kind).
+  /// \throws std::runtime_error ("model file: ...") on missing or invalid fields.
+  void load(const FieldMap& fm, const std::string& prefix, const SupportVectors& sv) {
+    const Index n = sv.size();
+    const auto active = fm.get_i64(prefix + "active");
+    const auto st = fm.get_ints(prefix + "state", 4);
+    const double floor = fm.get_f64(prefix + "floor");
+    const double drift_tol = fm.get_f64(prefix + "drift_tol");
+    const double dep_tol = fm.get_f64(prefix + "dep_tol");
+    if ((active != 0 && active != 1) || st[0] < 0 || st[1] < 0 || st[2] < 0 || st[3] < 0 ||
+        !(floor >= 0.0 && std::isfinite(floor)) || !(drift_tol > 0.0 && std::isfinite(drift_tol)) ||
+        !(dep_tol >= 0.0 && dep_tol < 1.0))
+      detail::corrupt("invalid projection state");
+    Eigen::MatrixXd K, G;
+    Index cap = 0;
+    if (active) {
+      cap = fm.get_i64(prefix + "capacity");
+      K = fm.get_matrix(prefix + "K", n, n);
+      G = fm.get_matrix(prefix + "G", n, n);
+      if (cap < n || !detail::all_finite(K.data(), K.size()) || !detail::all_finite(G.data(), G.size()) ||
+          K != K.transpose())
+        detail::corrupt("invalid projection state");
+    }
+    clear();
+    m_ops = st[0];
+    m_ops_since_refactor = st[1];
+    m_refactors = st[2];
+    m_check_interval = st[3];
+    m_floor = floor;
+    m_drift_tol = drift_tol;
+    m_dep_tol = dep_tol;
+    if (!active) return;
+    // The saved capacity only steers Eigen's blocking; bounded so that a corrupt file cannot
+    // demand a huge allocation (a real one is at most twice the largest store size seen).
+    reserve(std::min(cap, 2 * std::max(sv.capacity(), n)));
+    m_k.topLeftCorner(n, n) = K;
+    m_n = n;
+    m_g.assign(G);
+    m_active = true;
   }
 
   /// Checks the whole of G against K now (O(n^2) probe max|G (K v) - v| with a fixed +-1
@@ -248,8 +370,10 @@ class Projection {
     for (Index j = 0; j < m_n; ++j) {
       const double a2 = sv.alpha(j).squaredNorm();
       // exact: eq. (17) = ||alpha_j||^2 / G_jj; cheap: ||alpha_j||^2 k_jj (smallest SV).
-      const double v = m_exact ? a2 / m_g(j, j) : a2 * m_k(j, j);
-      if (j == 0 || v < best_v) best_v = v, best = j;
+      // 1 / G_jj <= k_jj always; a non-positive G_jj (only from a broken G) falls back to it.
+      const double gjj = m_g(j, j);
+      const double v = (m_exact && gjj > 0.0) ? a2 / gjj : a2 * m_k(j, j);
+      if (j == 0 || detail::smaller_or_older(v, sv.id(j), best_v, sv.id(best))) best_v = v, best = j;
     }
     return best;
   }
@@ -295,12 +419,21 @@ class Projection {
     m_k.row(m).head(m) = col.transpose();
     m_k(m, m) = kappa;
     ++m_n;
-    const auto k = m_k.col(m).head(m);
-    auto gk = m_gk.head(m);
+    if (!append_to_g(m)) m_pending = true;
+  }
+
+  /// Appends SV i (its K row/column already stored; G covers exactly SVs 0..i-1) to G unless
+  /// it is numerically dependent on them. Either way m_gk.head(i) = beta = K_{0..i-1}^{-1} k_i
+  /// (refined) and, when dependent, m_pending_s = its Schur complement. Returns whether it was
+  /// appended.
+  bool append_to_g(Index i) {
+    const auto k = m_k.col(i).head(i);
+    const double kappa = m_k(i, i);
+    auto gk = m_gk.head(i);
     double s = kappa;
-    if (m > 0) {
+    if (i > 0) {
       // gk = G k, verified against K: res = k - K gk; refactor if G drifted, then refine.
-      auto res = m_r.head(m);
+      auto res = m_r.head(i);
       const double kmax = std::max(k.cwiseAbs().maxCoeff(), 1e-300);
       double rn = schur_residual(k, gk, res) / kmax;
       if (rn > threshold()) {
@@ -316,17 +449,48 @@ class Projection {
     // So no SV in G ever has a residual below tol * k_jj against the rest, which keeps
     // cond(K) <= ~n / tol however the SVs come and go (erasing only increases residuals).
     double scale = kappa;
-    for (Index j = 0; j < m; ++j) scale = std::max(scale, m_k(j, j) * gk(j) * gk(j));
+    for (Index j = 0; j < i; ++j) scale = std::max(scale, m_k(j, j) * gk(j) * gk(j));
     if (!(s > m_dep_tol * scale)) {
-      m_pending = true;
       m_pending_s = s;
-      return;
+      return false;
     }
     // The refined gk and its s: G' is then the exact inverse of the bordered matrix with k
     // perturbed by ~|res| (backward stable), and measured to drift far less than with G k.
     m_g.append_from_schur(gk, s, kappa);
     ++m_ops_since_refactor;
     maybe_check_drift();
+    return true;
+  }
+
+  /// Activation: folds SV i, just found dependent on SVs 0..i-1 (beta = m_gk.head(i)), into
+  /// them and erases it (swap-with-last in the store, K and kd). SVs i+1.. are in K but not
+  /// yet in G. Adds the exact change of ||w_before - w||^2 and ||w||^2 to `total`; kd(j, :)
+  /// = <phi_j, w - w_before> for the current SVs j carries the cross terms between folds.
+  void fold(SupportVectors& sv, Index i, Eigen::MatrixXd& kd, MaintenanceResult& total) {
+    const Index n = m_n;
+    auto A = sv.A().topRows(n);
+    if (kd.rows() == 0) kd.setZero(n, sv.n_coef());
+    const auto beta = m_gk.head(i);
+    const Eigen::RowVectorXd a = A.row(i);  // copy: A is written below
+    // v_j = <phi_j, r> for the residual r = phi_i - sum_{l < i} beta_l phi_l (with the beta
+    // actually applied); ||r||^2 = <phi_i, r> - beta^T <phi_{0..i-1}, r>.
+    Vector v = m_k.col(i).head(n);
+    if (i > 0) v.noalias() -= m_k.topLeftCorner(n, i) * beta;
+    const double rr = v(i) - beta.dot(v.head(i));
+    // The fold changes w by -a r (per class): ||w - a r||^2 - ||w||^2 = -2 a.<w, r> + |a|^2 rr
+    // and ||D - a r||^2 - ||D||^2 = -2 a.<D, r> + |a|^2 rr for D = w - w_before.
+    const Eigen::RowVectorXd wr = v.transpose() * A;
+    Eigen::RowVectorXd dr = kd.row(i);
+    if (i > 0) dr.noalias() -= beta.transpose() * kd.topRows(i);
+    const double a2 = a.squaredNorm();
+    total.degradation += a2 * rr - 2.0 * a.dot(dr);
+    total.norm_change += a2 * rr - 2.0 * a.dot(wr);
+    A.topRows(i).noalias() += beta * a;
+    kd.topRows(n).noalias() -= v * a;
+    const Index last = n - 1;
+    if (i != last) kd.row(i) = kd.row(last);
+    sv.erase(i);
+    erase_k(i);
   }
 
   template <class KT, class GT, class RT>
@@ -369,9 +533,11 @@ class Projection {
   }
 
   bool m_exact = false;
+  bool m_active = false;  // K and G maintained (see the class comment)
   bool m_pending = false;
   double m_pending_s = 0.0;
-  Index m_n = 0;  // SVs tracked in K (== store size); G has m_n or m_n - 1 (pending) rows
+  Index m_n = 0;  // SVs tracked in K (== store size while active, 0 inactive); G has m_n or
+                  // m_n - 1 (pending) rows, fewer during activate()
   Index m_ops = 0;  // updates of G since the last whole-matrix probe
   Index m_check_interval = 100;
   Index m_ops_since_refactor = 0;

@@ -3,6 +3,7 @@
 /// Budget maintenance by removing one SV (BSGD paper, section 4.1).
 
 #include "../detail/random.hpp"
+#include "../gram_cache.hpp"
 #include "../sv_store.hpp"
 #include "result.hpp"
 
@@ -23,7 +24,7 @@ enum class RemovalRule : std::int32_t {
 /// \throws std::invalid_argument when the store is empty.
 inline Index choose_removal(const SupportVectors& sv, const Kernel& k, RemovalRule rule, std::mt19937_64& rng) {
   const Index n = sv.size();
-  detail::require(n >= 1, "choose_removal: the support-vector store is empty");
+  if (!(n >= 1)) detail::invalid("choose_removal: the support-vector store is empty");
   switch (rule) {
     case RemovalRule::Random: return detail::uniform_index(rng, n);
     case RemovalRule::Oldest: {
@@ -33,11 +34,13 @@ inline Index choose_removal(const SupportVectors& sv, const Kernel& k, RemovalRu
       return best;
     }
     case RemovalRule::Smallest: {
+      // Near-ties go to the oldest SV (detail::smaller_or_older): with Pegasos' equal |alpha|
+      // this is the paper's observation that the rule then removes the oldest SV (4.1).
       Index best = 0;
       double best_v = sv.alpha(0).squaredNorm() * k.self(sv.sqnorm()(0));
       for (Index j = 1; j < n; ++j) {
         const double v = sv.alpha(j).squaredNorm() * k.self(sv.sqnorm()(j));
-        if (v < best_v) best_v = v, best = j;
+        if (detail::smaller_or_older(v, sv.id(j), best_v, sv.id(best))) best_v = v, best = j;
       }
       return best;
     }
@@ -56,7 +59,7 @@ inline Index choose_removal(const SupportVectors& sv, const Kernel& k, RemovalRu
 /// \throws std::invalid_argument when p is out of range.
 inline MaintenanceResult remove_sv(SupportVectors& sv, const Kernel& k, Index p, Vector& work) {
   const Index n = sv.size();
-  detail::require(p >= 0 && p < n, "remove_sv: SV index out of range");
+  if (!(p >= 0 && p < n)) detail::invalid("remove_sv: SV index out of range");
   if (work.size() < n) work.resize(std::max(n, sv.capacity()));
   const double kpp = k.self(sv.sqnorm()(p));
   sv.kernel_row(k, sv.x(p).transpose(), sv.sqnorm()(p), work);
@@ -72,5 +75,82 @@ inline MaintenanceResult remove_sv(SupportVectors& sv, const Kernel& k, Index p,
   sv.erase(p);
   return r;
 }
+
+/// Removal with the kernel matrix of the SVs cached (GramCache): reduce() picks p like
+/// choose_removal and reports the same numbers as remove_sv, but reads k(x_j, x_p) from the
+/// cached row p instead of computing a kernel row: O(n c) per removal, no kernel evaluation
+/// (remove_sv stays as the cache-free reference). The cache costs O(n) per push (on_push)
+/// and per removal (the mirrored erase), plus at most 7 kernel values per push.
+/// Protocol as Merging: on_push after every push, clear() with the store, rebuild() after
+/// replacing the store.
+class Removal {
+ public:
+  explicit Removal(RemovalRule rule = RemovalRule::Random, const Kernel& kernel = Kernel())
+      : m_rule(rule), m_kernel(kernel) {}
+
+  RemovalRule rule() const { return m_rule; }
+  void set_rule(RemovalRule rule) { m_rule = rule; }
+  const Kernel& kernel() const { return m_kernel; }
+  const GramCache& gram() const { return m_gram; }
+
+  void clear() { m_gram.clear(); }
+
+  /// See Merging::on_push.
+  void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
+    const Index n = sv.size();
+    if (n != m_gram.size() + 1) detail::cache_out_of_sync("Removal::on_push", n - 1, m_gram.size());
+    if (m_gram.capacity() < n) m_gram.reserve(std::max(sv.capacity(), 2 * m_gram.capacity()));
+    m_gram.on_push(krow, kappa);
+    m_gram.canonicalize_row(sv, m_kernel, n - 1, n - 1);
+  }
+
+  /// Recomputes the cache from the store and adopts `kernel`. O(n^2 d).
+  void rebuild(const SupportVectors& sv, const Kernel& kernel) {
+    m_kernel = kernel;
+    m_gram.rebuild(sv, kernel);
+  }
+
+  /// Removes the SV chosen by rule() (choose_removal; Random draws from rng).
+  MaintenanceResult reduce(SupportVectors& sv, const Kernel& kernel, std::mt19937_64& rng) {
+    return remove(sv, kernel, choose_removal(sv, kernel, m_rule, rng));
+  }
+
+  /// remove_sv(sv, kernel, p, .) with the cached row p. O(n c).
+  /// \throws std::invalid_argument when p is out of range or kernel is not the cache's;
+  ///         std::logic_error when the cache is out of sync.
+  MaintenanceResult remove(SupportVectors& sv, const Kernel& kernel, Index p) {
+    const Index n = sv.size();
+    if (!(p >= 0 && p < n)) detail::invalid("Removal::remove: SV index out of range");
+    if (!detail::same_kernel(kernel, m_kernel))
+      detail::invalid("Removal::remove: kernel differs from the cached one");
+    if (n != m_gram.size()) detail::cache_out_of_sync("Removal::remove", n, m_gram.size());
+    const double kpp = kernel.self(sv.sqnorm()(p));  // as remove_sv
+    const double* kp = m_gram.row_data(p);
+    // alpha_p . f(x_p) = sum_j k(x_j, x_p) (alpha_j . alpha_p), summed as remove_sv does but
+    // with plain loops (an Eigen dot per SV costs a call each).
+    const Index c = sv.n_coef();
+    const double* A = sv.A().data();
+    const double* ap = A + p * c;
+    double af = 0.0;
+    for (Index j = 0; j < n; ++j) {
+      const double* aj = A + j * c;
+      double dot = aj[0] * ap[0];
+      for (Index i = 1; i < c; ++i) dot += aj[i] * ap[i];
+      af += (j == p ? kpp : kp[j]) * dot;
+    }
+    const double a2k = sv.alpha(p).squaredNorm() * kpp;
+    MaintenanceResult r;
+    r.degradation = a2k;
+    r.norm_change = -2.0 * af + a2k;
+    m_gram.erase(p);
+    sv.erase(p);
+    return r;
+  }
+
+ private:
+  RemovalRule m_rule = RemovalRule::Random;
+  Kernel m_kernel;
+  GramCache m_gram;
+};
 
 }  // namespace budgetkernel

@@ -64,13 +64,14 @@ inline void set_rng_state(std::mt19937_64& rng, const std::string& s) {
 /// Checks a chunk before the hot loop so the loop itself never throws.
 inline void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, Index n_features,
                         Index n_classes) {
-  require(X.cols() == n_features, "X has " + std::to_string(X.cols()) + " features, expected " +
-                                      std::to_string(n_features));
-  require(all_finite(X.data(), X.size()), "X contains NaN or infinity");
+  // Messages are built only on failure: this runs once per chunk, ahead of the hot loop.
+  if (X.cols() != n_features)
+    invalid("X has " + std::to_string(X.cols()) + " features, expected " + std::to_string(n_features));
+  if (!all_finite(X.data(), X.size())) invalid("X contains NaN or infinity");
   if (y)
     for (Index i = 0; i < X.rows(); ++i)
-      require(y[i] >= 0 && y[i] < n_classes, "label index " + std::to_string(y[i]) + " out of range [0, " +
-                                                 std::to_string(n_classes) + ")");
+      if (y[i] < 0 || y[i] >= n_classes)
+        invalid("label index " + std::to_string(y[i]) + " out of range [0, " + std::to_string(n_classes) + ")");
 }
 
 }  // namespace detail

@@ -70,9 +70,8 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     params.validate();
     init_base(n_features, n_classes);
     m_p = params;
-    // Without a budget no maintenance runs: skip its side state (the projection's O(B^2)
-    // inverse) and its kernel check.
-    m_maint = BudgetMaintainer(params.budget > 0 ? params.maintenance : Maintenance::RemoveOldest, params.kernel);
+    // Without a budget no maintenance runs: no side state (kernel cache, inverse), no check.
+    m_maint = BudgetMaintainer(params.maintenance, params.kernel, params.budget > 0);
     m_rng.seed(params.seed);
     const Index cap = params.budget > 0 ? params.budget + 1 : 64;
     m_sv.reset(n_features, n_outputs(), cap);
@@ -162,7 +161,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     thread_local Vector krow;
     if (krow.size() < n) krow.resize(n);
     m_sv.kernel_row(m_p.kernel, x, x.squaredNorm(), krow);
-    f.noalias() = m_sv.A().topRows(n).transpose() * krow.head(n);
+    m_sv.scores(krow, f);
     f *= m_scale;
   }
 
@@ -180,6 +179,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     fm.set_matrix("sv.x", m_sv.X().topRows(n));
     fm.set_matrix("sv.alpha", m_sv.A().topRows(n));
     fm.set_ints("sv.id", std::vector<std::int64_t>(m_sv.ids().begin(), m_sv.ids().begin() + n));
+    m_maint.save(fm);
   }
 
   void load(const FieldMap& fm) {
@@ -213,7 +213,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
       detail::corrupt("non-finite support vectors or coefficients");
     m_sv.assign(X, A, ids, p.budget > 0 ? p.budget + 1 : std::max<Index>(64, X.rows()));
     resize_work(m_sv.capacity());
-    m_maint.rebuild(m_sv, p.kernel);
+    m_maint.load(fm, m_sv, p.kernel);
   }
 
  private:

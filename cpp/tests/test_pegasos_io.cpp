@@ -1,0 +1,217 @@
+// Kernel Pegasos / BSGD and the model file, in C++ alone: unbudgeted reduction, linear
+// equivalence, save/load resuming bit for bit, corrupt files rejected.
+#include <budgetkernel/budgetkernel.hpp>
+
+#include <random>
+
+#include "test_util.hpp"
+
+using namespace budgetkernel;
+
+namespace {
+
+struct Stream {
+  RowMatrix X;
+  std::vector<std::int32_t> y;
+};
+
+// Noisy 4x4 checkerboard on [0,4)^2 (15% flipped), centred; c > 2 uses the cell index mod c.
+Stream make_stream(Index n, int n_classes, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 4.0);
+  Stream s{RowMatrix(n, 2), std::vector<std::int32_t>(static_cast<std::size_t>(n))};
+  for (Index i = 0; i < n; ++i) {
+    const double a = u(rng), b = u(rng);
+    s.X(i, 0) = a - 2.0;
+    s.X(i, 1) = b - 2.0;
+    int label = (static_cast<int>(a) + static_cast<int>(b)) % n_classes;
+    if (u(rng) < 0.6) label = (label + 1) % n_classes;
+    s.y[static_cast<std::size_t>(i)] = label;
+  }
+  return s;
+}
+
+BSGDParams params(Maintenance m, Index budget) {
+  BSGDParams p;
+  p.kernel = Kernel(KernelType::RBF, 2.0);
+  p.lam = 1e-3;
+  p.budget = budget;
+  p.maintenance = m;
+  p.seed = 11;
+  return p;
+}
+
+const Maintenance all_strategies[] = {Maintenance::RemoveRandom, Maintenance::RemoveOldest,
+                                      Maintenance::RemoveSmallest, Maintenance::Project,
+                                      Maintenance::ProjectExact, Maintenance::Merge};
+
+}  // namespace
+
+TEST_CASE("budget >= stream length equals unbudgeted kernel Pegasos exactly") {
+  for (int c : {2, 3}) {
+    const Stream s = make_stream(600, c, 1);
+    KernelPegasos free(2, c, params(Maintenance::Merge, 0));
+    free.partial_fit(s.X, s.y.data());
+    for (Maintenance m : all_strategies) {
+      KernelPegasos big(2, c, params(m, 600));
+      big.partial_fit(s.X, s.y.data());
+      CHECK(big.counters().maintenance == 0);
+      if (big.support_vectors().size() != free.support_vectors().size()) {
+        std::printf("  %s c=%d: %ld SVs vs %ld unbudgeted (maintenance %ld)\n", maintenance_name(m), c,
+                    static_cast<long>(big.support_vectors().size()), static_cast<long>(free.support_vectors().size()),
+                    static_cast<long>(big.counters().maintenance));
+        CHECK(false);
+        continue;
+      }
+      CHECK((big.coefficients() - free.coefficients()).cwiseAbs().maxCoeff() <= 1e-12);
+    }
+  }
+}
+
+TEST_CASE("kernel Pegasos with the linear kernel equals linear Pegasos") {
+  for (int c : {2, 4}) {
+    const Stream s = make_stream(800, c, 2);
+    BSGDParams p = params(Maintenance::Project, 0);
+    p.kernel = Kernel(KernelType::Linear);
+    KernelPegasos k(2, c, p);
+    LinearPegasos lin(2, c, p.lam, 1);
+    k.partial_fit(s.X, s.y.data());
+    lin.partial_fit(s.X, s.y.data());
+    const Index n = k.support_vectors().size();
+    const Eigen::MatrixXd w = k.support_vectors().X().topRows(n).transpose() * k.coefficients();
+    CHECK((w - lin.weights()).cwiseAbs().maxCoeff() <= 1e-10);
+    CHECK(k.counters().mistakes == lin.counters().mistakes);
+  }
+}
+
+TEST_CASE("the budget is never exceeded and ||w||^2 stays exact") {
+  for (Maintenance m : all_strategies) {
+    for (int c : {2, 3}) {
+      const Stream s = make_stream(1500, c, 3);
+      KernelPegasos k(2, c, params(m, 25));
+      for (Index i = 0; i < s.X.rows(); i += 100) {
+        k.partial_fit(s.X.middleRows(i, 100), s.y.data() + i);
+        CHECK(k.support_vectors().size() <= 25);
+      }
+      // ||w||^2 = sum over classes of a^T K a, recomputed from scratch.
+      const SupportVectors& sv = k.support_vectors();
+      const RowMatrix a = k.coefficients();
+      double norm2 = 0.0;
+      for (Index i = 0; i < sv.size(); ++i)
+        for (Index j = 0; j < sv.size(); ++j)
+          norm2 += a.row(i).dot(a.row(j)) * k.params().kernel.value(sv.x(i).transpose(), sv.x(j).transpose());
+      CHECK_NEAR(k.norm2(), norm2, 1e-9 * std::max(1.0, norm2));
+      CHECK(k.norm2() * k.params().lam <= 1.0 + 1e-12);
+      CHECK(k.counters().degradation > 0.0);
+    }
+  }
+}
+
+TEST_CASE("save and load resume training bit for bit; Model predicts identically") {
+  for (Maintenance m : all_strategies) {
+    const Stream s = make_stream(3000, 2, 4);
+    KernelPegasos full(2, 2, params(m, 40));
+    full.partial_fit(s.X, s.y.data());
+
+    KernelPegasos half(2, 2, params(m, 40));
+    half.partial_fit(s.X.topRows(1700), s.y.data());
+    FieldMap fm;
+    half.save(fm);
+    const std::string bytes = fm.to_bytes();
+    KernelPegasos resumed;
+    resumed.load(FieldMap::from_bytes(bytes));
+    RowMatrix d1(s.X.rows(), 1), d2(s.X.rows(), 1);
+    half.decision_function(s.X, d1);
+    const RowMatrix d3 = Model(FieldMap::from_bytes(bytes)).decision_function(s.X);
+    CHECK((d1 - d3).cwiseAbs().maxCoeff() == 0.0);
+    resumed.partial_fit(s.X.bottomRows(1300), s.y.data() + 1700);
+    CHECK(resumed.support_vectors().size() == full.support_vectors().size());
+    CHECK((resumed.coefficients() - full.coefficients()).cwiseAbs().maxCoeff() == 0.0);
+    CHECK(resumed.counters().mistakes == full.counters().mistakes);
+    full.decision_function(s.X, d1);
+    resumed.decision_function(s.X, d2);
+    CHECK((d1 - d2).cwiseAbs().maxCoeff() == 0.0);
+  }
+}
+
+TEST_CASE("linear Pegasos mini-batches resume across a save in the middle of a batch") {
+  const Stream s = make_stream(1000, 3, 5);
+  LinearPegasos full(2, 3, 1e-3, 7), half(2, 3, 1e-3, 7);
+  full.partial_fit(s.X, s.y.data());
+  half.partial_fit(s.X.topRows(503), s.y.data());
+  FieldMap fm;
+  half.save(fm);
+  LinearPegasos resumed;
+  resumed.load(FieldMap::from_bytes(fm.to_bytes()));
+  resumed.partial_fit(s.X.bottomRows(497), s.y.data() + 503);
+  CHECK((resumed.weights() - full.weights()).cwiseAbs().maxCoeff() == 0.0);
+  const RowMatrix d = Model(FieldMap::from_bytes(fm.to_bytes())).decision_function(s.X);
+  RowMatrix e(s.X.rows(), 3);
+  half.decision_function(s.X, e);
+  CHECK((d - e).cwiseAbs().maxCoeff() == 0.0);
+}
+
+TEST_CASE("corrupt, truncated and foreign model files are rejected with an error") {
+  const Stream s = make_stream(300, 2, 6);
+  KernelPegasos k(2, 2, params(Maintenance::Merge, 20));
+  k.partial_fit(s.X, s.y.data());
+  FieldMap fm;
+  k.save(fm);
+  const std::string good = fm.to_bytes();
+  CHECK_THROWS(FieldMap::from_bytes(""));
+  CHECK_THROWS(FieldMap::from_bytes(good.substr(0, good.size() - 1)));
+  CHECK_THROWS(FieldMap::from_bytes(good.substr(0, 30)));
+  CHECK_THROWS(FieldMap::from_bytes(good + "x"));
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 0x40;
+  CHECK_THROWS(FieldMap::from_bytes(flipped));
+  std::string magic = good;
+  magic[0] = 'X';
+  CHECK_THROWS(FieldMap::from_bytes(magic));
+  std::string version = good;
+  version[8] = 9;
+  CHECK_THROWS(FieldMap::from_bytes(version));
+  LinearPegasos lin;
+  CHECK_THROWS(lin.load(FieldMap::from_bytes(good)));  // a BSGD file is not a linear model
+  // Truncation at every length is detected (never a crash or a silent success).
+  int accepted = 0;
+  for (std::size_t n = 0; n < good.size(); n += 7) {
+    try {
+      FieldMap::from_bytes(good.substr(0, n));
+      ++accepted;
+    } catch (const std::runtime_error&) {
+    }
+  }
+  CHECK(accepted == 0);
+}
+
+TEST_CASE("invalid parameters and inputs throw std::invalid_argument") {
+  CHECK_THROWS(Kernel(KernelType::RBF, 0.0));
+  CHECK_THROWS(Kernel(KernelType::RBF, -1.0));
+  CHECK_THROWS(KernelPegasos(2, 2, [] {
+    BSGDParams p;
+    p.lam = 0.0;
+    return p;
+  }()));
+  CHECK_THROWS(KernelPegasos(2, 2, [] {
+    BSGDParams p;
+    p.kernel = Kernel(KernelType::Polynomial, 1.0, 2, 1.0);
+    p.budget = 10;
+    p.maintenance = Maintenance::Merge;
+    return p;
+  }()));
+  KernelPegasos k(2, 2, params(Maintenance::Merge, 10));
+  RowMatrix X(2, 2);
+  X << 0.0, 1.0, std::nan(""), 0.0;
+  std::int32_t y[2] = {0, 1};
+  CHECK_THROWS(k.partial_fit(X, y));
+  X(1, 0) = 0.0;
+  std::int32_t bad[2] = {0, 2};
+  CHECK_THROWS(k.partial_fit(X, bad));
+  RowMatrix wide(1, 3);
+  wide.setZero();
+  CHECK_THROWS(k.partial_fit(wide, y));
+  CHECK(k.counters().examples == 0);  // nothing learned from a rejected chunk
+}
+
+TEST_MAIN()
