@@ -141,7 +141,6 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self._init_model(X, np.unique(y))
         yi = self._encode(y)
-        order = None
         rng = check_random_state(self.random_state) if getattr(self, "shuffle", False) else None
         for _ in range(self.n_epochs):
             if rng is not None:

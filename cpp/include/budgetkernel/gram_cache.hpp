@@ -220,4 +220,41 @@ inline bool same_kernel(const Kernel& a, const Kernel& b) {
 
 }  // namespace detail
 
+/// What the cached strategies (Merging, Removal) share: a kernel and the GramCache of the
+/// store, kept in step with it. Protocol: on_push() after every push, clear() with the
+/// store, rebuild() after the store was replaced (e.g. a loaded model).
+class GramTracked {
+ public:
+  explicit GramTracked(const Kernel& kernel) : m_kernel(kernel) {}
+
+  const Kernel& kernel() const { return m_kernel; }
+  const GramCache& gram() const { return m_gram; }
+
+  /// Forgets every SV (keeps the storage).
+  void clear() { m_gram.clear(); }
+
+  /// Call right after the learner pushed an SV (now the last one): krow.head(n-1) = k(x_i,
+  /// x_new) for the previous SVs (the scoring row), kappa = k(x_new, x_new). O(n), no kernel
+  /// evaluation except at most 7 canonical tail values.
+  /// \throws std::logic_error when the cache does not track the other n - 1 SVs.
+  void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
+    const Index n = sv.size();
+    if (n != m_gram.size() + 1) detail::cache_out_of_sync("on_push", n - 1, m_gram.size());
+    if (m_gram.capacity() < n) m_gram.reserve(std::max(sv.capacity(), 2 * m_gram.capacity()));
+    m_gram.on_push(krow, kappa);
+    m_gram.canonicalize_row(sv, m_kernel, n - 1, n - 1);
+  }
+
+  /// Recomputes the cache from the store; bitwise what on_push and the strategy's updates
+  /// would have built (GramCache). Also adopts `kernel`. O(n^2 d).
+  void rebuild(const SupportVectors& sv, const Kernel& kernel) {
+    m_kernel = kernel;
+    m_gram.rebuild(sv, kernel);
+  }
+
+ protected:
+  Kernel m_kernel;
+  GramCache m_gram;
+};
+
 }  // namespace budgetkernel

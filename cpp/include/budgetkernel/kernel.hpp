@@ -109,11 +109,12 @@ class Kernel {
  private:
   template <int D, class X>
   static void dots_fixed(const RowMatrix& S, Index n, const Eigen::MatrixBase<X>& x, Eigen::Ref<Vector> out) {
-    const Eigen::Matrix<double, D, 1> xv = x;
+    double xv[D];
+    for (int k = 0; k < D; ++k) xv[k] = x(k);
     const double* s = S.data();
     for (Index i = 0; i < n; ++i) {
-      double acc = s[i * D] * xv(0);
-      for (int k = 1; k < D; ++k) acc += s[i * D + k] * xv(k);
+      double acc = s[i * D] * xv[0];
+      for (int k = 1; k < D; ++k) acc += s[i * D + k] * xv[k];
       out(i) = acc;
     }
   }

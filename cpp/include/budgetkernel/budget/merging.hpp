@@ -563,34 +563,9 @@ inline MaintenanceResult merge_reduce(SupportVectors& sv, const Kernel& kernel, 
 /// after replacing the store (e.g. loading). Differences from merge_reduce in the kernel
 /// values (the canonical cached ones vs. freshly computed rows, <= 1 ulp) can only change the
 /// chosen partner on an exact tie.
-class Merging {
+class Merging : public GramTracked {
  public:
-  explicit Merging(const Kernel& kernel = Kernel()) : m_kernel(kernel) {}
-
-  const Kernel& kernel() const { return m_kernel; }
-  const GramCache& gram() const { return m_gram; }
-
-  /// Forgets every SV (keeps the storage).
-  void clear() { m_gram.clear(); }
-
-  /// Call right after the learner pushed an SV (now the last one): krow.head(n-1) = k(x_i,
-  /// x_new) for the previous SVs (the scoring row), kappa = k(x_new, x_new). O(n), no kernel
-  /// evaluation except at most 7 canonical tail values.
-  /// \throws std::logic_error when the cache does not track the other n - 1 SVs.
-  void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
-    const Index n = sv.size();
-    if (n != m_gram.size() + 1) detail::cache_out_of_sync("Merging::on_push", n - 1, m_gram.size());
-    if (m_gram.capacity() < n) m_gram.reserve(std::max(sv.capacity(), 2 * m_gram.capacity()));
-    m_gram.on_push(krow, kappa);
-    m_gram.canonicalize_row(sv, m_kernel, n - 1, n - 1);
-  }
-
-  /// Recomputes the cache from the store (after loading a model); bitwise what on_push and
-  /// reduce would have built (GramCache). Also adopts `kernel`. O(n^2 d).
-  void rebuild(const SupportVectors& sv, const Kernel& kernel) {
-    m_kernel = kernel;
-    m_gram.rebuild(sv, kernel);
-  }
+  explicit Merging(const Kernel& kernel = Kernel()) : GramTracked(kernel) {}
 
   /// Removes one SV by merging (see merge_reduce for the rule and the reported numbers).
   /// Allocation-free once the work vectors reached the store's size.
@@ -651,8 +626,6 @@ class Merging {
   }
 
  private:
-  Kernel m_kernel;
-  GramCache m_gram;
   Vector m_row, m_zw;  // z's kernel row; z and alpha_z
 };
 

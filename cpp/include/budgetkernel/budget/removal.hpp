@@ -83,32 +83,14 @@ inline MaintenanceResult remove_sv(SupportVectors& sv, const Kernel& k, Index p,
 /// and per removal (the mirrored erase), plus at most 7 kernel values per push.
 /// Protocol as Merging: on_push after every push, clear() with the store, rebuild() after
 /// replacing the store.
-class Removal {
+class Removal : public GramTracked {
  public:
   explicit Removal(RemovalRule rule = RemovalRule::Random, const Kernel& kernel = Kernel())
-      : m_rule(rule), m_kernel(kernel) {}
+      : GramTracked(kernel), m_rule(rule) {}
 
   RemovalRule rule() const { return m_rule; }
   void set_rule(RemovalRule rule) { m_rule = rule; }
-  const Kernel& kernel() const { return m_kernel; }
-  const GramCache& gram() const { return m_gram; }
 
-  void clear() { m_gram.clear(); }
-
-  /// See Merging::on_push.
-  void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
-    const Index n = sv.size();
-    if (n != m_gram.size() + 1) detail::cache_out_of_sync("Removal::on_push", n - 1, m_gram.size());
-    if (m_gram.capacity() < n) m_gram.reserve(std::max(sv.capacity(), 2 * m_gram.capacity()));
-    m_gram.on_push(krow, kappa);
-    m_gram.canonicalize_row(sv, m_kernel, n - 1, n - 1);
-  }
-
-  /// Recomputes the cache from the store and adopts `kernel`. O(n^2 d).
-  void rebuild(const SupportVectors& sv, const Kernel& kernel) {
-    m_kernel = kernel;
-    m_gram.rebuild(sv, kernel);
-  }
 
   /// Removes the SV chosen by rule() (choose_removal; Random draws from rng).
   MaintenanceResult reduce(SupportVectors& sv, const Kernel& kernel, std::mt19937_64& rng) {
@@ -149,8 +131,6 @@ class Removal {
 
  private:
   RemovalRule m_rule = RemovalRule::Random;
-  Kernel m_kernel;
-  GramCache m_gram;
 };
 
 }  // namespace budgetkernel

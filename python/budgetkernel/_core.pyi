@@ -1,0 +1,57 @@
+"""Type stub of the private compiled core (``_core`` and its AVX2 twin ``_core_avx2``)."""
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+simd: str
+
+def cpu_has_avx2_fma() -> bool: ...
+def load_model_info(data: bytes) -> dict[str, Any]: ...
+
+class _Learner:
+    n_features: int
+    n_classes: int
+    n_outputs: int
+    counters: dict[str, float]
+    metadata: bytes
+    def partial_fit(
+        self, X: npt.NDArray[np.float64], y: npt.NDArray[np.int32], record: bool = False
+    ) -> npt.NDArray[np.int32] | None: ...
+    def decision_function(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+    def predict(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.int32]: ...
+    def learn_one(self, x: npt.NDArray[np.float64], y: int) -> int: ...
+    def decision_one(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+    def to_bytes(self) -> bytes: ...
+
+class KernelPegasos(_Learner):
+    n_support: int
+    support_vectors: npt.NDArray[np.float64]
+    coefficients: npt.NDArray[np.float64]
+    support_ids: list[int]
+    scale: float
+    norm2: float
+    def __init__(
+        self,
+        n_features: int,
+        n_classes: int,
+        kernel: int,
+        gamma: float,
+        degree: int,
+        coef0: float,
+        lam: float,
+        budget: int,
+        maintenance: int,
+        seed: int,
+    ) -> None: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> KernelPegasos: ...
+
+class LinearPegasos(_Learner):
+    weights: npt.NDArray[np.float64]
+    iterations: int
+    def __init__(self, n_features: int, n_classes: int, lam: float, batch_size: int) -> None: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> LinearPegasos: ...
