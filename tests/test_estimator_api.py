@@ -177,3 +177,27 @@ def test_decision_function_shapes():
     d = clf.decision_function(Xb)
     assert d.shape == (300,)
     np.testing.assert_array_equal(clf.predict(Xb), np.where(d > 0, 1, -1))
+
+
+def test_simd_builds_share_the_model_format():
+    # The AVX2 twin of the core (x86-64 only) reads what the baseline writes and vice versa;
+    # decision values agree to rounding (their exp implementations differ in the last bits).
+    import importlib
+
+    _core = importlib.import_module("budgetkernel._core")
+    try:
+        avx2 = importlib.import_module("budgetkernel._core_avx2")
+    except ImportError:
+        avx2 = None
+    if avx2 is None or not _core.cpu_has_avx2_fma():
+        assert _core.simd == "baseline"
+        return
+    assert (_core.simd, avx2.simd) == ("baseline", "avx2+fma")
+    X, y = datasets.noisy_checkerboard(3000, random_state=0)
+    yi = (y == 1).astype(np.int32)
+    a = _core.KernelPegasos(2, 2, 2, 2.0, 3, 0.0, 1e-3, 50, 5, 0)
+    a.partial_fit(X, yi)
+    b = avx2.KernelPegasos.from_bytes(a.to_bytes())
+    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), rtol=1e-12, atol=1e-12)
+    back = _core.KernelPegasos.from_bytes(b.to_bytes())
+    np.testing.assert_array_equal(back.decision_function(X), a.decision_function(X))

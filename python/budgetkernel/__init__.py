@@ -8,10 +8,10 @@ in a header-only C++ core; these estimators follow scikit-learn's conventions an
 
 from . import datasets
 from ._base import load
-from ._native import core as _core
+from ._native import core as _selected_core
 from .pegasos import BudgetedSGDClassifier, LinearPegasosClassifier
 
-__version__ = _core.__version__
+__version__ = _selected_core.__version__
 
 __all__ = [
     "BudgetedSGDClassifier",
