@@ -2,6 +2,7 @@
 // dispatch to the cached maintenance paths, and of the property the cache must not break:
 // a KernelPegasos reloaded from a model file (cache rebuilt from the store) continues
 // bit for bit like the uninterrupted learner.
+#include "test_oracles.hpp"
 #include "test_util.hpp"
 
 #include <budgetkernel/budgetkernel.hpp>
@@ -16,19 +17,7 @@ using namespace budgetkernel;
 
 namespace {
 
-/// K by brute force with the same expression the learner uses: Kernel::row with x_i as the
-/// query over every SV, k.self on the diagonal.
-RowMatrix brute_rows(const SupportVectors& sv, const Kernel& k) {
-  const Index n = sv.size();
-  RowMatrix K(n, n);
-  Vector row(std::max<Index>(n, 1));
-  for (Index i = 0; i < n; ++i) {
-    sv.kernel_row(k, sv.x(i).transpose(), sv.sqnorm()(i), row);
-    K.row(i) = row.head(n).transpose();
-    K(i, i) = k.self(sv.sqnorm()(i));
-  }
-  return K;
-}
+using bk_test::brute_rows;
 
 /// K by Kernel::value (another expression: exp(-gamma |x - z|^2) for RBF).
 RowMatrix brute_values(const SupportVectors& sv, const Kernel& k) {

@@ -23,6 +23,7 @@ inline void assertion_failed(const char* what, const char* file, int line) {
 #define EIGEN_RUNTIME_NO_MALLOC
 #define eigen_assert(x) ((x) ? static_cast<void>(0) : bk_test_eigen::assertion_failed(#x, __FILE__, __LINE__))
 
+#include "test_oracles.hpp"
 #include "test_util.hpp"
 
 #include <budgetkernel/budget/merging.hpp>
@@ -507,18 +508,7 @@ TEST_CASE("merge: no heap allocation once the work vectors are large enough") {
 
 namespace {
 
-/// K by Kernel::row with x_i as the query (the expression the learner uses).
-RowMatrix brute_rows(const SupportVectors& sv, const Kernel& k) {
-  const Index n = sv.size();
-  RowMatrix K(n, n);
-  Vector row(std::max<Index>(n, 1));
-  for (Index i = 0; i < n; ++i) {
-    sv.kernel_row(k, sv.x(i).transpose(), sv.sqnorm()(i), row);
-    K.row(i) = row.head(n).transpose();
-    K(i, i) = k.self(sv.sqnorm()(i));
-  }
-  return K;
-}
+using bk_test::brute_rows;
 
 bool cache_bitwise_rebuilt(const GramCache& g, const SupportVectors& sv, const Kernel& k) {
   GramCache fresh;
