@@ -8,12 +8,22 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
 import budgetkernel
-from budgetkernel import BudgetedSGDClassifier, LinearPegasosClassifier, datasets
+from budgetkernel import (
+    BudgetedPAClassifier,
+    BudgetedSGDClassifier,
+    KernelPerceptron,
+    LinearPegasosClassifier,
+    datasets,
+)
 
 ESTIMATORS = [
     BudgetedSGDClassifier(budget=50, gamma=1.0, lam=1e-3, n_epochs=3, shuffle=True, random_state=0),
     BudgetedSGDClassifier(budget=30, maintenance="project", gamma=1.0, lam=1e-3, n_epochs=3, shuffle=True),
     LinearPegasosClassifier(lam=1e-3, n_epochs=5, shuffle=True, random_state=0),
+    BudgetedPAClassifier(budget=40, variant="nn", gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
+    BudgetedPAClassifier(budget=30, variant="project", loss="ramp", gamma=1.0, n_epochs=3, shuffle=True),
+    KernelPerceptron(budget=40, maintenance="forgetron", gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
+    KernelPerceptron(budget=30, maintenance="projectron++", gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
 ]
 
 

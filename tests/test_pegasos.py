@@ -1,10 +1,13 @@
 """Kernel Pegasos, Budgeted SGD and linear Pegasos against their oracles."""
 
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import budgetkernel
 from budgetkernel import BudgetedSGDClassifier, LinearPegasosClassifier, datasets
 
 MAINTENANCE = ["merge", "project", "project-exact", "remove-random", "remove-oldest", "remove-smallest"]
@@ -226,3 +229,47 @@ def test_checkerboard_merging_learns():
     assert clf.n_support_ == 100
     assert clf.score(Xt, yt) > 0.95
     assert clf.counters_["degradation"] > 0
+
+
+@pytest.mark.parametrize("decay", [0.0, 10.0])
+def test_averaged_predictor_is_the_weighted_mean_of_the_iterates(decay):
+    # Unbudgeted (no maintenance): w_bar = sum_k weight_k w_k with the polynomial-decay weights
+    # rho_k = (decay + 1) / (k + decay); every iterate's decision values come from its own
+    # dual coefficients, so the averaged decision values are their weighted mean.
+    X, y = datasets.noisy_checkerboard(300, random_state=4)
+    Xt, _ = datasets.checkerboard(50, random_state=5)
+    clf = BudgetedSGDClassifier(budget=None, gamma=2.0, lam=1e-3, average=20, average_decay=decay)
+    clf.partial_fit(X[:1], y[:1], classes=[-1, 1])
+    avg = np.zeros(len(Xt))
+    k = 0
+    for t in range(1, len(X)):
+        clf.learn_one(X[t], y[t])
+        if t + 1 >= 20:
+            k += 1
+            rho = (decay + 1.0) / (k + decay)
+            sv, a = clf.support_vectors_, clf.dual_coef_[:, 0]
+            d = ((Xt[:, None, :] - sv[None, :, :]) ** 2).sum(-1)
+            avg += rho * (np.exp(-2.0 * d) @ a - avg)
+    np.testing.assert_allclose(clf.decision_function(Xt), avg, rtol=0, atol=1e-10)
+    assert not np.allclose(clf.predictor_coef_, clf.dual_coef_)
+
+
+@pytest.mark.parametrize("maintenance", ["merge", "project", "remove-smallest"])
+def test_averaged_predictor_keeps_the_budget_and_resumes_exactly(maintenance, tmp_path):
+    X, y = datasets.noisy_checkerboard(6000, random_state=0)
+    kw = dict(budget=40, maintenance=maintenance, gamma=2.0, lam=1e-4, average=True, random_state=0)
+    full = BudgetedSGDClassifier(**kw).fit(X, y)
+    assert full.predictor_coef_.shape == full.dual_coef_.shape == (40, 1)
+    half = BudgetedSGDClassifier(**kw).partial_fit(X[:3000], y[:3000], classes=[-1, 1])
+    half.save(tmp_path / "m.bkm")
+    for restored in (pickle.loads(pickle.dumps(half)), budgetkernel.load(tmp_path / "m.bkm")):
+        restored.partial_fit(X[3000:], y[3000:])
+        np.testing.assert_array_equal(restored.predictor_coef_, full.predictor_coef_)
+        np.testing.assert_array_equal(restored.decision_function(X), full.decision_function(X))
+
+
+@pytest.mark.parametrize("params", [dict(average=-1), dict(average=1.5), dict(average_decay=-1.0)])
+def test_invalid_average_parameters_raise(params):
+    X, y = datasets.checkerboard(50, random_state=0)
+    with pytest.raises(ValueError, match="average"):
+        BudgetedSGDClassifier(**params).fit(X, y)

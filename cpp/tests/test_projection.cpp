@@ -129,9 +129,10 @@ struct Errors {
     eq17 = std::max(eq17, o.eq17);
   }
 };
-Index check_reduce(Fixture& fx, Errors& err) {
+// One reduce (or reduce_at(at) when at >= 0) checked against the dense solve.
+Index check_reduce(Fixture& fx, Errors& err, Index at = -1) {
   const SupportVectors before = fx.sv;
-  const MaintenanceResult r = fx.proj.reduce(fx.sv, fx.k);
+  const MaintenanceResult r = at >= 0 ? fx.proj.reduce_at(fx.sv, at) : fx.proj.reduce(fx.sv, fx.k);
   const Index p = removed_index(before, fx.sv);
   CHECK(p >= 0);
   if (p < 0) return p;
@@ -401,6 +402,43 @@ TEST_CASE("reduce: Delta alpha = K_{-p}^{-1} k_p alpha_p, degradation and norm_c
   std::printf("  %d RBF stores + 10 poly: max |Delta alpha - solve| %.3g, |degradation - brute| %.3g,"
               " |norm_change - brute| %.3g, |degradation - eq.17| %.3g\n",
               trials, err.dalpha, err.deg, err.norm, err.eq17);
+}
+
+TEST_CASE("reduce_at projects the caller's SV; project_candidate = dense solve, state unchanged") {
+  std::mt19937_64 g(4242);
+  Errors err;
+  for (Index c : {Index(1), Index(3)})
+    for (int trial = 0; trial < 10; ++trial) {
+      Fixture fx(Kernel(KernelType::RBF, 0.4), 3, c, false);
+      for (int i = 0; i < 15; ++i) fx.push(random_vec(g, 3), random_vec(g, c));
+      CHECK(fx.activate().degradation == 0.0);
+      // The inverse's diagonal is the eq. (17) residual: 1 / G_pp = brute-force residual.
+      for (Index p = 0; p < fx.sv.size(); ++p)
+        CHECK_NEAR(1.0 / fx.proj.inverse_diagonal(p), brute_projection(fx.k, fx.sv, p).residual, 1e-10);
+      // A candidate point: beta = K^{-1} k and s = kappa - k^T beta by a dense solve; G untouched.
+      const Vector x = random_vec(g, 3);
+      Vector krow(fx.sv.size());
+      fx.sv.kernel_row(fx.k, x, x.squaredNorm(), krow);
+      const Eigen::MatrixXd G0 = fx.proj.inverse().inverse();
+      double s = -1.0;
+      const Vector& beta = fx.proj.project_candidate(krow, 1.0, s);
+      const Vector dense = gram(fx.k, fx.sv).ldlt().solve(krow);
+      CHECK((beta.head(fx.sv.size()) - dense).cwiseAbs().maxCoeff() < 1e-10);
+      CHECK_NEAR(s, 1.0 - krow.dot(dense), 1e-12);
+      CHECK(fx.proj.inverse().inverse() == G0);
+      // reduce_at on a chosen, not the rule's, SV: every slot in turn on copies of the fixture.
+      for (Index p = 0; p < fx.sv.size(); p += 4) {
+        Fixture copy = fx;
+        CHECK(check_reduce(copy, err, p) == p);
+      }
+      CHECK_THROWS(fx.proj.reduce_at(fx.sv, fx.sv.size()));
+    }
+  Projection inactive;
+  SupportVectors empty(2, 1, 4);
+  double s = 0.0;
+  CHECK_THROWS(inactive.project_candidate(Vector::Zero(1), 1.0, s));
+  CHECK_THROWS(inactive.reduce_at(empty, 0));
+  std::printf("  reduce_at: max |Delta alpha - solve| %.3g, |degradation - brute| %.3g\n", err.dalpha, err.deg);
 }
 
 TEST_CASE("exact = true picks the brute-force argmin of eq. (17)") {

@@ -9,12 +9,16 @@ in a header-only C++ core; these estimators follow scikit-learn's conventions an
 from . import datasets
 from ._base import load
 from ._native import core as _selected_core
+from .passive_aggressive import BudgetedPAClassifier
 from .pegasos import BudgetedSGDClassifier, LinearPegasosClassifier
+from .perceptron import KernelPerceptron
 
 __version__ = _selected_core.__version__
 
 __all__ = [
+    "BudgetedPAClassifier",
     "BudgetedSGDClassifier",
+    "KernelPerceptron",
     "LinearPegasosClassifier",
     "datasets",
     "load",

@@ -47,6 +47,61 @@ def _check_choice(name, value, choices):
         raise ValueError(f"{name} must be one of {sorted(choices)}; got {value!r}")
 
 
+def _seed(random_state):
+    """A 64-bit seed for the core's own mt19937_64 (reproducible on every platform)."""
+    if random_state is None:
+        return int(np.random.default_rng().integers(0, 2**63))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63))
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 0:
+        return int(random_state)
+    raise ValueError(f"random_state must be None, a non-negative int or a numpy generator; got {random_state!r}")
+
+
+class _KernelParamsMixin:
+    """gamma='scale' is resolved once, from the first data seen, into ``gamma_``."""
+
+    def _check_kernel_params(self):
+        _check_choice("kernel", self.kernel, _KERNELS)
+        if not (isinstance(self.gamma, str) and self.gamma == "scale"):
+            _check_positive("gamma", self.gamma)
+        _check_positive("degree", self.degree, integer=True)
+        if isinstance(self.coef0, bool) or not isinstance(self.coef0, numbers.Real) or not np.isfinite(self.coef0):
+            raise ValueError(f"coef0 must be a finite number; got {self.coef0!r}")
+
+    def _resolve_gamma(self, X):
+        if isinstance(self.gamma, str):
+            var = float(X.var()) if X.size > 1 else 0.0
+            self.gamma_ = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        else:
+            self.gamma_ = float(self.gamma)
+        return self.gamma_
+
+    def _extra_fitted(self):
+        return {"gamma_": self.gamma_}
+
+
+class _KernelExpansionMixin:
+    """Fitted views of a kernel-expansion model (support vectors and their coefficients)."""
+
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "_model")
+        return self._model.support_vectors
+
+    @property
+    def dual_coef_(self):
+        check_is_fitted(self, "_model")
+        return self._model.coefficients
+
+    @property
+    def n_support_(self):
+        check_is_fitted(self, "_model")
+        return self._model.n_support
+
+
 def _label_to_json(v):
     if isinstance(v, (np.generic,)):
         v = v.item()

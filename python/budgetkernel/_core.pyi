@@ -26,11 +26,15 @@ class _Learner:
     def decision_one(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
     def to_bytes(self) -> bytes: ...
 
-class KernelPegasos(_Learner):
+class _KernelExpansion(_Learner):
     n_support: int
     support_vectors: npt.NDArray[np.float64]
     coefficients: npt.NDArray[np.float64]
     support_ids: list[int]
+
+class KernelPegasos(_KernelExpansion):
+    averaged_iterates: int
+    predictor_coefficients: npt.NDArray[np.float64]
     scale: float
     norm2: float
     def __init__(
@@ -45,6 +49,8 @@ class KernelPegasos(_Learner):
         budget: int,
         maintenance: int,
         seed: int,
+        average_start: int = 0,
+        average_decay: float = 10.0,
     ) -> None: ...
     @staticmethod
     def from_bytes(data: bytes) -> KernelPegasos: ...
@@ -55,3 +61,41 @@ class LinearPegasos(_Learner):
     def __init__(self, n_features: int, n_classes: int, lam: float, batch_size: int) -> None: ...
     @staticmethod
     def from_bytes(data: bytes) -> LinearPegasos: ...
+
+class PassiveAggressive(_KernelExpansion):
+    def __init__(
+        self,
+        n_features: int,
+        n_classes: int,
+        kernel: int,
+        gamma: float,
+        degree: int,
+        coef0: float,
+        C: float,
+        pa_type: int,
+        loss: int,
+        budget: int,
+        variant: int,
+        seed: int,
+    ) -> None: ...
+    def active_run(self, X: npt.NDArray[np.float64], start: int, pred: npt.NDArray[np.int32]) -> int: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> PassiveAggressive: ...
+
+class KernelPerceptron(_KernelExpansion):
+    def __init__(
+        self,
+        n_features: int,
+        n_classes: int,
+        kernel: int,
+        gamma: float,
+        degree: int,
+        coef0: float,
+        budget: int,
+        maintenance: int,
+        eta: float,
+        beta: float,
+        seed: int,
+    ) -> None: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> KernelPerceptron: ...

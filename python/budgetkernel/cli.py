@@ -10,7 +10,10 @@ import numpy as np
 
 from . import datasets
 from ._base import load
+from .passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
 from .pegasos import _MAINTENANCE, BudgetedSGDClassifier
+from .perceptron import _MAINTENANCE as _PERCEPTRON_MAINTENANCE
+from .perceptron import KernelPerceptron
 from .stream import ProgressBar, evaluate_prequential, peak_memory_mb
 
 # Demo settings for the standardised noisy checkerboard, picked from a gamma x lam grid at
@@ -21,9 +24,25 @@ DEMO_LAM = 3e-3
 
 
 def _add_model_args(p):
+    p.add_argument(
+        "--learner",
+        choices=["bsgd", "pa", "perceptron"],
+        default="bsgd",
+        help="Budgeted SGD (default), Budgeted Passive-Aggressive, or a (budgeted) kernel perceptron",
+    )
     p.add_argument("--budget", type=int, default=100, help="max #SVs (0 = no budget; default 100)")
-    p.add_argument("--maintenance", choices=sorted(_MAINTENANCE), default="merge")
-    p.add_argument("--lam", type=float, default=1e-4, help="regularisation lambda (default 1e-4)")
+    p.add_argument(
+        "--maintenance",
+        choices=sorted(set(_MAINTENANCE) | set(_PERCEPTRON_MAINTENANCE)),
+        default=None,
+        help="bsgd: budget maintenance (default merge); perceptron: budget rule (default random)",
+    )
+    p.add_argument("--lam", type=float, default=1e-4, help="bsgd: regularisation lambda (default 1e-4)")
+    p.add_argument("--C", type=float, default=1.0, help="pa: aggressiveness C (default 1)")
+    p.add_argument("--variant", choices=sorted(_VARIANTS), default="simple", help="pa: BPA variant (default simple)")
+    p.add_argument("--loss", choices=sorted(_LOSSES), default="hinge", help="pa: hinge or ramp loss (default hinge)")
+    p.add_argument("--pa-type", type=int, choices=[0, 1, 2], default=1, help="pa: 0 hard, 1 PA-I, 2 PA-II")
+    p.add_argument("--eta", type=float, default=0.1, help="perceptron: Projectron threshold (default 0.1)")
     p.add_argument("--kernel", choices=["rbf", "linear", "poly"], default="rbf")
     p.add_argument("--gamma", default="scale", help="kernel gamma or 'scale' (default)")
     p.add_argument("--degree", type=int, default=3)
@@ -37,16 +56,27 @@ def _add_model_args(p):
 
 def _estimator(args):
     gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
-    return BudgetedSGDClassifier(
+    common = dict(
         budget=args.budget or None,
-        maintenance=args.maintenance,
-        lam=args.lam,
         kernel=args.kernel,
         gamma=gamma,
         degree=args.degree,
         coef0=args.coef0,
         random_state=args.random_state,
     )
+    if args.learner == "pa":
+        if args.maintenance is not None:
+            raise ValueError("--maintenance does not apply to --learner pa (use --variant)")
+        return BudgetedPAClassifier(variant=args.variant, loss=args.loss, pa_type=args.pa_type, C=args.C, **common)
+    if args.learner == "perceptron":
+        maintenance = args.maintenance or "random"
+        if maintenance not in _PERCEPTRON_MAINTENANCE:
+            raise ValueError(f"--maintenance {maintenance} is not a perceptron rule: {sorted(_PERCEPTRON_MAINTENANCE)}")
+        return KernelPerceptron(maintenance=maintenance, eta=args.eta, **common)
+    maintenance = args.maintenance or "merge"
+    if maintenance not in _MAINTENANCE:
+        raise ValueError(f"--maintenance {maintenance} is not a BSGD strategy: {sorted(_MAINTENANCE)}")
+    return BudgetedSGDClassifier(maintenance=maintenance, lam=args.lam, **common)
 
 
 def _classes(args, path):

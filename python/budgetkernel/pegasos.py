@@ -8,7 +8,16 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._native import core as _core
-from ._base import _KERNELS, OnlineClassifierMixin, _check_choice, _check_positive, register
+from ._base import (
+    _KERNELS,
+    OnlineClassifierMixin,
+    _check_choice,
+    _check_positive,
+    _KernelExpansionMixin,
+    _KernelParamsMixin,
+    _seed,
+    register,
+)
 
 __all__ = ["BudgetedSGDClassifier", "LinearPegasosClassifier"]
 
@@ -22,44 +31,8 @@ _MAINTENANCE = {
 }
 
 
-def _seed(random_state):
-    """A 64-bit seed for the core's own mt19937_64 (reproducible on every platform)."""
-    if random_state is None:
-        return int(np.random.default_rng().integers(0, 2**63))
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2**31 - 1))
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, 2**63))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 0:
-        return int(random_state)
-    raise ValueError(f"random_state must be None, a non-negative int or a numpy generator; got {random_state!r}")
-
-
-class _KernelParamsMixin:
-    """gamma='scale' is resolved once, from the first data seen, into ``gamma_``."""
-
-    def _check_kernel_params(self):
-        _check_choice("kernel", self.kernel, _KERNELS)
-        if not (isinstance(self.gamma, str) and self.gamma == "scale"):
-            _check_positive("gamma", self.gamma)
-        _check_positive("degree", self.degree, integer=True)
-        if isinstance(self.coef0, bool) or not isinstance(self.coef0, numbers.Real) or not np.isfinite(self.coef0):
-            raise ValueError(f"coef0 must be a finite number; got {self.coef0!r}")
-
-    def _resolve_gamma(self, X):
-        if isinstance(self.gamma, str):
-            var = float(X.var()) if X.size > 1 else 0.0
-            self.gamma_ = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-        else:
-            self.gamma_ = float(self.gamma)
-        return self.gamma_
-
-    def _extra_fitted(self):
-        return {"gamma_": self.gamma_}
-
-
 @register
-class BudgetedSGDClassifier(_KernelParamsMixin, OnlineClassifierMixin):
+class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifierMixin):
     """Budgeted SGD: kernel Pegasos with at most ``budget`` support vectors.
 
     Implements Algorithm 1 of Wang, Crammer & Vucetic, "Multi-class Pegasos on a Budget"
@@ -86,6 +59,18 @@ class BudgetedSGDClassifier(_KernelParamsMixin, OnlineClassifierMixin):
         Degree of the polynomial kernel.
     coef0 : float, default=0.0
         Independent term of the polynomial kernel.
+    average : bool or int, default=False
+        Predict with an average of the iterates instead of the last one: True averages from
+        the first example, an int t0 >= 1 from example t0 on. The averaged coefficients live
+        on the same SVs and follow every budget-maintenance step (a merge combines them by
+        eq. 22, a projection projects them), so the averaged model has the same B SVs;
+        learning itself is unchanged. ``dual_coef_`` stays the last iterate;
+        ``predictor_coef_`` is what predictions use.
+    average_decay : float, default=10.0
+        eta of polynomial-decay averaging (Shamir & Zhang 2013): the k-th averaged iterate
+        enters with weight (eta + 1) / (k + eta), so recent iterates count more; 0 is the
+        plain mean (Polyak-Ruppert), which on a budget is dragged down by old iterates whose
+        SVs have since been merged (see bench/README.md).
     n_epochs : int, default=1
         Passes over the data in ``fit`` (``partial_fit`` always makes one).
     shuffle : bool, default=False
@@ -125,6 +110,8 @@ class BudgetedSGDClassifier(_KernelParamsMixin, OnlineClassifierMixin):
         gamma="scale",
         degree=3,
         coef0=0.0,
+        average=False,
+        average_decay=10.0,
         n_epochs=1,
         shuffle=False,
         random_state=None,
@@ -132,6 +119,8 @@ class BudgetedSGDClassifier(_KernelParamsMixin, OnlineClassifierMixin):
         self.budget = budget
         self.maintenance = maintenance
         self.lam = lam
+        self.average = average
+        self.average_decay = average_decay
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -152,6 +141,16 @@ class BudgetedSGDClassifier(_KernelParamsMixin, OnlineClassifierMixin):
                 "Use maintenance='project' or a removal strategy."
             )
         _check_positive("n_epochs", self.n_epochs, integer=True)
+        if not isinstance(self.average, (bool, np.bool_)):
+            _check_positive("average", self.average, integer=True)
+        d = self.average_decay
+        if isinstance(d, bool) or not isinstance(d, numbers.Real) or not np.isfinite(d) or d < 0:
+            raise ValueError(f"average_decay must be a non-negative finite number; got {d!r}")
+
+    def _average_start(self):
+        if isinstance(self.average, (bool, np.bool_)):
+            return 1 if self.average else 0
+        return int(self.average)
 
     def _make_core(self, n_features, n_classes, X):
         return _core.KernelPegasos(
@@ -165,6 +164,8 @@ class BudgetedSGDClassifier(_KernelParamsMixin, OnlineClassifierMixin):
             0 if self.budget is None else int(self.budget),
             _MAINTENANCE[self.maintenance],
             _seed(self.random_state),
+            self._average_start(),
+            float(self.average_decay),
         )
 
     @classmethod
@@ -172,19 +173,10 @@ class BudgetedSGDClassifier(_KernelParamsMixin, OnlineClassifierMixin):
         return _core.KernelPegasos
 
     @property
-    def support_vectors_(self):
+    def predictor_coef_(self):
+        """Coefficients predictions use (averaged ones with ``average``), one row per SV."""
         check_is_fitted(self, "_model")
-        return self._model.support_vectors
-
-    @property
-    def dual_coef_(self):
-        check_is_fitted(self, "_model")
-        return self._model.coefficients
-
-    @property
-    def n_support_(self):
-        check_is_fitted(self, "_model")
-        return self._model.n_support
+        return self._model.predictor_coefficients
 
 
 @register

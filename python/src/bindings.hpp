@@ -99,6 +99,7 @@ void def_learner_common(Cls& cls) {
                                d["maintenance_steps"] = c.maintenance;
                                d["degradation"] = c.degradation;
                                d["mistakes"] = c.mistakes;
+                               d["labels"] = c.labels;
                                return d;
                              })
       .def_property(
@@ -120,4 +121,35 @@ void def_learner_common(Cls& cls) {
           py::arg("data"));
 }
 
+/// A copy of a matrix as a new numpy array.
+inline py::array_t<double> to_numpy(const bk::RowMatrix& m) {
+  py::array_t<double> out({static_cast<py::ssize_t>(m.rows()), static_cast<py::ssize_t>(m.cols())});
+  std::copy(m.data(), m.data() + m.size(), out.mutable_data());
+  return out;
+}
+
+/// The read-only views every kernel-expansion learner L (support_vectors(), coefficients()) has.
+template <class L, class Cls>
+void def_kernel_expansion(Cls& cls) {
+  cls.def_property_readonly("n_support", [](const L& s) { return s.support_vectors().size(); })
+      .def_property_readonly("support_vectors",
+                             [](const L& s) {
+                               const auto& sv = s.support_vectors();
+                               return to_numpy(sv.X().topRows(sv.size()));
+                             })
+      .def_property_readonly("coefficients", [](const L& s) { return to_numpy(s.coefficients()); })
+      .def_property_readonly("support_ids", [](const L& s) {
+        const auto& sv = s.support_vectors();
+        return std::vector<std::int64_t>(sv.ids().begin(), sv.ids().begin() + sv.size());
+      });
+}
+
+/// A kernel from the Python-side ids (kernel: 0 linear, 1 poly, 2 rbf).
+inline bk::Kernel make_kernel(int kernel, double gamma, int degree, double coef0) {
+  if (kernel < 0 || kernel > 2) throw std::invalid_argument("unknown kernel id");
+  return bk::Kernel(static_cast<bk::KernelType>(kernel), gamma, degree, coef0);
+}
+
 void wrap_pegasos(py::module_& m);
+void wrap_passive_aggressive(py::module_& m);
+void wrap_perceptron(py::module_& m);

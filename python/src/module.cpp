@@ -58,4 +58,6 @@ PYBIND11_MODULE(BUDGETKERNEL_MODULE_NAME, m) {
       },
       py::arg("data"), "Reads the header of a model file (any learner) without building the learner.");
   wrap_pegasos(m);
+  wrap_passive_aggressive(m);
+  wrap_perceptron(m);
 }

@@ -296,16 +296,19 @@ class Model {
     m_outputs = fm.get_i64("n_outputs");
     if (m_d < 1 || m_outputs < 1) detail::corrupt("invalid dimensions");
     m_bias = fm.has("bias") ? fm.get_matrix("bias", 1, m_outputs) : RowMatrix::Zero(1, m_outputs);
+    bool averaged = false;
     if (fm.has("weights")) {
       m_linear = true;
       m_w = fm.get_matrix("weights", m_d, m_outputs);
     } else {
       m_kernel = read_kernel(fm);
       const RowMatrix X = fm.get_matrix("sv.x", -1, m_d);
-      const RowMatrix A = fm.get_matrix("sv.alpha", X.rows(), m_outputs);
+      // An averaged learner predicts with its averaged coefficients (absolute units, scale 1).
+      averaged = fm.has("predict.alpha");
+      const RowMatrix A = fm.get_matrix(averaged ? "predict.alpha" : "sv.alpha", X.rows(), m_outputs);
       m_sv.assign(X, A, std::vector<std::int64_t>(static_cast<std::size_t>(X.rows()), 0), X.rows());
     }
-    m_scale = fm.get_f64("scale");
+    m_scale = averaged ? 1.0 : fm.get_f64("scale");
     if (!std::isfinite(m_scale)) detail::corrupt("non-finite scale");
   }
 

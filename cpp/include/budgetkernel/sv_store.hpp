@@ -33,6 +33,13 @@ inline bool smaller_or_older(double v, std::int64_t id, double best_v, std::int6
 /// its cached squared norm and an id (the example counter when it entered, so smaller
 /// is older). Insert appends; erase swaps the last row into the hole, both O(d + c).
 /// An unbudgeted learner lets the store grow (amortised doubling).
+///
+/// Carried coefficients (optional, 0 columns by default): a second coefficient matrix C,
+/// row i belonging to SV i, that every budget-maintenance step maps exactly as it maps the
+/// model's coefficients A, without C influencing its choices. Averaged BSGD keeps the running
+/// mean of its iterates there: a removal drops the SV's row, a merge combines the two rows
+/// as eq. (22) combines alpha_m and alpha_n, a projection adds beta * C_p as it adds beta *
+/// alpha_p. push() starts an SV's carried row at zero; erase() mirrors the swap.
 class SupportVectors {
  public:
   SupportVectors() = default;
@@ -60,6 +67,32 @@ class SupportVectors {
   const Vector& sqnorm() const { return m_sq; }
   const std::vector<std::int64_t>& ids() const { return m_id; }
 
+  Index n_carry() const { return m_carry.cols(); }
+  /// Sets the number of carried columns; every carried value becomes 0.
+  void set_carry_columns(Index k) {
+    detail::require(k >= 0, "number of carried columns must be >= 0");
+    m_carry.setZero(capacity(), k);
+    m_crow.setZero(k);
+  }
+  const RowMatrix& C() const { return m_carry; }
+  RowMatrix& C() { return m_carry; }
+  /// C.topRows(v.size()) += v * C.row(p): what a projection of SV p onto SVs 0..len-1 does to
+  /// the coefficients (v = beta), applied to the carried ones. No-op without carried columns.
+  template <class V>
+  void carry_project(const Eigen::MatrixBase<V>& v, Index p) {
+    if (m_carry.cols() == 0) return;
+    m_crow = m_carry.row(p).transpose();  // copy: row p may be among the rows written
+    m_carry.topRows(v.size()).noalias() += v * m_crow.transpose();
+  }
+  /// C.row(keep) = a C.row(m) + b C.row(n): a merge's eq. (22) on the carried coefficients.
+  void carry_combine(Index keep, Index m, Index n, double a, double b) {
+    if (m_carry.cols() == 0) return;
+    m_crow = a * m_carry.row(m).transpose() + b * m_carry.row(n).transpose();
+    m_carry.row(keep) = m_crow.transpose();
+  }
+  /// out = C^T krow over the valid rows (n_carry() values), summed as scores() sums.
+  void carry_scores(const Vector& krow, Eigen::Ref<Vector> out) const { scores_of(m_carry, krow, out); }
+
   auto x(Index i) const { return m_x.row(i); }
   auto alpha(Index i) const { return m_a.row(i); }
   auto alpha(Index i) { return m_a.row(i); }
@@ -73,6 +106,7 @@ class SupportVectors {
     m_a.row(m_n) = alpha.transpose();
     m_sq(m_n) = m_x.row(m_n).squaredNorm();
     m_id[static_cast<std::size_t>(m_n)] = id;
+    if (m_carry.cols() > 0) m_carry.row(m_n).setZero();
     return m_n++;
   }
 
@@ -93,6 +127,7 @@ class SupportVectors {
       m_a.row(i) = m_a.row(last);
       m_sq(i) = m_sq(last);
       m_id[static_cast<std::size_t>(i)] = m_id[static_cast<std::size_t>(last)];
+      if (m_carry.cols() > 0) m_carry.row(i) = m_carry.row(last);
     }
     --m_n;
     return last;
@@ -107,21 +142,17 @@ class SupportVectors {
   }
 
   /// scores = A^T krow over the valid rows (c values).
-  void scores(const Vector& krow, Eigen::Ref<Vector> out) const {
-    if (m_c == 1)  // binary: a plain dot product, no gemv set-up
-      out(0) = Eigen::Map<const Vector>(m_a.data(), m_n).dot(krow.head(m_n));
-    else
-      out.noalias() = m_a.topRows(m_n).transpose() * krow.head(m_n);
-  }
+  void scores(const Vector& krow, Eigen::Ref<Vector> out) const { scores_of(m_a, krow, out); }
 
   /// Multiplies every coefficient by s (folding a global scale back in).
   void scale(double s) { m_a.topRows(m_n) *= s; }
 
-  /// Replaces the whole content (used when loading a model).
+  /// Replaces the whole content (used when loading a model); no carried columns.
   void assign(const RowMatrix& X, const RowMatrix& A, const std::vector<std::int64_t>& ids, Index capacity) {
     detail::require(X.rows() == A.rows() && static_cast<std::size_t>(X.rows()) == ids.size(),
                     "support vectors, coefficients and ids disagree in length");
     reset(X.cols(), A.cols(), std::max<Index>(capacity, X.rows()));
+    set_carry_columns(0);
     m_n = X.rows();
     m_x.topRows(m_n) = X;
     m_a.topRows(m_n) = A;
@@ -132,16 +163,26 @@ class SupportVectors {
   }
 
  private:
+  void scores_of(const RowMatrix& M, const Vector& krow, Eigen::Ref<Vector> out) const {
+    if (M.cols() == 1)  // binary: a plain dot product, no gemv set-up
+      out(0) = Eigen::Map<const Vector>(M.data(), m_n).dot(krow.head(m_n));
+    else
+      out.noalias() = M.topRows(m_n).transpose() * krow.head(m_n);
+  }
+
   void allocate(Index cap) {
     // conservativeResize keeps the valid rows of a row-major matrix in place.
     m_x.conservativeResize(cap, m_d);
     m_a.conservativeResize(cap, m_c);
     m_sq.conservativeResize(cap);
     m_id.resize(static_cast<std::size_t>(cap));
+    m_carry.conservativeResize(cap, m_carry.cols());
   }
 
   Index m_d = 0, m_c = 0, m_n = 0;
   RowMatrix m_x, m_a;
+  RowMatrix m_carry;  // carried coefficients (see the class comment)
+  Vector m_crow;      // work row of carry_project / carry_combine
   Vector m_sq;
   std::vector<std::int64_t> m_id;
 };

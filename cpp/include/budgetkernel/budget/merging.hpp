@@ -541,6 +541,7 @@ inline MaintenanceResult merge_reduce(SupportVectors& sv, const Kernel& kernel, 
   const std::int64_t id = std::max(sv.id(m), sv.id(n));
   sv.set_x(keep, z);
   sv.alpha(keep) = alpha_z.transpose();
+  sv.carry_combine(keep, m, n, pair.k_mz, pair.k_nz);
   sv.set_id(keep, id);
   sv.erase(drop);
   return res;
@@ -618,6 +619,7 @@ class Merging : public GramTracked {
     res.norm_change = 2.0 * (f_z - f_m - f_n) + res.degradation;
 
     sv.alpha(keep) = alpha_z.transpose();
+    sv.carry_combine(keep, m, n, pair.k_mz, pair.k_nz);
     sv.set_id(keep, id);
     m_gram.replace(keep, m_row, kernel.self(z_sq));
     m_gram.erase(drop);

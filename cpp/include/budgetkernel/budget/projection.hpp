@@ -178,6 +178,7 @@ class Projection {
       const Index p = n - 1;
       const Eigen::RowVectorXd ap = A.row(p);  // copy: A is written below
       A.topRows(p).noalias() += m_gk.head(p) * ap;
+      sv.carry_project(m_gk.head(p), p);
       r.degradation = ap.squaredNorm() * std::max(m_pending_s, 0.0);
       r.norm_change = -r.degradation;
       sv.erase(p);
@@ -185,14 +186,70 @@ class Projection {
       m_pending = false;
       return r;
     }
-    Index p = choose(sv);
+    return project_out(sv, choose(sv), true);
+  }
+
+  /// Projects the given SV p onto the others (eq. 16 with a caller's choice of p, e.g. the
+  /// r* of BPA-P), exactly as reduce() does for its own choice. O(n^2). The pending SV, if
+  /// any, can only be projected as p = size() - 1 (it is not in G; reduce() handles it).
+  /// \throws std::invalid_argument when p is out of range or another SV is pending;
+  ///         std::logic_error when inactive or out of sync.
+  MaintenanceResult reduce_at(SupportVectors& sv, Index p) {
+    if (!m_active) throw std::logic_error("Projection::reduce_at: the projection is inactive");
+    const Index n = sv.size();
+    if (n != m_n) throw std::logic_error("Projection::reduce_at: the store and the projection are out of sync");
+    detail::require(p >= 0 && p < n, "Projection::reduce_at: SV index out of range");
+    if (m_pending) {
+      detail::require(p == n - 1, "Projection::reduce_at: another SV is pending; reduce it first");
+      return reduce(sv);
+    }
+    return project_out(sv, p, false);
+  }
+
+  /// The projection of a candidate point onto the span of the tracked SVs, without adding
+  /// it: returns beta = K^{-1} k (refined once against K, as on_push does) and sets s =
+  /// kappa - k^T beta, the squared distance of phi(x) to the span (Projectron's ||delta||^2,
+  /// the Schur complement of appending x). k = k(x_j, x) for the size() tracked SVs. O(n^2).
+  /// Only the first size() entries of the returned vector are meaningful; it stays valid
+  /// until the next call on this object.
+  /// \throws std::logic_error when inactive or an SV is pending.
+  const Vector& project_candidate(const Eigen::Ref<const Vector>& k, double kappa, double& s) {
+    if (!m_active || m_pending)
+      throw std::logic_error("Projection::project_candidate: needs an active projection with nothing pending");
+    detail::require(k.size() >= m_n, "Projection::project_candidate: k is shorter than the number of SVs");
+    reserve(m_n + 1);
+    s = kappa;
+    if (m_n == 0) return m_cand;
+    const auto kk = k.head(m_n);
+    auto beta = m_cand.head(m_n);
+    auto res = m_r.head(m_n);
+    const double kmax = std::max(kk.cwiseAbs().maxCoeff(), 1e-300);
+    double rn = schur_residual(kk, beta, res) / kmax;
+    if (rn > threshold()) {
+      drift_refactor(rn);
+      rn = schur_residual(kk, beta, res) / kmax;
+    }
+    if (rn > 0.0) beta.noalias() += m_g.inverse() * res;  // beta -> K^{-1} k to second order
+    s = kappa - kk.dot(beta);
+    return m_cand;
+  }
+
+  /// G_jj of the maintained inverse: 1 / G_jj is SV j's squared distance to the span of the
+  /// others, so ||alpha_j||^2 / G_jj is the weight degradation of projecting it (eq. 17).
+  double inverse_diagonal(Index j) const { return m_g(j, j); }
+
+ private:
+  MaintenanceResult project_out(SupportVectors& sv, Index p, bool may_rechoose) {
+    const Index n = sv.size();
+    auto A = sv.A().topRows(n);
+    MaintenanceResult r;
     auto g = m_gk.head(n);
     auto res = m_r.head(n);
     // Verify column p of G against K: res = K g - e_p.
     double rn = column_residual(p, g, res);
     if (rn > threshold() || !(g(p) > 0.0)) {
       drift_refactor(rn);
-      p = choose(sv);
+      if (may_rechoose) p = choose(sv);
       rn = column_residual(p, g, res);
     }
     if (rn > 0.0) g.noalias() -= m_g.inverse() * res;  // one step of refinement
@@ -201,6 +258,7 @@ class Projection {
     // eq. (16) via the block-inverse identity: Delta alpha_j = alpha_p (K_{-p}^{-1} k_p)_j
     // = -alpha_p G_jp / G_pp. Applied to row p as well, which becomes 0 and is erased anyway.
     A.noalias() -= (g * (1.0 / gpp)) * ap;
+    sv.carry_project(g * (-1.0 / gpp), p);
     // Degradation ||Delta w||^2 = ||alpha_p||^2 ||r||^2, r = phi_p - sum_{j != p} beta_j phi_j
     // the projection residual, ||r||^2 = k_pp - k_p^T K_{-p}^{-1} k_p = 1 / G_pp (eq. 17).
     // norm_change = -degradation: w_after = w - alpha_p r and r is orthogonal to phi_j for all
@@ -216,6 +274,7 @@ class Projection {
     return r;
   }
 
+ public:
   /// Activates an inactive object for the current store. K: row i is computed as the learner
   /// computes it, kernel.row over the first i SVs with x_i as the query (i.e. as if the store
   /// had been pushed in order, which it was when nothing was removed before), mirrored into
@@ -486,6 +545,7 @@ class Projection {
     total.degradation += a2 * rr - 2.0 * a.dot(dr);
     total.norm_change += a2 * rr - 2.0 * a.dot(wr);
     A.topRows(i).noalias() += beta * a;
+    sv.carry_project(beta, i);
     kd.topRows(n).noalias() -= v * a;
     const Index last = n - 1;
     if (i != last) kd.row(i) = kd.row(last);
@@ -529,6 +589,7 @@ class Projection {
     m_k.conservativeResize(c, c);
     m_gk.conservativeResize(c);
     m_r.conservativeResize(c);
+    m_cand.conservativeResize(c);
     m_g.reserve(c);
   }
 
@@ -548,6 +609,7 @@ class Projection {
   Eigen::MatrixXd m_k;
   Vector m_gk;  // G k of the last added SV (kept for a pending reduce) / column p in reduce
   Vector m_r;   // residual work vector
+  Vector m_cand;  // K^{-1} k of the last project_candidate
   IncrementalInverse m_g;
 };
 

@@ -17,6 +17,9 @@ struct Counters {
   std::int64_t maintenance = 0;  ///< budget-maintenance steps
   double degradation = 0.0;      ///< accumulated ||Δw||^2 of budget maintenance
   std::int64_t mistakes = 0;     ///< prequential mistakes (prediction before learning)
+  /// Labels the learner needed: every example for most learners; for the ramp-loss PA
+  /// learners only those inside the margin (BPA paper 4.3, the active-learning reading).
+  std::int64_t labels = 0;
 
   void write(FieldMap& fm) const {
     fm.set_int("count.examples", examples);
@@ -24,6 +27,7 @@ struct Counters {
     fm.set_int("count.maintenance", maintenance);
     fm.set("count.degradation", degradation);
     fm.set_int("count.mistakes", mistakes);
+    fm.set_int("count.labels", labels);
   }
   void read(const FieldMap& fm) {
     examples = fm.get_i64("count.examples");
@@ -31,7 +35,9 @@ struct Counters {
     maintenance = fm.get_i64("count.maintenance");
     degradation = fm.get_f64("count.degradation");
     mistakes = fm.get_i64("count.mistakes");
-    if (examples < 0 || updates < 0 || maintenance < 0 || mistakes < 0) detail::corrupt("negative counter");
+    labels = fm.get_i64("count.labels");
+    if (examples < 0 || updates < 0 || maintenance < 0 || mistakes < 0 || labels < 0 || labels > examples)
+      detail::corrupt("invalid counter");
   }
 };
 
@@ -97,9 +103,12 @@ class OnlineLearner {
   }
 
   /// One already-validated example: predict, count a mistake, learn. Returns the prediction.
+  /// A step that did not need the label (see Counters::labels) sets m_label_unused.
   std::int32_t learn_one(const double* x, std::int32_t y) {
     const std::int32_t p = self().step(x, y);
     if (p != y) ++m_count.mistakes;
+    if (!m_label_unused) ++m_count.labels;
+    m_label_unused = false;
     return p;
   }
 
@@ -148,6 +157,7 @@ class OnlineLearner {
 
   Index m_d = 1, m_c = 2;
   Counters m_count;
+  bool m_label_unused = false;  ///< set by a step whose update did not depend on the label
 
  private:
   const Derived& self() const { return static_cast<const Derived&>(*this); }

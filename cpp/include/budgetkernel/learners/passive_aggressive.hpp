@@ -1,0 +1,513 @@
+#pragma once
+/// \file learners/passive_aggressive.hpp
+/// Kernel Passive-Aggressive learners (Crammer et al., "Online Passive-Aggressive
+/// Algorithms", JMLR 2006: PA, PA-I, PA-II, binary and max-loss multi-class) and their
+/// budgeted versions of Wang & Vucetic, "Online Passive-Aggressive Algorithms on a Budget",
+/// AISTATS 2010 (the BPA paper): BPA-S, BPA-NN, BPA-P, the PA+Rand baseline, and the ramp-loss
+/// versions PA^R / BPA^R (section 4). Equation numbers refer to the BPA paper.
+
+#include "../budget/nearest_neighbor.hpp"
+#include "../budget/projection.hpp"
+#include "../detail/random.hpp"
+#include "kernel_expansion.hpp"
+#include "learner_base.hpp"
+
+#include <limits>
+
+namespace budgetkernel {
+
+/// How a full store makes room (Algorithm 1 of the BPA paper, section 3.1).
+enum class BPAVariant : std::int32_t { Simple = 0, NearestNeighbor = 1, Project = 2, Random = 3 };
+/// Hinge loss (PA, eq. 1) or ramp loss (PA^R, eq. 13).
+enum class PALoss : std::int32_t { Hinge = 0, Ramp = 1 };
+
+inline const char* bpa_variant_name(BPAVariant v) {
+  switch (v) {
+    case BPAVariant::Simple: return "simple";
+    case BPAVariant::NearestNeighbor: return "nn";
+    case BPAVariant::Project: return "project";
+    case BPAVariant::Random: return "random";
+  }
+  return "?";
+}
+
+/// Parameters of the Passive-Aggressive family.
+struct PAParams {
+  Kernel kernel{KernelType::RBF, 1.0};
+  double C = 1.0;               ///< aggressiveness; > 0 and finite (ignored by pa_type 0)
+  std::int32_t pa_type = 1;     ///< 0 = hard-margin PA, 1 = PA-I, 2 = PA-II (Crammer et al. 2006)
+  PALoss loss = PALoss::Hinge;  ///< Ramp = PA^R / BPA^R (eq. 13-15, 18-19)
+  Index budget = 0;             ///< B; 0 = unbudgeted PA
+  BPAVariant variant = BPAVariant::Simple;
+  std::uint64_t seed = 0;  ///< generator of the Random variant (PA+Rand)
+
+  /// \throws std::invalid_argument naming the offending parameter.
+  void validate() const {
+    detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
+    detail::require(pa_type >= 0 && pa_type <= 2, "pa_type must be 0 (PA), 1 (PA-I) or 2 (PA-II)");
+    detail::require(loss == PALoss::Hinge || loss == PALoss::Ramp, "loss must be hinge (0) or ramp (1)");
+    detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
+    detail::require(variant == BPAVariant::Simple || variant == BPAVariant::NearestNeighbor ||
+                        variant == BPAVariant::Project || variant == BPAVariant::Random,
+                    "variant must be simple (0), nn (1), project (2) or random (3)");
+  }
+};
+
+/// Kernel PA / PA-I / PA-II with an optional budget (BPA, Algorithm 1) and hinge or ramp loss.
+///
+/// Notation (binary and multi-class alike): f = the scores of x_t; binary: u = y in {+1, -1},
+/// ||u||^2 = 1, margin m = y f; multi-class (c > 2 columns, the max-loss multi-class PA):
+/// r' = highest-scoring wrong class (ties: lowest index), u = e_y - e_r', ||u||^2 = 2, m =
+/// f_y - f_r'. Loss L = 1 - m. A step adds tau u phi(x_t) (a coefficient *row* tau u).
+///
+/// Budgeted step (store holds B SVs, L > 0, ramp test passed): for every candidate r in
+/// I_t and r = t, w^r of Proposition 1 (eq. 8-9), r* = argmin Q(w^r) (eq. 7). For r != t the
+/// new example is in S in all variants, so (ALGORITHM-NOTES) tau is the plain step with q =
+/// ||u||^2 k_tt and Q(w^r) = 1/2 (||alpha_r||^2 res_r + tau^2 q) + penalty, res_r = the
+/// residual of projecting x_r onto S. Costs: BPA-S O(B), BPA-NN expected O(B d) (with the
+/// bookkeeping of nearest_neighbor.hpp), BPA-P O(B^2) (the maintained inverse of Projection),
+/// PA+Rand O(1) on top of the kernel row.
+///
+/// An example whose feature vector is zero (k(x_t, x_t) = 0, possible with the linear or
+/// polynomial kernel) cannot change any score: it is passed over.
+class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
+ public:
+  PassiveAggressive() { reset(1, 2, PAParams{}); }
+  PassiveAggressive(Index n_features, Index n_classes, const PAParams& params) {
+    reset(n_features, n_classes, params);
+  }
+
+  /// Starts over with the given dimensions and parameters.
+  /// \throws std::invalid_argument on invalid parameters or dimensions.
+  void reset(Index n_features, Index n_classes, const PAParams& params) {
+    params.validate();
+    init_base(n_features, n_classes);
+    m_p = params;
+    const Index cap = params.budget > 0 ? params.budget + 1 : 64;
+    m_ex.reset(n_features, n_outputs(), params.kernel, cap);
+    m_rng.seed(params.seed);
+    m_proj = Projection(false);
+    m_nn.reset(params.budget > 0 && params.variant == BPAVariant::NearestNeighbor ? cap : 1);
+    m_u.setZero(n_outputs());
+    m_row.setZero(n_outputs());
+    m_obj.resize(0);
+    m_bt.resize(0);
+    m_removed = -1;
+  }
+
+  const PAParams& params() const { return m_p; }
+  const SupportVectors& support_vectors() const { return m_ex.sv(); }
+  /// The coefficient rows, one per SV (n_outputs columns).
+  RowMatrix coefficients() const { return m_ex.sv().A().topRows(m_ex.size()); }
+
+  /// Scores x (the prequential prediction), then learns from (x, y). Returns the prediction.
+  std::int32_t step(const double* x, std::int32_t y) {
+    double kappa = m_ex.score(x);
+    const std::int32_t pred = detail::predict_from_scores(m_ex.f());
+    ++m_count.examples;
+    if (m_p.loss == PALoss::Ramp && !label_needed(m_ex.f())) {
+      m_label_unused = true;  // |f| > 1 (gap > 1): no update whatever the label (eq. 15, 19)
+      return pred;
+    }
+    double L = 0.0;
+    if (!wants_update(y, L) || !(kappa > 0.0)) return pred;
+
+    const Index n = m_ex.size();
+    if (m_p.budget > 0 && n >= m_p.budget && m_p.variant != BPAVariant::Random) {
+      if (m_p.variant == BPAVariant::Project && !m_proj.active()) {
+        // Lazy activation (projection.hpp): until now BPA-P was plain PA. Activation may fold
+        // numerically dependent SVs into the others; the model and the store order then
+        // changed, so x is scored again and the step decided afresh under the budget.
+        const MaintenanceResult r = m_proj.activate(m_ex.sv(), m_p.kernel);
+        if (m_ex.size() < n) {
+          m_count.degradation += r.degradation;
+          ++m_count.maintenance;
+          kappa = m_ex.score(x);
+          const bool ramp_ok = m_p.loss == PALoss::Hinge || label_needed(m_ex.f());
+          if (ramp_ok && wants_update(y, L) && kappa > 0.0)
+            add_example(x, kappa, L);  // counts the update
+          else
+            ++m_count.updates;  // the fold alone changed the model
+          return pred;
+        }
+      }
+      budgeted_update(x, kappa, L);
+    } else {
+      add_example(x, kappa, L);
+    }
+    return pred;
+  }
+
+  /// Decision values of one example (n_outputs values); thread-safe for concurrent readers.
+  void decision(const double* x, double* out) const { m_ex.decision(x, out); }
+
+  /// Active learning (ramp loss, BPA paper 4.3). Scores x; when the update cannot depend on
+  /// the label (ramp loss and |f| > 1, multi-class: the top two scores more than 1 apart) it
+  /// counts the example as seen (no label, no update, no mistake: the label is unknown),
+  /// writes the prediction into *pred (when pred is not null) and returns false. Otherwise it
+  /// changes nothing and returns true: the caller gets the label and calls learn_one(x, y).
+  /// Hinge-loss learners always return true (and do not score). x must be finite.
+  bool observe(const double* x, std::int32_t* pred) {
+    if (m_p.loss != PALoss::Ramp) return true;
+    m_ex.score(x);
+    if (label_needed(m_ex.f())) return true;
+    ++m_count.examples;
+    if (pred) *pred = detail::predict_from_scores(m_ex.f());
+    return false;
+  }
+
+  /// observe() over rows start.. of X; returns the index of the first row that needs a label
+  /// (X.rows() when none). pred (may be null) receives the predictions of the skipped rows at
+  /// their index. Rows are validated one at a time as they are reached.
+  /// \throws std::invalid_argument on a wrong column count, start out of range, or a
+  ///         non-finite row (the rows before it are already processed).
+  Index active_run(const Eigen::Ref<const RowMatrix>& X, Index start, std::int32_t* pred) {
+    detail::require(X.cols() == m_d, "active_run: X has " + std::to_string(X.cols()) + " features, expected " +
+                                         std::to_string(m_d));
+    detail::require(start >= 0 && start <= X.rows(), "active_run: start out of range");
+    for (Index i = start; i < X.rows(); ++i) {
+      const double* row = X.row(i).data();
+      if (!detail::all_finite(row, m_d)) detail::invalid("active_run: row " + std::to_string(i) + " contains NaN or infinity");
+      if (observe(row, pred ? pred + i : nullptr)) return i;
+    }
+    return X.rows();
+  }
+
+  /// Test hooks for the last budgeted update of BPA-S/NN/P (full store, positive loss): the
+  /// objective Q(w^r) of every candidate, index i < n for old SV i (store order before the
+  /// update) and n for r = t (+inf for an infeasible candidate, or for every r != t when
+  /// BPA-P found x_t in the span of the SVs and took r = t directly); and the chosen index.
+  /// PA+Rand leaves the objectives empty and reports the removed index (n for x_t).
+  /// Empty / -1 before any such update (and after load()).
+  const Vector& last_objectives() const { return m_obj; }
+  Index last_removed() const { return m_removed; }
+  /// BPA-NN bookkeeping (maintained only for the NearestNeighbor variant with a budget).
+  const NearestNeighbors& nearest_neighbors() const { return m_nn; }
+  /// BPA-P's maintained inverse (active after the first budgeted update).
+  const Projection& projection() const { return m_proj; }
+
+  /// Writes the whole state (learner name "pa"): parameters, counters, the kernel expansion
+  /// (the fields budgetkernel::Model reads), the generator, and the BPA-NN bookkeeping or the
+  /// BPA-P projection state, so that a loaded learner resumes training bit for bit.
+  void save(FieldMap& fm) const {
+    write_base(fm, "pa");
+    m_ex.save(fm);
+    fm.set("C", m_p.C);
+    fm.set_int("pa_type", m_p.pa_type);
+    fm.set_int("loss", static_cast<std::int64_t>(m_p.loss));
+    fm.set_int("budget", m_p.budget);
+    fm.set_int("variant", static_cast<std::int64_t>(m_p.variant));
+    fm.set_int("seed", static_cast<std::int64_t>(m_p.seed));
+    fm.set_bytes("rng", detail::rng_state(m_rng));
+    if (uses_nn()) m_nn.save(fm, "nn.");
+    if (uses_projection()) m_proj.save(fm, "proj.");
+  }
+
+  /// Restores what save() wrote.
+  /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  void load(const FieldMap& fm) {
+    if (fm.get_bytes("learner") != "pa") detail::corrupt("holds a '" + fm.get_bytes("learner") + "' model, not 'pa'");
+    PAParams p;
+    p.kernel = read_kernel(fm);
+    p.C = fm.get_f64("C");
+    const auto pa_type = fm.get_i64("pa_type"), loss = fm.get_i64("loss"), variant = fm.get_i64("variant");
+    if (pa_type < 0 || pa_type > 2) detail::corrupt("invalid pa_type");
+    if (loss < 0 || loss > 1) detail::corrupt("invalid loss");
+    if (variant < 0 || variant > 3) detail::corrupt("invalid variant");
+    p.pa_type = static_cast<std::int32_t>(pa_type);
+    p.loss = static_cast<PALoss>(loss);
+    p.variant = static_cast<BPAVariant>(variant);
+    p.budget = fm.get_i64("budget");
+    p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));
+    try {
+      p.validate();
+    } catch (const std::invalid_argument& e) {
+      detail::corrupt(e.what());
+    }
+    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
+    if (d < 1 || c < 2 || d > (std::int64_t{1} << 40) || c > (std::int64_t{1} << 31))
+      detail::corrupt("invalid dimensions");
+    PassiveAggressive fresh;
+    fresh.reset(d, c, p);
+    fresh.read_base(fm, "pa");
+    fresh.m_ex.load(fm, d, fresh.n_outputs(), p.budget, p.budget > 0 ? p.budget + 1 : 64);
+    for (Index i = 0; i < fresh.m_ex.size(); ++i)
+      if (fresh.m_ex.sv().id(i) < 0 || fresh.m_ex.sv().id(i) > fresh.m_count.examples) detail::corrupt("invalid SV id");
+    detail::set_rng_state(fresh.m_rng, fm.get_bytes("rng"));
+    if (fresh.uses_nn()) fresh.m_nn.load(fm, "nn.", fresh.m_ex.sv());
+    if (fresh.uses_projection()) fresh.m_proj.load(fm, "proj.", fresh.m_ex.sv());
+    *this = std::move(fresh);  // all or nothing: a failed load leaves the learner unchanged
+  }
+
+ private:
+  bool uses_nn() const { return m_p.budget > 0 && m_p.variant == BPAVariant::NearestNeighbor; }
+  bool uses_projection() const { return m_p.budget > 0 && m_p.variant == BPAVariant::Project; }
+  double u2() const { return n_outputs() == 1 ? 1.0 : 2.0; }
+
+  /// Whether the label can change the update (ramp loss): binary |f| <= 1; multi-class the
+  /// top two scores at most 1 apart (otherwise m > 1 or m < -1 whatever the label).
+  bool label_needed(const Vector& f) const {
+    if (f.size() == 1) return std::abs(f(0)) <= 1.0;
+    double top = -std::numeric_limits<double>::infinity(), second = top;
+    for (Index i = 0; i < f.size(); ++i) {
+      if (f(i) > top)
+        second = top, top = f(i);
+      else if (f(i) > second)
+        second = f(i);
+    }
+    return top - second <= 1.0;
+  }
+
+  /// Sets m_u and the loss L = 1 - m for label y from the current scores; returns whether
+  /// the example triggers an update: L > 0, and for the ramp loss also m >= -1 (eq. 15).
+  bool wants_update(std::int32_t y, double& L) {
+    const Vector& f = m_ex.f();
+    double m;
+    if (f.size() == 1) {
+      const double sy = y == 1 ? 1.0 : -1.0;
+      m_u(0) = sy;
+      m = sy * f(0);
+    } else {
+      Index r = y == 0 ? 1 : 0;
+      for (Index i = 0; i < f.size(); ++i)
+        if (i != y && f(i) > f(r)) r = i;
+      m_u.setZero();
+      m_u(y) = 1.0;
+      m_u(r) = -1.0;
+      m = f(y) - f(r);
+    }
+    L = 1.0 - m;
+    if (!(L > 0.0)) return false;
+    return m_p.loss == PALoss::Hinge || m >= -1.0;
+  }
+
+  /// PA step size for loss L > 0 and effective squared norm q = ||u||^2 x k-quantity
+  /// (Crammer et al. 2006; eq. 3 / 9): PA tau = L/q, PA-I min(C, L/q), PA-II L/(q + 1/(2C)).
+  /// With q = 0 the step cannot reduce the loss: tau = 0 (PA: infeasible, tau = +inf).
+  double step_size(double L, double q) const {
+    if (!(q > 0.0)) return m_p.pa_type == 0 ? std::numeric_limits<double>::infinity() : 0.0;
+    switch (m_p.pa_type) {
+      case 0: return L / q;
+      case 1: return std::min(m_p.C, L / q);
+      default: return L / (q + 0.5 / m_p.C);
+    }
+  }
+
+  /// The slack part of Q after a step tau: xi = max(0, L - tau q); 0 (hard margin, where
+  /// xi > 0 is infeasible: +inf), C xi (PA-I), C xi^2 (PA-II).
+  double penalty(double L, double tau, double q) const {
+    if (m_p.pa_type == 0) return (q > 0.0) ? 0.0 : std::numeric_limits<double>::infinity();
+    const double xi = std::max(0.0, L - tau * q);
+    return m_p.pa_type == 1 ? m_p.C * xi : m_p.C * xi * xi;
+  }
+
+  /// Objective of a candidate that adds tau' u times a projection with ||.||^2 = q'/||u||^2 and
+  /// removes nothing (r = t).
+  double objective_t(double L, double qp, double& taup) const {
+    taup = step_size(L, qp);
+    if (!std::isfinite(taup)) return std::numeric_limits<double>::infinity();
+    return 0.5 * taup * taup * qp + penalty(L, taup, qp);
+  }
+
+  /// Unbudgeted PA / the under-budget branch of Algorithm 1 (and PA+Rand): add x_t with
+  /// coefficient row tau u, tau from q = ||u||^2 k(x_t, x_t) (eq. 3 kernelised).
+  void add_example(const double* x, double kappa, double L) {
+    const double tau = step_size(L, u2() * kappa);
+    SupportVectors& sv = m_ex.sv();
+    const bool nn = uses_nn();
+    if (nn) m_nn.query(sv, x);
+    m_row = tau * m_u;
+    m_ex.push_last(x, m_row, m_count.examples);
+    ++m_count.updates;
+    if (nn) m_nn.push_queried(sv, m_ex.krow());
+    if (m_proj.active()) {
+      m_proj.on_push(sv, m_ex.krow(), kappa);
+      if (m_proj.pending()) {
+        // x_t is numerically in the span of the SVs: fold it into them (projection.hpp).
+        const MaintenanceResult r = m_proj.reduce(sv);
+        m_count.degradation += r.degradation;
+        ++m_count.maintenance;
+      }
+    }
+    if (m_p.variant == BPAVariant::Random && m_p.budget > 0 && sv.size() > m_p.budget) {
+      // PA+Rand: remove a uniformly random SV among the B + 1.
+      const Index p = detail::uniform_index(m_rng, m_p.budget + 1);
+      m_count.degradation += sv.alpha(p).squaredNorm() * m_p.kernel.self(sv.sqnorm()(p));
+      ++m_count.maintenance;
+      m_removed = p;
+      sv.erase(p);
+    }
+  }
+
+  /// Algorithm 1 with a full store: evaluate every candidate, apply the best.
+  void budgeted_update(const double* x, double kappa, double L) {
+    SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    const Vector& krow = m_ex.krow();
+    const double inf = std::numeric_limits<double>::infinity();
+    // Candidates r != t: the plain step on x_t (t is in S), Q = 1/2 (|alpha_r|^2 res_r + tau^2 q) + pen.
+    const double q = u2() * kappa;
+    const double tau = step_size(L, q);
+    const double base = 0.5 * tau * tau * q + penalty(L, tau, q);
+    if (m_obj.size() != n + 1) m_obj.resize(n + 1);
+    double taup = 0.0;  // the step of candidate r = t
+    Index nn_t = NearestNeighbors::none;
+    bool span = false;  // BPA-P: x_t in the span of the SVs
+    switch (m_p.variant) {
+      case BPAVariant::Simple:
+        // eq. (12): S = {t}, res_r = k_rr - k_rt^2 / k_tt; r = t: S is empty, x_t is ignored.
+        for (Index r = 0; r < n; ++r) {
+          const double res = std::max(0.0, m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa);
+          m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() * res + base;
+        }
+        m_obj(n) = objective_t(L, 0.0, taup);
+        break;
+      case BPAVariant::NearestNeighbor: {
+        // S = {t} u NN(r): the 2x2 system of section 3.1.3; r = t: S = {NN(t)}.
+        nn_t = m_nn.query(sv, x);
+        for (Index r = 0; r < n; ++r) {
+          double bm, bt;
+          const double res = nn_projection(r, kappa, bm, bt);
+          m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() * res + base;
+        }
+        double qp = 0.0;
+        if (nn_t != NearestNeighbors::none) {
+          const double kmm = m_p.kernel.self(sv.sqnorm()(nn_t));
+          if (kmm > 0.0) qp = u2() * krow(nn_t) * krow(nn_t) / kmm;
+        }
+        m_obj(n) = objective_t(L, qp, taup);
+        break;
+      }
+      case BPAVariant::Project: {
+        // S = I_t + {t} - {r} via the maintained inverse G = K^{-1} (ALGORITHM-NOTES): with t
+        // appended, G'_rr = G_rr + beta_t[r]^2 / s, and res_r = 1 / G'_rr. r = t: S = I_t,
+        // beta = K^{-1} k_t, q' = ||u||^2 (kappa - s).
+        double s = 0.0;
+        const Vector& bt = m_proj.project_candidate(krow.head(n), kappa, s);
+        m_bt = bt.head(n);
+        span = !(s > 1e-8 * kappa);
+        for (Index r = 0; r < n; ++r) {
+          if (span) {
+            m_obj(r) = inf;
+            continue;
+          }
+          const double g = m_proj.inverse_diagonal(r) + m_bt(r) * m_bt(r) / s;
+          m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() / g + base;
+        }
+        m_obj(n) = objective_t(L, u2() * std::max(0.0, kappa - s), taup);
+        break;
+      }
+      case BPAVariant::Random: break;  // handled by add_example
+    }
+    // eq. (7): r* = argmin Q (first index on ties; r = t when every candidate is infeasible).
+    Index best = n;
+    for (Index r = 0; r < n; ++r)
+      if (m_obj(r) < m_obj(best)) best = r;
+    if (span) best = n;
+    m_removed = best;
+    ++m_count.maintenance;
+
+    if (best == n) {
+      // r* = t: nothing is removed; x_t's step is projected onto S (not stored itself).
+      switch (m_p.variant) {
+        case BPAVariant::Simple: return;  // S empty: the example is ignored
+        case BPAVariant::NearestNeighbor:
+          if (nn_t == NearestNeighbors::none || taup == 0.0) return;
+          sv.alpha(nn_t) += (taup * krow(nn_t) / m_p.kernel.self(sv.sqnorm()(nn_t))) * m_u.transpose();
+          break;
+        case BPAVariant::Project:
+          if (taup == 0.0) return;
+          sv.A().topRows(n).noalias() += (taup * m_bt) * m_u.transpose();
+          break;
+        case BPAVariant::Random: return;
+      }
+      ++m_count.updates;
+      return;
+    }
+
+    const Index r = best;
+    const double a2 = sv.alpha(r).squaredNorm();
+    ++m_count.updates;
+    switch (m_p.variant) {
+      case BPAVariant::Simple: {
+        // eq. (12): beta_t = alpha_r k_rt / k_tt + tau u.
+        const double res = std::max(0.0, m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa);
+        m_row = (krow(r) / kappa) * sv.alpha(r).transpose() + tau * m_u;
+        m_count.degradation += a2 * res;
+        m_ex.push_last(x, m_row, m_count.examples);
+        sv.erase(r);
+        break;
+      }
+      case BPAVariant::NearestNeighbor: {
+        double bm, bt;
+        const double res = nn_projection(r, kappa, bm, bt);
+        const Index m = m_nn.nn(r);
+        m_row = bt * sv.alpha(r).transpose() + tau * m_u;
+        if (m != NearestNeighbors::none && bm != 0.0) sv.alpha(m) += bm * sv.alpha(r);
+        m_count.degradation += a2 * res;
+        m_ex.push_last(x, m_row, m_count.examples);
+        m_nn.push_queried(sv, krow);
+        const Index moved = sv.erase(r);
+        m_nn.on_erase(sv, m_p.kernel, r, moved);
+        break;
+      }
+      case BPAVariant::Project: {
+        m_row = tau * m_u;
+        m_ex.push_last(x, m_row, m_count.examples);
+        m_proj.on_push(sv, krow, kappa);
+        MaintenanceResult res;
+        if (m_proj.pending()) {
+          // The projection judged x_t dependent after all: its r = t solution, beta = tau'
+          // K^{-1} k_t u^T, is exactly the fold of a row tau' u.
+          sv.alpha(n) = taup * m_u.transpose();
+          res = m_proj.reduce(sv);
+          m_removed = n;
+        } else {
+          res = m_proj.reduce_at(sv, r);
+          m_count.degradation += res.degradation;
+        }
+        break;
+      }
+      case BPAVariant::Random: break;
+    }
+  }
+
+  /// BPA-NN projection of old SV r onto S = {t, NN(r)} (section 3.1.3) for the example last
+  /// scored: returns res_r = k_rr - k_r^T K_S^{-1} k_r and the coefficients b = K_S^{-1} k_r
+  /// (bm on NN(r), bt on x_t). Solved by elimination against t first: the residual of NN(r)
+  /// against t is s_m = k_mm - k_mt^2 / k_tt; when it vanishes (NN(r) in the span of x_t) or r
+  /// has no other SV, S = {t} (BPA-S). O(1).
+  double nn_projection(Index r, double kappa, double& bm, double& bt) const {
+    const SupportVectors& sv = m_ex.sv();
+    const Vector& krow = m_ex.krow();
+    const double krt = krow(r);
+    const double krr = m_p.kernel.self(sv.sqnorm()(r));
+    bt = krt / kappa;
+    bm = 0.0;
+    double res = krr - krt * bt;
+    const Index m = m_nn.nn(r);
+    if (m != NearestNeighbors::none) {
+      const double kmm = m_p.kernel.self(sv.sqnorm()(m));
+      const double kmt = krow(m);
+      const double sm = kmm - kmt * kmt / kappa;
+      if (sm > 1e-12 * kmm) {
+        const double c = m_nn.kernel_value(r) - krt * kmt / kappa;  // <residual of r, residual of m>
+        bm = c / sm;
+        bt -= bm * kmt / kappa;
+        res -= c * c / sm;
+      }
+    }
+    return std::max(0.0, res);
+  }
+
+  PAParams m_p;
+  KernelExpansion m_ex;
+  std::mt19937_64 m_rng;
+  Projection m_proj;
+  NearestNeighbors m_nn;
+  Vector m_u, m_row;  // the class direction u and a coefficient-row work buffer (c values)
+  Vector m_obj, m_bt;  // candidate objectives; BPA-P: K^{-1} k_t of the last candidate
+  Index m_removed = -1;
+};
+
+}  // namespace budgetkernel

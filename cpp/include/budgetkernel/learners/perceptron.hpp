@@ -1,0 +1,440 @@
+#pragma once
+/// \file learners/perceptron.hpp
+/// The kernel perceptron family: the unbudgeted kernel perceptron (Rosenblatt 1958; the
+/// multi-class one of Crammer & Singer 2003, max form) and its budgeted variants compared
+/// in the BPA paper's experiments (Wang & Vucetic, AISTATS 2010, "Algorithms" paragraph and
+/// Table 1):
+///   Stop        Stoptron (Orabona et al. 2008): no update once the store holds B SVs.
+///   Random      random budget perceptron (Cesa-Bianchi & Gentile 2006/2007): a uniformly
+///               random SV leaves before the new one enters.
+///   Forgetron   self-tuned Forgetron (Dekel, Shalev-Shwartz, Singer, SIAM J. Comput. 37,
+///               2008, "The Forgetron: a kernel-based perceptron on a budget"): shrink
+///               everything by phi, then drop the oldest SV.
+///   MaxMargin   Crammer, Kandola, Singer 2004, "Online classification on a budget": update
+///               when the margin is <= beta, drop the SV whose own example keeps the largest
+///               margin without it.
+///   Projectron, Projectron++  Orabona, Keshet, Caputo, ICML 2008 / JMLR 10 (2009),
+///               "Bounded kernel-based online learning": project the new point onto the span
+///               of the SVs when it is close to it (||delta_t|| <= eta) or the store is full.
+
+#include "../budget/projection.hpp"
+#include "../detail/random.hpp"
+#include "kernel_expansion.hpp"
+#include "learner_base.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace budgetkernel {
+
+/// How the perceptron keeps its budget (see the file comment).
+enum class PerceptronBudget : std::int32_t { Stop = 0, Random = 1, Forgetron = 2, MaxMargin = 3, Projectron = 4, ProjectronPP = 5 };
+
+inline const char* perceptron_budget_name(PerceptronBudget m) {
+  switch (m) {
+    case PerceptronBudget::Stop: return "stop";
+    case PerceptronBudget::Random: return "random";
+    case PerceptronBudget::Forgetron: return "forgetron";
+    case PerceptronBudget::MaxMargin: return "maxmargin";
+    case PerceptronBudget::Projectron: return "projectron";
+    case PerceptronBudget::ProjectronPP: return "projectron++";
+  }
+  return "?";
+}
+
+/// Parameters of the kernel perceptron family.
+struct PerceptronParams {
+  Kernel kernel{KernelType::RBF, 1.0};
+  Index budget = 0;  ///< B; 0 = unbudgeted kernel perceptron (Projectron: no cap on the store)
+  PerceptronBudget maintenance = PerceptronBudget::Random;
+  double eta = 0.1;   ///< Projectron(++): project when ||delta_t|| <= eta (>= 0)
+  double beta = 0.0;  ///< MaxMargin: update when the margin is <= beta (>= 0; 0 = mistakes only)
+  std::uint64_t seed = 0;  ///< seeds the generator of Random
+
+  /// \throws std::invalid_argument naming the offending parameter.
+  void validate() const {
+    detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
+    const auto m = static_cast<std::int32_t>(maintenance);
+    detail::require(m >= 0 && m <= 5, "maintenance must be one of stop, random, forgetron, maxmargin, projectron, "
+                                      "projectron++");
+    detail::require(std::isfinite(eta) && eta >= 0.0, "eta must be a finite number >= 0");
+    detail::require(std::isfinite(beta) && beta >= 0.0, "beta must be a finite number >= 0");
+  }
+};
+
+/// Kernel perceptron with one of the budget rules of PerceptronBudget.
+///
+/// Model f(x) = sum_j alpha_j k(x_j, x) (a KernelExpansion; one coefficient column for two
+/// classes, c columns otherwise). Update vector u: binary u = y in {+1, -1}, a mistake when
+/// y f <= 0; multi-class (Crammer & Singer 2003, max form) r' = the highest-scoring wrong
+/// class (ties: lowest index), a mistake when f_y <= f_r', u = e_y - e_r'. An added SV gets
+/// coefficient row u.
+///
+/// Cost per update (one kernel row of x_t is always computed to score it): Stop and Random
+/// O(B d); Forgetron and MaxMargin O(B (d + c)) (one more kernel row, of the removed SV);
+/// Projectron(++) O(B^2) (Projection keeps K^{-1}).
+///
+/// Counters: updates = examples that changed the model; maintenance = removals plus
+/// projection steps (a projected mistake of Projectron(++), or the fold of a numerically
+/// dependent new SV); degradation = the exact ||Delta w||^2 of that part: ||alpha_r||^2 k_rr
+/// for a removal (for the Forgetron: of the already shrunk SV; the shrink itself is not
+/// counted), ||u||^2 ||delta_t||^2 for a projected mistake (the distance between the
+/// projected and the perceptron's update). Projectron++'s margin-error steps are ordinary
+/// updates (they replace no addition), counted in updates only. Stop never does maintenance.
+class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
+ public:
+  /// A usable (1 feature, 2 classes, default parameters) learner, typically replaced by load().
+  KernelPerceptron() { reset(1, 2, PerceptronParams{}); }
+  KernelPerceptron(Index n_features, Index n_classes, const PerceptronParams& params) {
+    reset(n_features, n_classes, params);
+  }
+
+  /// Forgets everything and starts a fresh model.
+  /// \throws std::invalid_argument on invalid parameters or dimensions.
+  void reset(Index n_features, Index n_classes, const PerceptronParams& params) {
+    params.validate();
+    init_base(n_features, n_classes);
+    m_p = params;
+    m_rng.seed(params.seed);
+    const Index c = n_outputs();
+    const Index cap = params.budget > 0 ? params.budget + 1 : 64;
+    m_ex.reset(n_features, c, params.kernel, cap);
+    m_label.clear();
+    m_label.reserve(static_cast<std::size_t>(cap));
+    m_u.setZero(c);
+    m_fr.setZero(c);
+    m_arow.setZero(c);
+    m_q = 0.0;
+    m_m = 0;
+    const bool removes = params.budget > 0 && (params.maintenance == PerceptronBudget::Forgetron ||
+                                               params.maintenance == PerceptronBudget::MaxMargin);
+    m_row.setZero(removes ? cap : 0);
+    m_F.setZero(tracks_margins() ? cap : 0, c);
+    m_proj = Projection(false);
+    // Projectron tracks K^{-1} of the store from the first SV on (activation of the empty store).
+    if (projectron()) m_proj.activate(m_ex.sv(), m_p.kernel);
+  }
+
+  const PerceptronParams& params() const { return m_p; }
+  const SupportVectors& support_vectors() const { return m_ex.sv(); }
+  /// Coefficients alpha, one row per SV, n_outputs() columns.
+  RowMatrix coefficients() const { return m_ex.sv().A().topRows(m_ex.size()); }
+  /// Class label (0..c-1) of each SV's example, in store order.
+  const std::vector<std::int32_t>& sv_labels() const { return m_label; }
+  /// MaxMargin with a budget: F_i = f(x_i) for every SV (store order); empty otherwise.
+  RowMatrix sv_scores() const { return m_F.topRows(tracks_margins() ? m_ex.size() : 0); }
+  /// Forgetron: the accumulated damage Q and the number of updates M (section 4 of the paper).
+  double forgetron_q() const { return m_q; }
+  std::int64_t forgetron_updates() const { return m_m; }
+  /// Projectron(++): the maintained K^{-1} of the store.
+  const Projection& projection() const { return m_proj; }
+
+  /// Predicts x with the current model, then learns from (x, y). Returns the prediction.
+  std::int32_t step(const double* xp, std::int32_t y) {
+    const double kappa = m_ex.score(xp);
+    const Vector& f = m_ex.f();
+    const std::int32_t pred = detail::predict_from_scores(f);
+    const std::int64_t t = ++m_count.examples;
+    const double margin = update_direction(f, y);
+    const Index n = m_ex.size();
+    const bool full = m_p.budget > 0 && n >= m_p.budget;
+
+    switch (m_p.maintenance) {
+      case PerceptronBudget::Stop:
+        if (margin <= 0.0 && !full) add(xp, y, t);
+        break;
+      case PerceptronBudget::Random:
+        if (margin <= 0.0) {
+          // The new SV always enters: a uniformly random one of the B stored leaves first.
+          if (full) remove(detail::uniform_index(m_rng, n));
+          add(xp, y, t);
+        }
+        break;
+      case PerceptronBudget::Forgetron:
+        if (margin <= 0.0) {
+          add(xp, y, t);
+          ++m_m;
+          if (m_p.budget > 0 && m_ex.size() > m_p.budget) forget();
+        }
+        break;
+      case PerceptronBudget::MaxMargin:
+        if (margin <= m_p.beta) {
+          if (tracks_margins()) enter_margins(kappa);
+          add(xp, y, t);
+          if (m_p.budget > 0 && m_ex.size() > m_p.budget) remove_max_margin();
+        }
+        break;
+      case PerceptronBudget::Projectron:
+      case PerceptronBudget::ProjectronPP:
+        projectron_step(xp, y, t, kappa, margin, full);
+        break;
+    }
+    return pred;
+  }
+
+  /// Decision values of one example (n_outputs() values); thread-safe for concurrent readers.
+  void decision(const double* xp, double* out) const { m_ex.decision(xp, out); }
+
+  void save(FieldMap& fm) const {
+    write_base(fm, "perceptron");
+    m_ex.save(fm);
+    fm.set_int("budget", m_p.budget);
+    fm.set_int("maintenance", static_cast<std::int64_t>(m_p.maintenance));
+    fm.set("eta", m_p.eta);
+    fm.set("beta", m_p.beta);
+    fm.set_int("seed", static_cast<std::int64_t>(m_p.seed));
+    fm.set_bytes("rng", detail::rng_state(m_rng));
+    fm.set_ints("sv.label", std::vector<std::int64_t>(m_label.begin(), m_label.end()));
+    fm.set("forgetron.Q", m_q);
+    fm.set_int("forgetron.M", m_m);
+    if (tracks_margins()) fm.set_matrix("maxmargin.F", m_F.topRows(m_ex.size()));
+    if (projectron()) m_proj.save(fm, "projection.");
+  }
+
+  /// Restores what save() wrote, so that learning continues bit for bit.
+  /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  void load(const FieldMap& fm) {
+    PerceptronParams p;
+    p.kernel = read_kernel(fm);
+    p.budget = fm.get_i64("budget");
+    const auto m = fm.get_i64("maintenance");
+    if (m < 0 || m > 5) detail::corrupt("unknown perceptron budget rule");
+    p.maintenance = static_cast<PerceptronBudget>(m);
+    p.eta = fm.get_f64("eta");
+    p.beta = fm.get_f64("beta");
+    p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));
+    try {
+      p.validate();
+    } catch (const std::invalid_argument& e) {
+      detail::corrupt(e.what());
+    }
+    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
+    if (d < 1 || c < 2) detail::corrupt("invalid dimensions");
+    reset(d, c, p);
+    read_base(fm, "perceptron");
+    const Index cap = p.budget > 0 ? p.budget + 1 : 64;
+    m_ex.load(fm, d, n_outputs(), p.budget, cap);
+    const Index n = m_ex.size();
+    const auto labels = fm.get_ints("sv.label", n);
+    m_label.assign(labels.size(), 0);
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (labels[i] < 0 || labels[i] >= c) detail::corrupt("support-vector label out of range");
+      m_label[i] = static_cast<std::int32_t>(labels[i]);
+    }
+    detail::set_rng_state(m_rng, fm.get_bytes("rng"));
+    m_q = fm.get_f64("forgetron.Q");
+    m_m = fm.get_i64("forgetron.M");
+    if (!std::isfinite(m_q) || m_m < 0 || m_m > m_count.examples) detail::corrupt("invalid Forgetron state");
+    if (m_count.updates > m_count.examples || m_count.maintenance < 0) detail::corrupt("invalid counter");
+    if (p.budget > 0 && n > p.budget) detail::corrupt("more support vectors than the budget");
+    m_row.setZero(m_row.size() > 0 ? std::max<Index>(cap, n + 1) : 0);
+    if (tracks_margins()) {
+      const RowMatrix F = fm.get_matrix("maxmargin.F", n, n_outputs());
+      if (!detail::all_finite(F.data(), F.size())) detail::corrupt("non-finite margin cache");
+      m_F.setZero(std::max<Index>(cap, n + 1), n_outputs());
+      m_F.topRows(n) = F;
+    }
+    if (projectron()) {
+      m_proj.load(fm, "projection.", m_ex.sv());
+      if (!m_proj.active()) detail::corrupt("inactive projection state for a Projectron");
+    }
+  }
+
+ private:
+  bool projectron() const {
+    return m_p.maintenance == PerceptronBudget::Projectron || m_p.maintenance == PerceptronBudget::ProjectronPP;
+  }
+  bool tracks_margins() const { return m_p.maintenance == PerceptronBudget::MaxMargin && m_p.budget > 0; }
+
+  /// Sets m_u to the update vector for (f, y) and returns the margin: binary y f,
+  /// multi-class f_y - f_r' with r' the highest-scoring wrong class (ties: lowest index).
+  double update_direction(const Vector& f, std::int32_t y) {
+    if (f.size() == 1) {
+      const double sy = y == 1 ? 1.0 : -1.0;
+      m_u(0) = sy;
+      return sy * f(0);
+    }
+    Index r = y == 0 ? 1 : 0;
+    for (Index i = r + 1; i < f.size(); ++i)
+      if (i != y && f(i) > f(r)) r = i;
+    m_u.setZero();
+    m_u(y) = 1.0;
+    m_u(r) = -1.0;
+    return f(y) - f(r);
+  }
+
+  /// Kernel perceptron update: x_t enters with coefficient row u.
+  void add(const double* xp, std::int32_t y, std::int64_t t) {
+    m_ex.push_last(xp, m_u, t);
+    m_label.push_back(y);
+    ++m_count.updates;
+  }
+
+  /// Erases SV i (swap-with-last in the store and every side structure), counting the
+  /// removal and its degradation ||alpha_i||^2 k_ii.
+  void remove(Index i) {
+    SupportVectors& sv = m_ex.sv();
+    m_count.degradation += sv.alpha(i).squaredNorm() * m_p.kernel.self(sv.sqnorm()(i));
+    ++m_count.maintenance;
+    const Index last = sv.erase(i);
+    if (tracks_margins() && i != last) m_F.row(i) = m_F.row(last);
+    m_label[static_cast<std::size_t>(i)] = m_label[static_cast<std::size_t>(last)];
+    m_label.pop_back();
+  }
+
+  /// m_row.head(n) = k(x_j, x_i) for every SV j, with the exact diagonal k_ii. O(n d).
+  void sv_row(Index i) {
+    const SupportVectors& sv = m_ex.sv();
+    sv.kernel_row(m_p.kernel, sv.x(i).transpose(), sv.sqnorm()(i), m_row);
+    m_row(i) = m_p.kernel.self(sv.sqnorm()(i));
+  }
+
+  /// The self-tuned Forgetron of Dekel, Shalev-Shwartz, Singer (SIAM J. Comput. 2008), after
+  /// x_t was added (store size B + 1, m_m = M, the number of updates including this one):
+  /// r = the oldest SV; f' = the expansion now; with the damage
+  ///   Psi(lambda, mu) = lambda^2 + 2 lambda - 2 lambda mu
+  /// the shrinking coefficient is the largest phi in (0, 1] with
+  ///   Psi(phi sigma_r, phi y_r f'(x_r)) + Q <= 15/32 M,
+  /// i.e. a phi^2 + b phi + c <= 0 with a = sigma_r^2 - 2 sigma_r y_r f'(x_r), b = 2 sigma_r,
+  /// c = Q - 15/32 M. Multi-class: sigma_r y_r -> the coefficient row beta_r, sigma_r ->
+  /// ||beta_r||, sigma_r y_r f'(x_r) -> beta_r . f'(x_r). Then f'' = phi f',
+  /// Q += Psi(||beta_r''||, .) = e^2 + 2 e - 2 beta_r'' . f''(x_r) and r leaves. O(B (d + c)).
+  /// The branches below are those of the authors' group's reference code (DOGMA,
+  /// k_forgetron_st_train.m); the test checks them against "largest feasible phi" by bisection.
+  void forget() {
+    SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    Index r = 0;
+    for (Index i = 1; i < n; ++i)
+      if (sv.id(i) < sv.id(r)) r = i;
+    sv_row(r);
+    sv.scores(m_row, m_fr);  // f'(x_r)
+    m_arow = sv.alpha(r).transpose();
+    const double sigma = m_arow.norm();
+    const double a = m_arow.squaredNorm() - 2.0 * m_arow.dot(m_fr);
+    const double b = 2.0 * sigma;
+    const double c = m_q - 15.0 / 32.0 * static_cast<double>(m_m);
+    double phi = 1.0;
+    const double disc = b * b - 4.0 * a * c;
+    // a < 0: the parabola opens downwards and the inequality holds outside its roots; the
+    // root (-b - sqrt(disc)) / (2a) is the larger one, and phi = 1 is feasible unless it
+    // exceeds 1 (then the largest feasible phi is the other root).
+    if (a > 0.0 || (a < 0.0 && disc > 0.0 && (-b - std::sqrt(disc)) / (2.0 * a) > 1.0))
+      phi = std::min(1.0, (-b + std::sqrt(std::max(disc, 0.0))) / (2.0 * a));
+    else if (a == 0.0 && b > 0.0)
+      phi = std::min(1.0, -c / b);
+    // Q <= 15/32 (M - 1) holds from the previous removal, so c < 0 and phi > 0 in exact
+    // arithmetic; a non-positive or NaN phi could only come from a broken state.
+    if (!(phi > 0.0)) phi = 1.0;
+    if (phi != 1.0) {
+      sv.scale(phi);
+      m_fr *= phi;  // f''(x_r) = phi f'(x_r)
+      m_arow *= phi;
+    }
+    const double e = m_arow.norm();
+    m_q += e * e + 2.0 * e - 2.0 * m_arow.dot(m_fr);
+    remove(r);
+  }
+
+  /// MaxMargin bookkeeping before x_t enters: F_i += k(x_i, x_t) u for the current SVs and
+  /// F_t = f(x_t) + k(x_t, x_t) u. O(B c).
+  void enter_margins(double kappa) {
+    const Index n = m_ex.size();
+    m_F.topRows(n).noalias() += m_ex.krow().head(n) * m_u.transpose();
+    m_F.row(n) = (m_ex.f() + kappa * m_u).transpose();
+  }
+
+  /// Margin of SV i's own example under the expansion without SV i: g = F_i - alpha_i k_ii,
+  /// binary y_i g, multi-class g_{y_i} - max_{r != y_i} g_r. O(c).
+  double own_margin(Index i) const {
+    const SupportVectors& sv = m_ex.sv();
+    const double kii = m_p.kernel.self(sv.sqnorm()(i));
+    const std::int32_t y = m_label[static_cast<std::size_t>(i)];
+    const Index c = sv.n_coef();
+    if (c == 1) return (y == 1 ? 1.0 : -1.0) * (m_F(i, 0) - sv.A()(i, 0) * kii);
+    double other = -std::numeric_limits<double>::infinity();
+    for (Index k = 0; k < c; ++k)
+      if (k != y) other = std::max(other, m_F(i, k) - sv.A()(i, k) * kii);
+    return m_F(i, y) - sv.A()(i, y) * kii - other;
+  }
+
+  /// Crammer, Kandola, Singer (2004): removes the SV whose example keeps the largest margin
+  /// without it (ties: the older SV), then updates F by one kernel row. O(B (d + c)).
+  void remove_max_margin() {
+    SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    Index best = 0;
+    double best_v = own_margin(0);
+    for (Index i = 1; i < n; ++i) {
+      const double v = own_margin(i);
+      if (detail::smaller_or_older(-v, sv.id(i), -best_v, sv.id(best))) best_v = v, best = i;
+    }
+    sv_row(best);
+    m_arow = sv.alpha(best).transpose();
+    m_F.topRows(n).noalias() -= m_row.head(n) * m_arow.transpose();
+    remove(best);
+  }
+
+  /// Projectron and Projectron++ (Orabona, Keshet, Caputo, JMLR 2009). On a mistake: with
+  /// beta = K^{-1} k_t and ||delta_t||^2 = k_tt - k_t^T beta, project (alpha += beta u^T,
+  /// no new SV) when ||delta_t|| <= eta or the store is at its cap, else add x_t. On a
+  /// margin error (0 < margin <= 1; Projectron++ only) with loss L = 1 - margin: if
+  /// L - ||delta_t|| / eta > 0, alpha += tau beta u^T with
+  /// tau = min(L / q, 1, 2 (L - ||delta_t|| / eta) / q), q = ||u||^2 ||P phi(x_t)||^2. O(B^2).
+  /// eta thresholds the distance ||delta_t|| itself (DOGMA's k_projectron*_train.m compare the
+  /// squared distance with eta instead, i.e. their eta is our eta^2).
+  void projectron_step(const double* xp, std::int32_t y, std::int64_t t, double kappa, double margin, bool full) {
+    const bool mistake = margin <= 0.0;
+    const bool margin_error = m_p.maintenance == PerceptronBudget::ProjectronPP && !mistake && margin <= 1.0 &&
+                              m_p.eta > 0.0;
+    if (!mistake && !margin_error) return;
+    SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    double s = 0.0;
+    const Vector& beta = m_proj.project_candidate(m_ex.krow(), kappa, s);
+    const double s0 = std::max(s, 0.0);
+    const double delta = std::sqrt(s0);  // ||delta_t||
+    const double u2 = m_u.squaredNorm();
+    if (mistake) {
+      if (delta <= m_p.eta || full) {
+        if (n == 0) return;  // nothing to project onto (k(x_t, x_t) = 0): no change
+        sv.A().topRows(n).noalias() += beta.head(n) * m_u.transpose();
+        ++m_count.updates;
+        ++m_count.maintenance;
+        m_count.degradation += u2 * s0;
+        return;
+      }
+      add(xp, y, t);
+      m_proj.on_push(sv, m_ex.krow(), kappa);
+      if (m_proj.pending()) {
+        // Numerically in the span after all: fold it into the others (a projection too).
+        const MaintenanceResult r = m_proj.reduce(sv);
+        m_label.pop_back();
+        ++m_count.maintenance;
+        m_count.degradation += r.degradation;
+      }
+      return;
+    }
+    const double L = 1.0 - margin;
+    const double gap = L - delta / m_p.eta;
+    const double q = u2 * (kappa - s0);
+    if (!(gap > 0.0) || !(q > 0.0)) return;
+    const double tau = std::min({L / q, 1.0, 2.0 * gap / q});
+    sv.A().topRows(n).noalias() += (tau * beta.head(n)) * m_u.transpose();
+    ++m_count.updates;
+  }
+
+  PerceptronParams m_p;
+  KernelExpansion m_ex;
+  Projection m_proj;
+  std::mt19937_64 m_rng;
+  std::vector<std::int32_t> m_label;  // class of each SV's example (store order)
+  RowMatrix m_F;                      // MaxMargin: F_i = f(x_i) (store order)
+  double m_q = 0.0;                   // Forgetron's Q
+  std::int64_t m_m = 0;               // Forgetron's M
+  Vector m_u, m_fr, m_arow, m_row;    // work buffers
+};
+
+}  // namespace budgetkernel

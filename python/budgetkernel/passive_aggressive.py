@@ -1,0 +1,188 @@
+"""Passive-Aggressive estimators: kernel PA / PA-I / PA-II, ramp-loss PA and Budgeted PA."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.multiclass import unique_labels
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._native import core as _core
+from ._base import (
+    _KERNELS,
+    OnlineClassifierMixin,
+    _check_choice,
+    _check_positive,
+    _KernelExpansionMixin,
+    _KernelParamsMixin,
+    _seed,
+    register,
+)
+
+__all__ = ["BudgetedPAClassifier"]
+
+_VARIANTS = {"simple": 0, "nn": 1, "project": 2, "random": 3}
+_LOSSES = {"hinge": 0, "ramp": 1}
+
+
+@register
+class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifierMixin):
+    """Kernel Passive-Aggressive learning, unbudgeted or on a budget of support vectors.
+
+    Implements Wang & Vucetic, "Online Passive-Aggressive Algorithms on a Budget"
+    (AISTATS 2010): with ``budget=None`` the kernel PA of Crammer et al. (2006) (hard
+    margin, PA-I or PA-II); with a budget B, Budgeted PA (Algorithm 1): when the model holds
+    B SVs and an example has positive loss, one SV r is removed and the rest updated by the
+    closed form of Proposition 1, choosing r to minimise the PA objective (eq. 7).
+
+    Parameters
+    ----------
+    budget : int or None, default=100
+        Maximum number of support vectors B; None for unbudgeted PA.
+    variant : {'simple', 'nn', 'project', 'random'}, default='simple'
+        Which SVs absorb the removed one: 'simple' = BPA-S (only the new example, O(B)),
+        'nn' = BPA-NN (the new example and the removed SV's nearest neighbour, expected
+        O(B)), 'project' = BPA-P (all remaining SVs, O(B^2) with a maintained inverse),
+        'random' = PA+Rand (PA-I, then remove a random SV; the paper's baseline).
+    loss : {'hinge', 'ramp'}, default='hinge'
+        'ramp' = PA^R / BPA^R: update only inside the margin, |f(x)| <= 1. Such a learner
+        needs the labels of those examples only (see :meth:`partial_fit_active`).
+    pa_type : {0, 1, 2}, default=1
+        0 = hard-margin PA, 1 = PA-I, 2 = PA-II.
+    C : float, default=1.0
+        Aggressiveness (ignored by ``pa_type=0``).
+    kernel : {'rbf', 'linear', 'poly'}, default='rbf'
+    gamma : float or 'scale', default='scale'
+    degree : int, default=3
+    coef0 : float, default=0.0
+    n_epochs : int, default=1
+    shuffle : bool, default=False
+    random_state : int, numpy Generator or None, default=None
+        Seeds PA+Rand's removals and shuffling.
+
+    Attributes
+    ----------
+    classes_, n_features_in_, support_vectors_, dual_coef_, n_support_, gamma_,
+    online_error_, prequential_curve_, counters_
+    labels_used_ : int
+        Labels the learner needed so far (all examples for hinge loss).
+
+    Notes
+    -----
+    More than two classes: the multi-class PA of Crammer et al. (2006) in its max-loss form
+    (the highest-scoring wrong class r; the update adds +tau to class y and -tau to class r),
+    budgeted by solving Proposition 1 with one coefficient column per class.
+    """
+
+    def __init__(
+        self,
+        budget=100,
+        variant="simple",
+        loss="hinge",
+        pa_type=1,
+        C=1.0,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        n_epochs=1,
+        shuffle=False,
+        random_state=None,
+    ):
+        self.budget = budget
+        self.variant = variant
+        self.loss = loss
+        self.pa_type = pa_type
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params(self):
+        _check_positive("budget", self.budget, integer=True, allow_none=True)
+        _check_choice("variant", self.variant, _VARIANTS)
+        _check_choice("loss", self.loss, _LOSSES)
+        if isinstance(self.pa_type, bool) or self.pa_type not in (0, 1, 2):
+            raise ValueError(f"pa_type must be 0 (hard margin), 1 (PA-I) or 2 (PA-II); got {self.pa_type!r}")
+        _check_positive("C", self.C)
+        self._check_kernel_params()
+        _check_positive("n_epochs", self.n_epochs, integer=True)
+
+    def _make_core(self, n_features, n_classes, X):
+        return _core.PassiveAggressive(
+            n_features,
+            n_classes,
+            _KERNELS[self.kernel],
+            self._resolve_gamma(X),
+            int(self.degree),
+            float(self.coef0),
+            float(self.C),
+            int(self.pa_type),
+            _LOSSES[self.loss],
+            0 if self.budget is None else int(self.budget),
+            _VARIANTS[self.variant],
+            _seed(self.random_state),
+        )
+
+    @classmethod
+    def _core_class(cls):
+        return _core.PassiveAggressive
+
+    @property
+    def labels_used_(self):
+        check_is_fitted(self, "_model")
+        return self._model.counters["labels"]
+
+    def partial_fit_active(self, X, oracle, classes=None):
+        """Learns a chunk asking ``oracle`` only for the labels the learner needs.
+
+        The active-learning reading of ramp-loss PA (BPA paper, section 4.3): an example with
+        |f(x)| > 1 cannot change the model whatever its label, so its label is never asked
+        for. Runs in C++ up to the next example that needs a label, calls ``oracle(i, x)``
+        for it (``i`` is the row index in ``X``), learns it, and goes on. With hinge loss
+        every label is needed.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        oracle : callable (index, x) -> label
+        classes : array-like, default=None
+            Every label; required on the first call.
+
+        Returns
+        -------
+        queried : ndarray of bool, shape (n_samples,)
+            Which rows' labels were asked for.
+        """
+        if not callable(oracle):
+            raise TypeError("oracle must be a callable (index, x) -> label")
+        first = not hasattr(self, "_model")
+        if first and classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit_active")
+        X = validate_data(self, X, reset=first, dtype=np.float64, order="C", ensure_all_finite=True)
+        if first:
+            self._init_model(X, classes)
+        elif classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
+            raise ValueError(f"classes={list(classes)} differs from the classes of the first call {list(self.classes_)}")
+        n = X.shape[0]
+        pred = np.zeros(n, dtype=np.int32)
+        queried = np.zeros(n, dtype=bool)
+        i = 0
+        while True:
+            i = self._model.active_run(X, i, pred)
+            if i >= n:
+                break
+            y = oracle(i, X[i])
+            try:
+                yi = self._label_index[y]
+            except (KeyError, TypeError):
+                raise ValueError(f"oracle returned label {y!r}, not in classes_={list(self.classes_)}") from None
+            pred[i] = self._model.learn_one(X[i], yi)
+            queried[i] = True
+            i += 1
+        c = self._model.counters
+        self.prequential_curve_.append((c["examples"], c["mistakes"]))
+        return queried

@@ -1,0 +1,120 @@
+"""The kernel perceptron and its budgeted versions."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._native import core as _core
+from ._base import (
+    _KERNELS,
+    OnlineClassifierMixin,
+    _check_choice,
+    _check_positive,
+    _KernelExpansionMixin,
+    _KernelParamsMixin,
+    _seed,
+    register,
+)
+
+__all__ = ["KernelPerceptron"]
+
+_MAINTENANCE = {"stop": 0, "random": 1, "forgetron": 2, "max-margin": 3, "projectron": 4, "projectron++": 5}
+
+
+def _check_non_negative(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a non-negative finite number; got {value!r}")
+
+
+@register
+class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifierMixin):
+    """Kernel perceptron (Rosenblatt 1958), unbudgeted or on a budget of support vectors.
+
+    Every mistake adds the example as a support vector. With a budget B, ``maintenance``
+    decides what happens once B SVs are stored:
+
+    - 'stop': Stoptron (Orabona et al. 2008), no further updates;
+    - 'random': remove a uniformly random SV (Cesa-Bianchi & Gentile 2007);
+    - 'forgetron': the self-tuned Forgetron (Dekel, Shalev-Shwartz & Singer 2008), which
+      shrinks all coefficients and removes the oldest SV;
+    - 'max-margin': remove the SV with the largest margin after its removal (Crammer,
+      Kandola & Singer 2004), updating when the margin is at most ``beta``;
+    - 'projectron' / 'projectron++': Orabona, Keshet & Caputo (2009): a mistake whose
+      feature vector lies within ``eta`` of the span of the SVs (or any mistake once B SVs
+      are stored: the budget is a cap) is projected onto them instead of adding an SV;
+      Projectron++ also updates on margin errors by projection. O(B^2) per update.
+
+    Parameters
+    ----------
+    budget : int or None, default=100
+        Maximum number of support vectors B; None for the unbudgeted kernel perceptron
+        (or an uncapped Projectron).
+    maintenance : {'stop', 'random', 'forgetron', 'max-margin', 'projectron', \
+'projectron++'}, default='random'
+    eta : float, default=0.1
+        Projectron threshold on the distance ||delta|| of phi(x) to the span of the SVs.
+    beta : float, default=0.0
+        Margin threshold of 'max-margin' (0 = mistakes only).
+    kernel, gamma, degree, coef0, n_epochs, shuffle, random_state
+        As in :class:`budgetkernel.BudgetedSGDClassifier`.
+
+    Notes
+    -----
+    More than two classes: the multi-class perceptron of Crammer & Singer (2003), max form
+    (a mistake adds +1 to the true class and -1 to the highest-scoring wrong class).
+    """
+
+    def __init__(
+        self,
+        budget=100,
+        maintenance="random",
+        eta=0.1,
+        beta=0.0,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        n_epochs=1,
+        shuffle=False,
+        random_state=None,
+    ):
+        self.budget = budget
+        self.maintenance = maintenance
+        self.eta = eta
+        self.beta = beta
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params(self):
+        _check_positive("budget", self.budget, integer=True, allow_none=True)
+        _check_choice("maintenance", self.maintenance, _MAINTENANCE)
+        _check_non_negative("eta", self.eta)
+        _check_non_negative("beta", self.beta)
+        self._check_kernel_params()
+        _check_positive("n_epochs", self.n_epochs, integer=True)
+
+    def _make_core(self, n_features, n_classes, X):
+        return _core.KernelPerceptron(
+            n_features,
+            n_classes,
+            _KERNELS[self.kernel],
+            self._resolve_gamma(X),
+            int(self.degree),
+            float(self.coef0),
+            0 if self.budget is None else int(self.budget),
+            _MAINTENANCE[self.maintenance],
+            float(self.eta),
+            float(self.beta),
+            _seed(self.random_state),
+        )
+
+    @classmethod
+    def _core_class(cls):
+        return _core.KernelPerceptron

@@ -1,0 +1,41 @@
+// Binding of the Passive-Aggressive family (PA, PA-I/II, ramp loss, BPA-S/P/NN, PA+Rand).
+#include "bindings.hpp"
+
+void wrap_passive_aggressive(py::module_& m) {
+  py::class_<bk::PassiveAggressive> pa(m, "PassiveAggressive", py::module_local(),
+                                       "Kernel Passive-Aggressive; with a budget, Budgeted PA (BPA paper, Algorithm 1).");
+  pa.def(py::init([](bk::Index d, bk::Index c, int kernel, double gamma, int degree, double coef0, double C,
+                     int pa_type, int loss, bk::Index budget, int variant, std::uint64_t seed) {
+           bk::PAParams p;
+           p.kernel = make_kernel(kernel, gamma, degree, coef0);
+           p.C = C;
+           p.pa_type = pa_type;
+           if (loss < 0 || loss > 1) throw std::invalid_argument("unknown loss id");
+           p.loss = static_cast<bk::PALoss>(loss);
+           p.budget = budget;
+           if (variant < 0 || variant > 3) throw std::invalid_argument("unknown variant id");
+           p.variant = static_cast<bk::BPAVariant>(variant);
+           p.seed = seed;
+           return bk::PassiveAggressive(d, c, p);
+         }),
+         py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
+         py::arg("coef0"), py::arg("C"), py::arg("pa_type"), py::arg("loss"), py::arg("budget"), py::arg("variant"),
+         py::arg("seed"))
+      .def(
+          "active_run",
+          [](bk::PassiveAggressive& self, const CArray& X, bk::Index start, LabelArray& pred) {
+            auto Xm = as_matrix(X);
+            if (pred.ndim() != 1 || pred.shape(0) != Xm.rows())
+              throw std::invalid_argument("pred must be 1-D with one entry per row");
+            if (start < 0 || start > Xm.rows()) throw std::invalid_argument("start out of range");
+            bk::detail::check_chunk(Xm, nullptr, self.n_features(), self.n_classes());
+            std::int32_t* out = pred.mutable_data();
+            py::gil_scoped_release release;
+            return self.active_run(Xm, start, out);
+          },
+          py::arg("X"), py::arg("start"), py::arg("pred"),
+          "Predicts rows start.. that need no label (ramp loss outside the margin); returns the index of the "
+          "first row whose label is needed (len(X) when none).");
+  def_kernel_expansion<bk::PassiveAggressive>(pa);
+  def_learner_common<bk::PassiveAggressive>(pa);
+}
