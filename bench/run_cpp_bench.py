@@ -1,6 +1,6 @@
 """Runs the C++ Google Benchmark executables and summarises them (log-log slopes vs B).
 
-Runs ``bench_kernel_row`` and ``bench_bsgd`` from a CMake build directory configured with
+Runs ``bench_kernel_row``, ``bench_bsgd`` and ``bench_pa`` from a CMake build directory configured with
 ``-DBUDGETKERNEL_BUILD_BENCHMARKS=ON`` (default ``/tmp/bk-bench``; see bench/README.md),
 reads their JSON output and writes bench/results/bench_cpp.{json,md}:
 
@@ -13,13 +13,24 @@ reads their JSON output and writes bench/results/bench_cpp.{json,md}:
 What one iteration is: ``kernel_row+scores``: one kernel row + scores of one query;
 ``bsgd_train``: ``partial_fit`` over 1,000 examples of the 2-D noisy checkerboard with a full
 store; ``maintenance``: one SV push + ``on_push`` + ``reduce`` on a full store (see the
-header comment of bench/cpp/bench_bsgd.cpp).
+header comment of bench/cpp/bench_bsgd.cpp); ``pa_train`` / ``perceptron_train``:
+``partial_fit`` of the Passive-Aggressive learners and the budgeted perceptrons over 1,000
+examples with a full store; ``pa_update`` / ``perceptron_update``: one example that updates
+(inside the margin, wrong label) on a copy of the warmed learner (see the header comment of
+bench/cpp/bench_pa.cpp).
+
+For the ``*_train`` families the per-example time mixes examples with and without an update,
+so the summary also fits the slope of the time per *update* (time per example / upd/ex), and
+checks the issue's speed target: BPA-S, BPA-NN, Random, Forgetron and Stoptron at B = 100
+train at >= 1,000,000 examples/s (one core; the target is for the default portable build, so
+run this on a build without ``-mavx2 -mfma`` as well, e.g. with ``--out bench_cpp_portable``).
 
 Each benchmark runs ``--repetitions`` times (default 3) and the median is reported: the
 machine is shared, and a single run can be disturbed. ``--quick``: one repetition, a short
-minimum time per benchmark and only B <= 200 for the projection.
+minimum time per benchmark and only B <= 200 for the projection, BPA-P and the Projectrons.
+``--only bench_pa`` runs a subset of the executables (comma-separated).
 
-    python bench/run_cpp_bench.py [--quick] [--build-dir /tmp/bk-bench]
+    python bench/run_cpp_bench.py [--quick] [--build-dir /tmp/bk-bench] [--only bench_pa]
 """
 
 from __future__ import annotations
@@ -38,7 +49,17 @@ import numpy as np
 
 from _common import md_table, parser, write_results
 
-EXECUTABLES = ("bench_kernel_row", "bench_bsgd")
+EXECUTABLES = ("bench_kernel_row", "bench_bsgd", "bench_pa")
+# --quick: skip the O(B^2) learners' largest budgets.
+QUICK_FILTERS = {
+    "bench_bsgd": "-project/B:(400|800)$",
+    "bench_pa": "-/(bpa-p|projectron|projectron-pp)/B:(400|800)$",
+}
+# The issue's speed target: these learners at B = 100 train at >= 1M examples/s on 2-D data.
+SPEED_TARGET = 1e6
+SPEED_TARGET_B = 100
+SPEED_TARGET_FAMILIES = ("pa_train/bpa-s", "pa_train/bpa-nn", "perceptron_train/random",
+                         "perceptron_train/forgetron", "perceptron_train/stoptron")
 
 
 def run(exe, quick, repetitions, extra_filter=None):
@@ -76,15 +97,23 @@ def main():
     p.add_argument("--build-dir", default=os.environ.get("BK_BENCH_BUILD", "/tmp/bk-bench"))
     p.add_argument("--repetitions", type=int, default=3,
                    help="repetitions per benchmark; the median is reported (default 3; 1 with --quick)")
+    p.add_argument("--only", default=None,
+                   help="comma-separated subset of the executables " + ",".join(EXECUTABLES) + " (default: all)")
     args = p.parse_args()
     bdir = Path(args.build_dir) / "bench"
+    exes = EXECUTABLES
+    if args.only:
+        exes = tuple(e for e in args.only.split(",") if e)
+        unknown = [e for e in exes if e not in EXECUTABLES]
+        if unknown:
+            raise SystemExit(f"--only: unknown executable(s) {unknown}; choose from {list(EXECUTABLES)}")
     results = {"context": None, "benchmarks": []}
-    for exe in EXECUTABLES:
+    for exe in exes:
         path = bdir / exe
         if not path.exists():
             raise SystemExit(f"{path} not found: configure and build with -DBUDGETKERNEL_BUILD_BENCHMARKS=ON "
                              "(see bench/README.md)")
-        flt = "-project/B:(400|800)$" if args.quick and exe == "bench_bsgd" else None
+        flt = QUICK_FILTERS.get(exe) if args.quick else None
         d = run(path, args.quick, 1 if args.quick else args.repetitions, flt)
         results["context"] = d["context"]
         results["benchmarks"] += d["benchmarks"]
@@ -121,15 +150,29 @@ def main():
         s_all, s_big = slope(bs, ts), slope(bs, ts, 100)
         g = bigo.get(f, {})
         summary[f] = {"B": bs, "time_per_iteration": ts, "time_unit": unit, "slope_all": s_all, "slope_B>=100": s_big,
-                      "gbench_big_o": g.get("big_o"), "gbench_rms": g.get("rms")}
+                      "gbench_big_o": g.get("big_o"), "gbench_rms": g.get("rms"),
+                      "items_per_second": [b.get("items_per_second") for _, b in lst]}
         srows.append([f, f"{s_all:.2f}", f"{s_big:.2f}", g.get("big_o", "-"),
                       f"{100 * g['rms']:.0f}%" if g.get("rms") is not None else "-"])
+        # *_train of bench_pa: also the time per update (time per example / upd/ex), whose
+        # slope is the update cost's, free of the learner's changing update rate.
+        if f.split("/")[0] in ("pa_train", "perceptron_train"):
+            ipss = [b.get("items_per_second") or float("nan") for _, b in lst]
+            # An update step = an example that changed the model or ran a budget step (BPA-S/NN
+            # may run the budget step and then discard or fold the example: upd/ex < maint/ex).
+            upd = [max(b.get("upd/ex", 0.0), b.get("maint/ex", 0.0)) for _, b in lst]
+            tpu = [1e6 / (r * u) if u > 0 and r == r else float("nan") for r, u in zip(ipss, upd)]
+            summary[f]["us_per_update"] = tpu
+            summary[f]["upd_per_example"] = upd
+            summary[f]["slope_per_update_all"] = slope(bs, tpu)
+            summary[f]["slope_per_update_B>=100"] = slope(bs, tpu, 100)
     ctx = results["context"] or {}
     md = "\n".join([
         "# C++ micro-benchmarks (Google Benchmark)", "",
         "Log-log slope of the time per iteration vs the budget B (least squares): 1 = O(B), 2 = O(B²). "
         "Google Benchmark's own fit (Complexity(oAuto)) alongside.", "",
         md_table(["benchmark", "slope (all B)", "slope (B ≥ 100)", "GB big-O fit", "GB RMS"], srows), "",
+    ] + pa_section(summary) + [
         "## All runs", "",
         md_table(["benchmark", "B", "time / iteration", "items/s", "counters"], rows, ["l", "r", "r", "r", "l"]), "",
         f"_{ctx.get('date', '')}, `python bench/run_cpp_bench.py{' --quick' if args.quick else ''}` "
@@ -152,6 +195,68 @@ def main():
                                                                            "repetitions", "threads"))}
             for b in results["benchmarks"] if b.get("aggregate_name") not in ("mean", "stddev", "cv")]
     write_results("bench_cpp", {"summary": summary, "build": flags, "context": ctx, "runs": runs}, md, args)
+
+
+def _fmt_rate(x):
+    if x is None or x != x:
+        return "-"
+    return f"{x / 1e6:.2f}M" if x >= 1e6 else f"{x / 1e3:.0f}k" if x >= 1e3 else f"{x:.0f}"
+
+
+def pa_section(summary):
+    """Markdown for bench_pa: examples/s and time per update vs B, slopes, the 1M ex/s target."""
+    train = [f for f in summary if f.split("/")[0] in ("pa_train", "perceptron_train")]
+    if not train:
+        return []
+    all_b = sorted({B for f in train for B in summary[f]["B"]})
+    rows = []
+    for f in train:
+        s = summary[f]
+        by_b = dict(zip(s["B"], zip(s["items_per_second"], s.get("upd_per_example", [None] * len(s["B"])),
+                                    s.get("us_per_update", [None] * len(s["B"])))))
+        cells = []
+        for B in all_b:
+            if B not in by_b:
+                cells.append("")
+                continue
+            ips, upd, tpu = by_b[B]
+            cells.append(f"{_fmt_rate(ips)} ({upd:.2f}; {tpu:.3g} µs)" if upd else f"{_fmt_rate(ips)} (0 upd)")
+        rows.append([f.split("/", 1)[1], *cells, f"{s['slope_B>=100']:.2f} / {s.get('slope_per_update_B>=100', float('nan')):.2f}"])
+    upd_rows = []
+    for f in summary:
+        if f.split("/")[0] not in ("pa_update", "perceptron_update"):
+            continue
+        s = summary[f]
+        by_b = dict(zip(s["B"], s["time_per_iteration"]))
+        unit = s["time_unit"]
+        scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3}.get(unit, 1.0)
+        upd_rows.append([f.split("/", 1)[1]] + [f"{by_b[B] * scale:.3g}" if B in by_b else "" for B in all_b]
+                        + [f"{s['slope_all']:.2f}", f"{s['slope_B>=100']:.2f}"])
+    trows = []
+    for f in SPEED_TARGET_FAMILIES:
+        s = summary.get(f)
+        if s is None or SPEED_TARGET_B not in s["B"]:
+            continue
+        ips = s["items_per_second"][s["B"].index(SPEED_TARGET_B)]
+        ok = ips is not None and ips >= SPEED_TARGET
+        trows.append([f.split("/", 1)[1], _fmt_rate(ips), f"{ips / SPEED_TARGET:.2f}x" if ips else "-",
+                      "met" if ok else "**missed**"])
+    out = ["## Passive-Aggressive and perceptron learners (bench_pa)", "",
+           "2-D noisy checkerboard, full store, RBF γ=2 (BPA-P and the Projectrons: γ=16, so that B=800 "
+           "fills), C=1 (PA-I), Projectron η=1e-3. Training: examples/s of `partial_fit` (in brackets: the "
+           "fraction of examples that updated or ran a budget step, and the time per such step = time per "
+           "example / that fraction, an upper bound of the update cost since it carries the scoring of the "
+           "examples without one). Slopes: log-log, B ≥ 100, of the time per example / per update step.", "",
+           md_table(["learner"] + [f"B={B}" for B in all_b] + ["slope ex / upd"], rows), ""]
+    if upd_rows:
+        out += ["One updating example alone (a stream example the warmed learner misclassifies inside its margin, "
+                "|f| ≤ 0.9; `learn_one` on a copy of the learner; the Stoptron only scores), µs:", "",
+                md_table(["learner"] + [f"B={B}" for B in all_b] + ["slope (all B)", "slope (B ≥ 100)"], upd_rows),
+                ""]
+    if trows:
+        out += [f"Speed target: ≥ 1,000,000 examples/s at B = {SPEED_TARGET_B} (one core):", "",
+                md_table(["learner", "examples/s", "of target", ""], trows, ["l", "r", "r", "l"]), ""]
+    return out
 
 
 if __name__ == "__main__":

@@ -11,8 +11,11 @@ import budgetkernel
 from budgetkernel import (
     BudgetedPAClassifier,
     BudgetedSGDClassifier,
+    IncrementalSVC,
     KernelPerceptron,
     LinearPegasosClassifier,
+    ReservoirSVC,
+    TwinVectorMachine,
     datasets,
 )
 
@@ -24,6 +27,9 @@ ESTIMATORS = [
     BudgetedPAClassifier(budget=30, variant="project", loss="ramp", gamma=1.0, n_epochs=3, shuffle=True),
     KernelPerceptron(budget=40, maintenance="forgetron", gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
     KernelPerceptron(budget=30, maintenance="projectron++", gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
+    IncrementalSVC(C=1.0, gamma=1.0),
+    TwinVectorMachine(budget=30, C=1.0, gamma=1.0, n_epochs=2, shuffle=True, random_state=0),
+    ReservoirSVC(budget=30, C=10.0, gamma=1.0, random_state=0),
 ]
 
 

@@ -7,32 +7,16 @@
 
 #include <random>
 
+#include "test_oracles.hpp"
 #include "test_util.hpp"
 
 using namespace budgetkernel;
 
 namespace {
 
-struct Stream {
-  RowMatrix X;
-  std::vector<std::int32_t> y;
-};
+using bk_test::Stream;
 
-// Noisy 4x4 checkerboard on [-2,2)^2 (20% flipped); c > 2 uses the cell index mod c.
-Stream make_stream(Index n, int n_classes, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 4.0);
-  Stream s{RowMatrix(n, 2), std::vector<std::int32_t>(static_cast<std::size_t>(n))};
-  for (Index i = 0; i < n; ++i) {
-    const double a = u(rng), b = u(rng);
-    s.X(i, 0) = a - 2.0;
-    s.X(i, 1) = b - 2.0;
-    int label = (static_cast<int>(a) + static_cast<int>(b)) % n_classes;
-    if (u(rng) < 0.8) label = (label + 1) % n_classes;
-    s.y[static_cast<std::size_t>(i)] = label;
-  }
-  return s;
-}
+Stream make_stream(Index n, int n_classes, std::uint64_t seed) { return bk_test::noisy_board(n, n_classes, seed, 0.2); }
 
 BSGDParams params(Maintenance m, Index budget, std::int64_t average_start, double decay = 10.0) {
   BSGDParams p;

@@ -12,14 +12,18 @@ from ._native import core as _selected_core
 from .passive_aggressive import BudgetedPAClassifier
 from .pegasos import BudgetedSGDClassifier, LinearPegasosClassifier
 from .perceptron import KernelPerceptron
+from .svm import IncrementalSVC, ReservoirSVC, TwinVectorMachine
 
 __version__ = _selected_core.__version__
 
 __all__ = [
     "BudgetedPAClassifier",
     "BudgetedSGDClassifier",
+    "IncrementalSVC",
     "KernelPerceptron",
     "LinearPegasosClassifier",
+    "ReservoirSVC",
+    "TwinVectorMachine",
     "datasets",
     "load",
     "__version__",

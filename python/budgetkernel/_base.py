@@ -79,6 +79,10 @@ class _KernelParamsMixin:
             self.gamma_ = float(self.gamma)
         return self.gamma_
 
+    def _kernel_args(self, X):
+        """(kernel id, gamma, degree, coef0) as the core constructors take them."""
+        return _KERNELS[self.kernel], self._resolve_gamma(X), int(self.degree), float(self.coef0)
+
     def _extra_fitted(self):
         return {"gamma_": self.gamma_}
 

@@ -8,7 +8,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._native import core as _core
 from ._base import (
-    _KERNELS,
     OnlineClassifierMixin,
     _check_choice,
     _check_positive,
@@ -115,10 +114,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineClas
         return _core.PassiveAggressive(
             n_features,
             n_classes,
-            _KERNELS[self.kernel],
-            self._resolve_gamma(X),
-            int(self.degree),
-            float(self.coef0),
+            *self._kernel_args(X),
             float(self.C),
             int(self.pa_type),
             _LOSSES[self.loss],

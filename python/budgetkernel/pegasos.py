@@ -9,7 +9,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._native import core as _core
 from ._base import (
-    _KERNELS,
     OnlineClassifierMixin,
     _check_choice,
     _check_positive,
@@ -156,10 +155,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         return _core.KernelPegasos(
             n_features,
             n_classes,
-            _KERNELS[self.kernel],
-            self._resolve_gamma(X),
-            int(self.degree),
-            float(self.coef0),
+            *self._kernel_args(X),
             float(self.lam),
             0 if self.budget is None else int(self.budget),
             _MAINTENANCE[self.maintenance],

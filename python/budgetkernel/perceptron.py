@@ -8,7 +8,6 @@ import numpy as np
 
 from ._native import core as _core
 from ._base import (
-    _KERNELS,
     OnlineClassifierMixin,
     _check_choice,
     _check_positive,
@@ -104,10 +103,7 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         return _core.KernelPerceptron(
             n_features,
             n_classes,
-            _KERNELS[self.kernel],
-            self._resolve_gamma(X),
-            int(self.degree),
-            float(self.coef0),
+            *self._kernel_args(X),
             0 if self.budget is None else int(self.budget),
             _MAINTENANCE[self.maintenance],
             float(self.eta),

@@ -153,3 +153,4 @@ inline bk::Kernel make_kernel(int kernel, double gamma, int degree, double coef0
 void wrap_pegasos(py::module_& m);
 void wrap_passive_aggressive(py::module_& m);
 void wrap_perceptron(py::module_& m);
+void wrap_svm(py::module_& m);

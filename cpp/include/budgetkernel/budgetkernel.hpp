@@ -20,3 +20,6 @@
 #include "learners/kernel_expansion.hpp"
 #include "learners/passive_aggressive.hpp"
 #include "learners/perceptron.hpp"
+#include "svm/incremental_svm.hpp"
+#include "learners/incremental_svc.hpp"
+#include "learners/twin_vector_machine.hpp"

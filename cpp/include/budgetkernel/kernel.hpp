@@ -61,8 +61,9 @@ class Kernel {
     return from_dot(x.dot(z), 0.0, 0.0);
   }
 
-  /// k(x, x); 1 for RBF.
-  double self(double nx2) const { return from_dot(nx2, nx2, nx2); }
+  /// k(x, x); 1 for RBF without calling exp (from_dot would give exp(-0) = 1 exactly too,
+  /// at the price of an exp in loops over SVs).
+  double self(double nx2) const { return m_type == KernelType::RBF ? 1.0 : from_dot(nx2, nx2, nx2); }
 
   /// Whether k(x, x) = 1 for every x (the merging derivation of the BSGD paper needs it).
   bool unit_diagonal() const { return m_type == KernelType::RBF; }

@@ -68,12 +68,8 @@ class NearestNeighbors {
   /// Squared distances of a point x (not in the store) to the sv.size() SVs; keeps them for
   /// push_queried() and returns the index of the nearest SV (none for an empty store). O(n d).
   Index query(const SupportVectors& sv, const double* xp) {
-    const Index n = sv.size();
-    query_first(sv, n, xp);
-    Index best = none;
-    for (Index j = 0; j < n; ++j)
-      if (best == none || m_qd2(j) < m_qd2(best)) best = j;
-    return best;
+    query_first(sv, sv.size(), xp);
+    return m_query_best;
   }
 
   /// After sv.push of the point last passed to query(): gives the new SV (index n = the
@@ -85,10 +81,9 @@ class NearestNeighbors {
     if (n < 0 || sv.size() != n + 1 || size() != n)
       throw std::logic_error("NearestNeighbors::push_queried: not preceded by query() on this store");
     m_query_n = -1;
-    Index best = none;
+    const Index best = m_query_best;
     for (Index j = 0; j < n; ++j) {
       const double d2 = m_qd2(j);
-      if (best == none || d2 < m_qd2(best)) best = j;
       const auto js = static_cast<std::size_t>(j);
       if (d2 < m_d2[js]) {
         m_nn[js] = n;
@@ -198,9 +193,16 @@ class NearestNeighbors {
     const double xsq = x.squaredNorm();
     fit(n + 1);
     m_query_n = n;
+    m_query_best = none;
     if (n == 0) return;
     Kernel::dots(sv.X(), n, x, m_dots);
-    for (Index j = 0; j < n; ++j) m_qd2(j) = std::max(0.0, sv.sqnorm()(j) + xsq - 2.0 * m_dots(j));
+    // Distances and their argmin (first index on ties) in one pass, the minimum in a register.
+    double best_d2 = inf();
+    for (Index j = 0; j < n; ++j) {
+      const double d2 = std::max(0.0, sv.sqnorm()(j) + xsq - 2.0 * m_dots(j));
+      m_qd2(j) = d2;
+      if (d2 < best_d2 || m_query_best == none) best_d2 = d2, m_query_best = j;
+    }
   }
 
   /// Nearest other SV of SV i by one pass over the store.
@@ -227,6 +229,7 @@ class NearestNeighbors {
   std::vector<Index> m_stale;
   Vector m_dots, m_qd2;
   Index m_query_n = -1;  // store size at the last query() (-1: none pending)
+  Index m_query_best = none;  // nearest SV of the last query()
 };
 
 }  // namespace budgetkernel

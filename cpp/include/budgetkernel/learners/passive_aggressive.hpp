@@ -365,9 +365,10 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
       case BPAVariant::NearestNeighbor: {
         // S = {t} u NN(r): the 2x2 system of section 3.1.3; r = t: S = {NN(t)}.
         nn_t = m_nn.query(sv, x);
+        const double inv_kappa = 1.0 / kappa;
         for (Index r = 0; r < n; ++r) {
           double bm, bt;
-          const double res = nn_projection(r, kappa, bm, bt);
+          const double res = nn_projection(r, inv_kappa, bm, bt);
           m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() * res + base;
         }
         double qp = 0.0;
@@ -399,10 +400,14 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
       }
       case BPAVariant::Random: break;  // handled by add_example
     }
-    // eq. (7): r* = argmin Q (first index on ties; r = t when every candidate is infeasible).
+    // eq. (7): r* = argmin Q (r = t on ties with it, else the first index; r = t when every
+    // candidate is infeasible). The running minimum stays in a register.
     Index best = n;
-    for (Index r = 0; r < n; ++r)
-      if (m_obj(r) < m_obj(best)) best = r;
+    double best_q = m_obj(n);
+    for (Index r = 0; r < n; ++r) {
+      const double q_r = m_obj(r);
+      if (q_r < best_q) best_q = q_r, best = r;
+    }
     if (span) best = n;
     m_removed = best;
     ++m_count.maintenance;
@@ -440,7 +445,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
       }
       case BPAVariant::NearestNeighbor: {
         double bm, bt;
-        const double res = nn_projection(r, kappa, bm, bt);
+        const double res = nn_projection(r, 1.0 / kappa, bm, bt);
         const Index m = m_nn.nn(r);
         m_row = bt * sv.alpha(r).transpose() + tau * m_u;
         if (m != NearestNeighbors::none && bm != 0.0) sv.alpha(m) += bm * sv.alpha(r);
@@ -473,28 +478,28 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   }
 
   /// BPA-NN projection of old SV r onto S = {t, NN(r)} (section 3.1.3) for the example last
-  /// scored: returns res_r = k_rr - k_r^T K_S^{-1} k_r and the coefficients b = K_S^{-1} k_r
-  /// (bm on NN(r), bt on x_t). Solved by elimination against t first: the residual of NN(r)
-  /// against t is s_m = k_mm - k_mt^2 / k_tt; when it vanishes (NN(r) in the span of x_t) or r
-  /// has no other SV, S = {t} (BPA-S). O(1).
-  double nn_projection(Index r, double kappa, double& bm, double& bt) const {
+  /// scored (inv_kappa = 1 / k_tt): returns res_r = k_rr - k_r^T K_S^{-1} k_r and the
+  /// coefficients b = K_S^{-1} k_r (bm on NN(r), bt on x_t). Solved by elimination against t
+  /// first: the residual of NN(r) against t is s_m = k_mm - k_mt^2 / k_tt; when it vanishes
+  /// (NN(r) in the span of x_t) or r has no other SV, S = {t} (BPA-S). O(1), one division.
+  double nn_projection(Index r, double inv_kappa, double& bm, double& bt) const {
     const SupportVectors& sv = m_ex.sv();
     const Vector& krow = m_ex.krow();
     const double krt = krow(r);
     const double krr = m_p.kernel.self(sv.sqnorm()(r));
-    bt = krt / kappa;
+    bt = krt * inv_kappa;
     bm = 0.0;
     double res = krr - krt * bt;
     const Index m = m_nn.nn(r);
     if (m != NearestNeighbors::none) {
       const double kmm = m_p.kernel.self(sv.sqnorm()(m));
-      const double kmt = krow(m);
-      const double sm = kmm - kmt * kmt / kappa;
+      const double kmt_k = krow(m) * inv_kappa;  // k_mt / k_tt
+      const double sm = kmm - krow(m) * kmt_k;
       if (sm > 1e-12 * kmm) {
-        const double c = m_nn.kernel_value(r) - krt * kmt / kappa;  // <residual of r, residual of m>
+        const double c = m_nn.kernel_value(r) - krt * kmt_k;  // <residual of r, residual of m>
         bm = c / sm;
-        bt -= bm * kmt / kappa;
-        res -= c * c / sm;
+        bt -= bm * kmt_k;
+        res -= c * bm;
       }
     }
     return std::max(0.0, res);

@@ -1,0 +1,221 @@
+#pragma once
+/// \file learners/incremental_svc.hpp
+/// The exact incremental-decremental SVM (svm/incremental_svm.hpp) as an online classifier:
+/// every example of the stream is learned exactly (no budget), so after t examples the model
+/// is the batch SVM of those t examples (Cauwenberghs & Poggio, NIPS 2000).
+///
+/// Binary: one machine, y = +1 for class 1 and -1 for class 0. Multi-class: one-vs-rest,
+/// c machines; every example is learned by each machine k with y = +1 if its class is k and
+/// -1 otherwise, and the prediction is the class of the largest decision value. All machines
+/// learn and unlearn the same examples in the same order, so they store them in the same rows
+/// under the same keys: example number t (0-based position in the stream seen by this
+/// learner) is key t in every machine, and one kernel row serves all machines' decisions.
+///
+/// Cost per example: O(N d) for the kernel row plus, per machine, O(N d) for the new
+/// example's kernel column and O(N |S| + |S|^2) per bookkeeping step (N = examples stored).
+
+#include "../svm/incremental_svm.hpp"
+#include "learner_base.hpp"
+
+namespace budgetkernel {
+
+/// Parameters of the incremental SVM learner.
+struct IDSVMParams {
+  Kernel kernel{KernelType::RBF, 1.0};
+  double C = 1.0;  ///< upper bound of alpha_i is C * weight_i
+
+  void validate() const {
+    detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
+  }
+};
+
+class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
+ public:
+  IncrementalSVC() = default;
+  IncrementalSVC(Index n_features, Index n_classes, const IDSVMParams& params) { reset(n_features, n_classes, params); }
+
+  void reset(Index n_features, Index n_classes, const IDSVMParams& params) {
+    params.validate();
+    init_base(n_features, n_classes);
+    m_p = params;
+    m_machines.clear();
+    for (Index k = 0; k < n_outputs(); ++k) m_machines.emplace_back(n_features, params.kernel, params.C);
+    m_krow.setZero(64);
+    m_f.setZero(n_outputs());
+  }
+
+  const IDSVMParams& params() const { return m_p; }
+
+  /// Predicts with the current model, then learns (x, y) with weight 1.
+  std::int32_t step(const double* x, std::int32_t y) { return step_weighted(x, y, 1.0); }
+
+  /// Predicts, then learns (x, y) with weight s (alpha <= C s in every machine).
+  /// \throws std::invalid_argument on a weight that is not positive and finite.
+  /// \throws std::runtime_error on a numerical breakdown of a machine (see IncrementalSVM);
+  ///         the machines may then disagree about this example: reset() or load() the learner.
+  std::int32_t step_weighted(const double* xp, std::int32_t y, double weight) {
+    detail::require(std::isfinite(weight) && weight > 0.0, "weight must be a positive finite number");
+    decision_into(xp, m_f);
+    const std::int32_t pred = detail::predict_from_scores(m_f);
+    ++m_count.examples;
+    bool support = false;
+    for (Index k = 0; k < n_outputs(); ++k) {
+      IncrementalSVM& m = m_machines[static_cast<std::size_t>(k)];
+      const double yk = n_outputs() == 1 ? (y == 1 ? 1.0 : -1.0) : (y == k ? 1.0 : -1.0);
+      const std::int64_t key = m.learn(xp, yk, weight);
+      support = support || m.alpha(m.index_of(key)) > 0.0;
+    }
+    if (support) ++m_count.updates;
+    return pred;
+  }
+
+  /// Test-then-train over a weighted chunk (validated like partial_fit; weights > 0, finite).
+  void partial_fit_weighted(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, const double* w,
+                            std::int32_t* pred = nullptr) {
+    detail::check_chunk(X, y, m_d, m_c);
+    detail::require(w != nullptr, "weights are required");
+    for (Index i = 0; i < X.rows(); ++i)
+      detail::require(std::isfinite(w[i]) && w[i] > 0.0, "weights must be positive finite numbers");
+    for (Index i = 0; i < X.rows(); ++i) {
+      const std::int32_t p = step_weighted(X.row(i).data(), y[i], w[i]);
+      if (p != y[i]) ++m_count.mistakes;
+      ++m_count.labels;
+      if (pred) pred[i] = p;
+    }
+  }
+
+  /// Decision values of one example (n_outputs values). Thread-safe.
+  void decision(const double* xp, double* out) const {
+    Eigen::Map<Vector> f(out, n_outputs());
+    thread_local Vector krow;
+    const Index n = m_machines.front().size();
+    if (krow.size() < std::max<Index>(n, 1)) krow.resize(std::max<Index>(n, 1));
+    if (n > 0) m_machines.front().kernel_row(xp, krow);
+    for (Index k = 0; k < n_outputs(); ++k) f(k) = m_machines[static_cast<std::size_t>(k)].decision_from_row(krow.head(n));
+  }
+
+  /// Forgets example number `example` (0-based position in the stream seen by this learner).
+  /// \throws std::invalid_argument if it is unknown (never learned, or already forgotten).
+  void unlearn(std::int64_t example) {
+    check_example(example, "unlearn");
+    for (auto& m : m_machines) m.unlearn(example);
+  }
+
+  /// Regularisation-parameter perturbation of every machine (exact, adiabatic).
+  void set_C(double C) {
+    detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
+    for (auto& m : m_machines) m.set_C(C);
+    m_p.C = C;
+  }
+
+  /// Changes the weight of example number `example` in every machine (exact, adiabatic).
+  void set_weight(std::int64_t example, double weight) {
+    check_example(example, "set_weight");
+    detail::require(std::isfinite(weight) && weight > 0.0, "weight must be a positive finite number");
+    for (auto& m : m_machines) m.set_weight(example, weight);
+  }
+
+  /// Machine k < n_outputs() (one for binary, one per class for one-vs-rest).
+  const IncrementalSVM& machine(Index k) const {
+    detail::require(k >= 0 && k < n_outputs(), "machine index out of range");
+    return m_machines[static_cast<std::size_t>(k)];
+  }
+
+  /// Examples with alpha > 0 in at least one machine. O(N c).
+  Index n_support() const {
+    Index count = 0;
+    const IncrementalSVM& m0 = m_machines.front();
+    for (Index i = 0; i < m0.size(); ++i) count += is_support(i) ? 1 : 0;
+    return count;
+  }
+
+  /// Every machine's exact state plus the fields budgetkernel::Model reads: sv.x (the examples
+  /// with alpha > 0 in some machine), sv.alpha (y_i alpha_i per machine, 0 where not a SV),
+  /// bias (1 x n_outputs), scale = 1 and the kernel.
+  void save(FieldMap& fm) const {
+    write_base(fm, "idsvm");
+    write_kernel(fm, m_p.kernel);
+    fm.set("C", m_p.C);
+    for (Index k = 0; k < n_outputs(); ++k) m_machines[static_cast<std::size_t>(k)].save(fm, prefix(k));
+    const IncrementalSVM& m0 = m_machines.front();
+    std::vector<Index> sv;
+    for (Index i = 0; i < m0.size(); ++i)
+      if (is_support(i)) sv.push_back(i);
+    RowMatrix X(static_cast<Index>(sv.size()), m_d), A(static_cast<Index>(sv.size()), n_outputs()), b(1, n_outputs());
+    std::vector<std::int64_t> ids;
+    for (std::size_t r = 0; r < sv.size(); ++r) {
+      const Index i = sv[r];
+      X.row(static_cast<Index>(r)) = m0.X().row(i);
+      ids.push_back(m0.key(i));
+      for (Index k = 0; k < n_outputs(); ++k) {
+        const IncrementalSVM& m = m_machines[static_cast<std::size_t>(k)];
+        A(static_cast<Index>(r), k) = m.y(i) * m.alpha(i);
+      }
+    }
+    for (Index k = 0; k < n_outputs(); ++k) b(0, k) = m_machines[static_cast<std::size_t>(k)].bias();
+    fm.set("scale", 1.0);
+    fm.set_matrix("sv.x", X);
+    fm.set_matrix("sv.alpha", A);
+    fm.set_ints("sv.id", ids);
+    fm.set_matrix("bias", b);
+  }
+
+  /// \throws std::runtime_error ("model file: ...") on a missing, inconsistent or corrupt field.
+  void load(const FieldMap& fm) {
+    IDSVMParams p;
+    p.kernel = read_kernel(fm);
+    p.C = fm.get_f64("C");
+    try {
+      p.validate();
+    } catch (const std::invalid_argument& e) {
+      detail::corrupt(e.what());
+    }
+    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
+    if (d < 1 || c < 2) detail::corrupt("invalid dimensions");
+    IncrementalSVC t(d, c, p);
+    t.read_base(fm, "idsvm");
+    for (Index k = 0; k < t.n_outputs(); ++k) {
+      IncrementalSVM& m = t.m_machines[static_cast<std::size_t>(k)];
+      m.load(fm, prefix(k));
+      if (m.dim() != d || m.C() != p.C || m.kernel().type() != p.kernel.type() || m.kernel().gamma() != p.kernel.gamma() ||
+          m.kernel().degree() != p.kernel.degree() || m.kernel().coef0() != p.kernel.coef0())
+        detail::corrupt("IDSVM machine " + std::to_string(k) + " does not match the learner's parameters");
+    }
+    // The machines must hold the same examples in the same rows (see the file comment).
+    const IncrementalSVM& m0 = t.m_machines.front();
+    for (const auto& m : t.m_machines) {
+      if (m.size() != m0.size()) detail::corrupt("IDSVM machines hold different examples");
+      for (Index i = 0; i < m.size(); ++i)
+        if (m.key(i) != m0.key(i) || m.X().row(i) != m0.X().row(i)) detail::corrupt("IDSVM machines hold different examples");
+    }
+    *this = std::move(t);
+  }
+
+ private:
+  static std::string prefix(Index k) { return "m" + std::to_string(k) + "."; }
+
+  bool is_support(Index i) const {
+    for (const auto& m : m_machines)
+      if (m.alpha(i) > 0.0) return true;
+    return false;
+  }
+
+  void check_example(std::int64_t example, const char* what) const {
+    if (m_machines.empty() || m_machines.front().index_of(example) < 0)
+      detail::invalid(std::string("IncrementalSVC::") + what + ": unknown example " + std::to_string(example));
+  }
+
+  /// Decision values through one shared kernel row (work buffer of the learner).
+  void decision_into(const double* xp, Vector& f) {
+    const Index n = m_machines.front().size();
+    if (m_krow.size() < n) m_krow.resize(2 * n);
+    if (n > 0) m_machines.front().kernel_row(xp, m_krow);
+    for (Index k = 0; k < n_outputs(); ++k) f(k) = m_machines[static_cast<std::size_t>(k)].decision_from_row(m_krow.head(n));
+  }
+
+  IDSVMParams m_p;
+  std::vector<IncrementalSVM> m_machines{IncrementalSVM()};
+  Vector m_krow, m_f;
+};
+
+}  // namespace budgetkernel

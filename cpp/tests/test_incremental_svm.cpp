@@ -1,0 +1,713 @@
+// The exact incremental-decremental SVM (svm/incremental_svm.hpp) and its online learner
+// (learners/incremental_svc.hpp): KT conditions after every update, a dense SMO oracle,
+// path-independence (order, unlearning, C, weights), degenerate cases, save/load bit for bit.
+#include <budgetkernel/budgetkernel.hpp>
+#include <budgetkernel/learners/incremental_svc.hpp>
+#include <budgetkernel/svm/incremental_svm.hpp>
+
+#include <chrono>
+#include <random>
+
+#include "test_util.hpp"
+
+using namespace budgetkernel;
+
+namespace {
+
+struct Data {
+  RowMatrix X;
+  std::vector<double> y, w;
+};
+
+// Two overlapping Gaussian blobs in d dimensions (labels +-1), weights in [0.2, 3] if asked.
+Data make_data(Index n, Index d, std::uint64_t seed, bool weighted, double sep = 1.0) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  std::uniform_real_distribution<double> u(0.2, 3.0);
+  Data s{RowMatrix(n, d), std::vector<double>(static_cast<std::size_t>(n)), std::vector<double>(static_cast<std::size_t>(n), 1.0)};
+  for (Index i = 0; i < n; ++i) {
+    const double yi = (rng() & 1) ? 1.0 : -1.0;
+    for (Index k = 0; k < d; ++k) s.X(i, k) = nd(rng) + (k == 0 ? sep * yi : 0.0);
+    s.y[static_cast<std::size_t>(i)] = yi;
+    if (weighted) s.w[static_cast<std::size_t>(i)] = u(rng);
+  }
+  return s;
+}
+
+const Kernel kernels[] = {Kernel(KernelType::RBF, 0.7), Kernel(KernelType::Linear),
+                          Kernel(KernelType::Polynomial, 0.5, 2, 1.0)};
+
+// Checks the conditions of the brief on a machine; returns the number of failed checks.
+int check_kkt(const IncrementalSVM& m, const char* where) {
+  int bad = 0;
+  double ya = 0.0;
+  for (Index i = 0; i < m.size(); ++i) {
+    const double a = m.alpha(i), u = m.C() * m.weight(i), g = m.g(i);
+    ya += m.y(i) * a;
+    bool ok = a >= 0.0 && a <= u * (1 + 1e-15) + 1e-300;
+    switch (m.set(i)) {
+      case SVMSet::Margin: ok = ok && std::abs(g) < 1e-8; break;
+      case SVMSet::Error: ok = ok && g <= 1e-8 && a == u; break;
+      case SVMSet::Reserve: ok = ok && g >= -1e-8 && a == 0.0; break;
+    }
+    if (!ok) {
+      if (bad < 3)
+        std::printf("  %s: example %ld set %d alpha %.17g bound %.17g g %.3g\n", where, static_cast<long>(i),
+                    static_cast<int>(m.set(i)), a, u, g);
+      ++bad;
+    }
+  }
+  if (!(std::abs(ya) < 1e-10)) {
+    std::printf("  %s: sum y alpha = %.3g\n", where, ya);
+    ++bad;
+  }
+  const double res = m.inverse_residual();
+  if (!(res < 1e-8)) {
+    std::printf("  %s: inverse residual %.3g (|S| = %ld)\n", where, res, static_cast<long>(m.n_margin()));
+    ++bad;
+  }
+  return bad;
+}
+
+// g recomputed from scratch against the maintained one: max |g_i - (y_i f(x_i) - 1)|.
+double g_drift(const IncrementalSVM& m) {
+  double e = 0.0;
+  for (Index i = 0; i < m.size(); ++i)
+    e = std::max(e, std::abs(m.g(i) - (m.y(i) * m.decision(m.X().row(i).data()) - 1.0)));
+  return e;
+}
+
+// ---- independent oracle: SMO (maximal violating pair) on the weighted dual, tolerance 1e-14.
+struct SMOResult {
+  Vector alpha;
+  double b = 0.0, obj = 0.0;
+  bool has_free = false;
+};
+
+SMOResult smo(const RowMatrix& X, const std::vector<double>& y, const std::vector<double>& w, const Kernel& k, double C) {
+  const Index n = X.rows();
+  Eigen::MatrixXd K(n, n);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) K(i, j) = k.value(X.row(i).transpose(), X.row(j).transpose());
+  Vector yv(n), u(n);
+  for (Index i = 0; i < n; ++i) yv(i) = y[static_cast<std::size_t>(i)], u(i) = C * w[static_cast<std::size_t>(i)];
+  const Eigen::MatrixXd Q = yv.asDiagonal() * K * yv.asDiagonal();
+  Vector a = Vector::Zero(n), G = -Vector::Ones(n);
+  double mval = 0.0, Mval = 0.0;
+  for (long it = 0; it < 2000000; ++it) {
+    Index i = -1, j = -1;
+    mval = -1e300;
+    Mval = 1e300;
+    for (Index t = 0; t < n; ++t) {
+      const double v = -yv(t) * G(t);
+      const bool up = (yv(t) > 0 && a(t) < u(t)) || (yv(t) < 0 && a(t) > 0);
+      const bool low = (yv(t) > 0 && a(t) > 0) || (yv(t) < 0 && a(t) < u(t));
+      if (up && v > mval) mval = v, i = t;
+      if (low && v < Mval) Mval = v, j = t;
+    }
+    if (i < 0 || j < 0 || mval - Mval < 1e-13) break;
+    const double curv = std::max(K(i, i) + K(j, j) - 2 * K(i, j), 1e-12);
+    double d = (mval - Mval) / curv;
+    // alpha_i += y_i d, alpha_j -= y_j d, both kept in their boxes.
+    d = std::min(d, yv(i) > 0 ? u(i) - a(i) : a(i));
+    d = std::min(d, yv(j) > 0 ? a(j) : u(j) - a(j));
+    a(i) += yv(i) * d;
+    a(j) -= yv(j) * d;
+    G += d * (yv(i) * Q.col(i) - yv(j) * Q.col(j));
+  }
+  SMOResult r;
+  r.alpha = a;
+  r.obj = 0.5 * a.dot(Q * a) - a.sum();
+  double bs = 0.0;
+  int nf = 0;
+  for (Index t = 0; t < n; ++t)
+    if (a(t) > 1e-9 * u(t) && a(t) < u(t) * (1 - 1e-9)) bs += -yv(t) * G(t), ++nf;
+  r.has_free = nf > 0;
+  r.b = nf > 0 ? bs / nf : 0.5 * (mval + Mval);
+  return r;
+}
+
+// Exact dual objective of a machine recomputed from its alphas (not from its g).
+double dual_from_scratch(const IncrementalSVM& m) {
+  double q = 0.0, s = 0.0;
+  for (Index i = 0; i < m.size(); ++i) {
+    s += m.alpha(i);
+    for (Index j = 0; j < m.size(); ++j)
+      q += m.y(i) * m.y(j) * m.alpha(i) * m.alpha(j) * m.kernel().value(m.X().row(i).transpose(), m.X().row(j).transpose());
+  }
+  return 0.5 * q - s;
+}
+
+// f(x) - b of a machine and of an alpha vector (the unique w part of the decision).
+double wpart(const RowMatrix& X, const std::vector<double>& y, const Vector& a, const Kernel& k, const double* x, Index d) {
+  const Eigen::Map<const Vector> xv(x, d);
+  double f = 0.0;
+  for (Index i = 0; i < X.rows(); ++i) f += y[static_cast<std::size_t>(i)] * a(i) * k.value(X.row(i).transpose(), xv);
+  return f;
+}
+
+IncrementalSVM train(const Data& s, const Kernel& k, double C, const std::vector<Index>& order, bool weighted = true) {
+  IncrementalSVM m(s.X.cols(), k, C);
+  for (Index i : order)
+    m.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], weighted ? s.w[static_cast<std::size_t>(i)] : 1.0);
+  return m;
+}
+
+std::vector<Index> iota(Index n) {
+  std::vector<Index> v(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
+  return v;
+}
+
+// Largest |alpha| difference by key between two machines that hold the same keys.
+double alpha_diff(const IncrementalSVM& a, const IncrementalSVM& b, const std::vector<std::int64_t>& keys_a,
+                  const std::vector<std::int64_t>& keys_b) {
+  double e = 0.0;
+  for (std::size_t t = 0; t < keys_a.size(); ++t)
+    e = std::max(e, std::abs(a.alpha(a.index_of(keys_a[t])) - b.alpha(b.index_of(keys_b[t]))));
+  return e;
+}
+
+double decision_diff(const IncrementalSVM& a, const IncrementalSVM& b, const RowMatrix& T) {
+  double e = 0.0;
+  for (Index i = 0; i < T.rows(); ++i) e = std::max(e, std::abs(a.decision(T.row(i).data()) - b.decision(T.row(i).data())));
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("KT conditions and the inverse hold after every single update (learn, unlearn, weight, C)") {
+  int fails = 0, checks = 0;
+  double max_drift = 0.0;
+  std::int64_t steps = 0, refactors = 0;
+  for (const Kernel& k : kernels) {
+    for (double C : {0.1, 1.0, 10.0}) {
+      for (Index d : {2, 5}) {
+        const Data s = make_data(70, d, 100 + static_cast<std::uint64_t>(C * 10) + d, true, 0.8);
+        std::mt19937_64 rng(7 + d);
+        IncrementalSVM m(d, k, C);
+        std::vector<std::int64_t> keys;
+        for (Index i = 0; i < s.X.rows(); ++i) {
+          keys.push_back(m.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]));
+          fails += check_kkt(m, "learn") > 0;
+          ++checks;
+          const auto r = rng() % 10;
+          if (r == 0 && keys.size() > 3) {  // unlearn a random stored example
+            const std::size_t p = rng() % keys.size();
+            m.unlearn(keys[p]);
+            keys.erase(keys.begin() + static_cast<long>(p));
+            fails += check_kkt(m, "unlearn") > 0;
+            ++checks;
+          } else if (r == 1) {
+            const std::size_t p = rng() % keys.size();
+            m.set_weight(keys[p], 0.2 + 2.8 * static_cast<double>(rng() % 1000) / 1000.0);
+            fails += check_kkt(m, "set_weight") > 0;
+            ++checks;
+          } else if (r == 2 && i % 20 == 2) {
+            m.set_C(C * (rng() % 2 ? 3.0 : 0.3));
+            fails += check_kkt(m, "set_C") > 0;
+            m.set_C(C);
+            fails += check_kkt(m, "set_C back") > 0;
+            checks += 2;
+          }
+        }
+        max_drift = std::max(max_drift, g_drift(m));
+        steps += m.n_steps();
+        refactors += m.n_refactors();
+        CHECK(m.kkt_violation() < 1e-8);
+        CHECK_NEAR(m.dual_objective(), dual_from_scratch(m), 1e-9 * (1 + std::abs(m.dual_objective())));
+      }
+    }
+  }
+  std::printf("  %d checks, %d failed; max drift of g vs recomputed %.2g; %ld bookkeeping steps, %ld refactorisations\n",
+              checks, fails, max_drift, static_cast<long>(steps), static_cast<long>(refactors));
+  CHECK(fails == 0);
+  CHECK(max_drift < 1e-9);
+}
+
+TEST_CASE("dense oracle: dual objective and decision values equal an SMO solver's") {
+  for (const Kernel& k : kernels) {
+    for (double C : {0.05, 1.0, 20.0}) {
+      for (Index n : {20, 40, 60}) {
+        for (bool weighted : {false, true}) {
+          const Data s = make_data(n, 3, 500 + n + static_cast<std::uint64_t>(C), weighted, 0.7);
+          const IncrementalSVM m = train(s, k, C, iota(n));
+          const SMOResult o = smo(s.X, s.y, s.w, k, C);
+          const double obj = dual_from_scratch(m);
+          if (!(std::abs(obj - o.obj) <= 1e-9 * std::abs(o.obj))) {
+            std::printf("  %s C=%g n=%ld w=%d: objective %.17g vs SMO %.17g\n", kernel_name(k.type()), C,
+                        static_cast<long>(n), weighted, obj, o.obj);
+            CHECK(false);
+          }
+          CHECK_NEAR(m.dual_objective(), obj, 1e-10 * std::abs(obj));
+          // w part of f is unique; b too when the oracle has free vectors.
+          Vector a(n);
+          for (Index i = 0; i < n; ++i) a(i) = m.alpha(m.index_of(i));
+          const Data t = make_data(25, 3, 77, false);
+          double e = 0.0;
+          for (Index i = 0; i < t.X.rows(); ++i)
+            e = std::max(e, std::abs(wpart(s.X, s.y, a, k, t.X.row(i).data(), 3) -
+                                     wpart(s.X, s.y, o.alpha, k, t.X.row(i).data(), 3)));
+          CHECK(e < 1e-6);
+          if (o.has_free && m.n_margin() > 0) CHECK_NEAR(m.bias(), o.b, 1e-6);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("insertion order does not change the solution") {
+  for (const Kernel& k : kernels) {
+    const Data s = make_data(50, 3, 31, true, 0.7);
+    const IncrementalSVM a = train(s, k, 2.0, iota(50));
+    std::vector<Index> perm = iota(50);
+    std::mt19937_64 rng(5);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    const IncrementalSVM b = train(s, k, 2.0, perm);
+    // key of example i: i in a; its position in perm in b.
+    std::vector<std::int64_t> ka, kb(50);
+    for (Index i = 0; i < 50; ++i) ka.push_back(i), kb[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])] = i;
+    CHECK(alpha_diff(a, b, ka, kb) < 1e-8);
+    CHECK_NEAR(a.bias(), b.bias(), 1e-8);
+  }
+}
+
+TEST_CASE("unlearning k examples equals training without them") {
+  for (const Kernel& k : kernels) {
+    const Data s = make_data(60, 2, 41, true, 0.8);
+    IncrementalSVM a = train(s, k, 1.5, iota(60));
+    std::vector<Index> keep;
+    for (Index i = 0; i < 60; ++i) {
+      if (i % 4 == 1) {
+        a.unlearn(i);
+        CHECK(check_kkt(a, "unlearn") == 0);
+      } else {
+        keep.push_back(i);
+      }
+    }
+    CHECK_THROWS(a.unlearn(1));  // already gone
+    const IncrementalSVM b = train(s, k, 1.5, keep);
+    std::vector<std::int64_t> ka, kb;
+    for (std::size_t t = 0; t < keep.size(); ++t) ka.push_back(keep[t]), kb.push_back(static_cast<std::int64_t>(t));
+    CHECK(alpha_diff(a, b, ka, kb) < 1e-8);
+    CHECK_NEAR(a.bias(), b.bias(), 1e-8);
+    CHECK_NEAR(a.dual_objective(), b.dual_objective(), 1e-9 * std::abs(b.dual_objective()));
+  }
+}
+
+TEST_CASE("set_C(C1 -> C2) equals training at C2; set_weight equals training with the new weight") {
+  for (const Kernel& k : kernels) {
+    const Data s = make_data(50, 2, 51, true, 0.6);
+    const std::vector<std::int64_t> keys = [] {
+      std::vector<std::int64_t> v;
+      for (int i = 0; i < 50; ++i) v.push_back(i);
+      return v;
+    }();
+    for (double C2 : {0.01, 0.3, 5.0, 300.0}) {
+      IncrementalSVM a = train(s, k, 1.0, iota(50));
+      a.set_C(C2);
+      CHECK(check_kkt(a, "set_C") == 0);
+      const IncrementalSVM b = train(s, k, C2, iota(50));
+      CHECK_NEAR(a.dual_objective(), b.dual_objective(), 1e-9 * std::abs(b.dual_objective()));
+      const Data t = make_data(20, 2, 9, false);
+      if (b.n_margin() > 0) {
+        CHECK(alpha_diff(a, b, keys, keys) < 1e-8 * std::max(1.0, C2));
+        CHECK(decision_diff(a, b, t.X) < 1e-6);
+      }
+    }
+    Data s2 = s;
+    IncrementalSVM a = train(s, k, 1.0, iota(50));
+    for (Index i = 0; i < 50; i += 3) {
+      const double nw = i % 2 ? 0.05 : 4.0;
+      a.set_weight(i, nw);
+      CHECK(check_kkt(a, "set_weight") == 0);
+      s2.w[static_cast<std::size_t>(i)] = nw;
+    }
+    const IncrementalSVM b = train(s2, k, 1.0, iota(50));
+    CHECK(alpha_diff(a, b, keys, keys) < 1e-8);
+    CHECK_NEAR(a.dual_objective(), b.dual_objective(), 1e-9 * std::abs(b.dual_objective()));
+  }
+}
+
+TEST_CASE("an example of weight s1 + s2 equals two copies of weights s1 and s2") {
+  for (const Kernel& k : kernels) {
+    const Data s = make_data(40, 2, 61, true, 0.5);
+    Data big = s, split = s;
+    for (Index i = 0; i < 40; i += 5) {
+      split.X.conservativeResize(split.X.rows() + 1, 2);
+      split.X.row(split.X.rows() - 1) = s.X.row(i);
+      split.y.push_back(s.y[static_cast<std::size_t>(i)]);
+      split.w.push_back(0.7);
+      big.w[static_cast<std::size_t>(i)] += 0.7;
+    }
+    const IncrementalSVM a = train(big, k, 2.0, iota(big.X.rows()));
+    const IncrementalSVM b = train(split, k, 2.0, iota(split.X.rows()));
+    CHECK(check_kkt(b, "copies") == 0);
+    CHECK_NEAR(a.dual_objective(), b.dual_objective(), 1e-9 * std::abs(a.dual_objective()));
+    const Data t = make_data(20, 2, 8, false);
+    CHECK(decision_diff(a, b, t.X) < 1e-6);
+  }
+}
+
+TEST_CASE("degenerate cases: duplicates, all-bound (tiny C), separable (huge C), empty-margin start") {
+  for (const Kernel& k : kernels) {
+    // Exact duplicates (same and opposite labels), learned interleaved and unlearned again.
+    const Data s = make_data(30, 2, 71, true, 0.8);
+    IncrementalSVM m(2, k, 1.0);
+    for (int rep = 0; rep < 3; ++rep)
+      for (Index i = 0; i < 30; ++i) {
+        const double yy = (rep == 2 && i % 7 == 0) ? -s.y[static_cast<std::size_t>(i)] : s.y[static_cast<std::size_t>(i)];
+        m.learn(s.X.row(i).data(), yy, s.w[static_cast<std::size_t>(i)]);
+        CHECK(check_kkt(m, "duplicates") == 0);
+      }
+    for (std::int64_t key = 0; key < 90; key += 4) {
+      m.unlearn(key);
+      CHECK(check_kkt(m, "unlearn duplicates") == 0);
+    }
+    // Near duplicates (distance 1e-4 and 1e-6, same label) of stored points.
+    for (double delta : {1e-4, 1e-6}) {
+      IncrementalSVM nd(2, k, 20.0);
+      std::mt19937_64 rng(5);
+      std::normal_distribution<double> gauss(0.0, 1.0);
+      double worst = 0.0;
+      for (int rep = 0; rep < 4; ++rep)
+        for (Index i = 0; i < 30; ++i) {
+          const double x[2] = {s.X(i, 0) + (rep ? delta * gauss(rng) : 0.0), s.X(i, 1) + (rep ? delta * gauss(rng) : 0.0)};
+          nd.learn(x, s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]);
+          worst = std::max(worst, nd.kkt_violation());
+          CHECK(nd.inverse_residual() < 1e-8);
+        }
+      // Rows this close are dependent to ~delta^2: the conditions hold to ~1e-12 at 1e-4 and
+      // to ~1e-7 at 1e-6 (documented in incremental_svm.hpp).
+      if (!(worst < (delta > 1e-5 ? 1e-8 : 1e-6))) {
+        std::printf("  %s near duplicates at %g: KT violation %.3g\n", kernel_name(k.type()), delta, worst);
+        CHECK(false);
+      }
+    }
+    // Tiny C: every example in E or R.
+    IncrementalSVM tiny(2, k, 1e-6);
+    for (Index i = 0; i < 30; ++i) tiny.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]);
+    CHECK(check_kkt(tiny, "tiny C") == 0);
+    // Huge C on separable data.
+    const Data sep = make_data(40, 2, 72, true, 6.0);
+    IncrementalSVM hard(2, k, 1e6);
+    for (Index i = 0; i < 40; ++i) {
+      hard.learn(sep.X.row(i).data(), sep.y[static_cast<std::size_t>(i)], sep.w[static_cast<std::size_t>(i)]);
+      CHECK(check_kkt(hard, "huge C") == 0);
+    }
+    // Empty-margin start: first examples of one class only, then the other.
+    IncrementalSVM st(2, k, 0.5);
+    for (Index i = 0; i < 30; ++i)
+      if (s.y[static_cast<std::size_t>(i)] > 0) st.learn(s.X.row(i).data(), 1.0);
+    CHECK(check_kkt(st, "one class") == 0);
+    for (Index i = 0; i < 30; ++i)
+      if (s.y[static_cast<std::size_t>(i)] < 0) {
+        st.learn(s.X.row(i).data(), -1.0);
+        CHECK(check_kkt(st, "second class") == 0);
+      }
+  }
+}
+
+TEST_CASE("ties and dependent rows: integer grid with repeated points, every kernel, random operations") {
+  int fails = 0, checks = 0;
+  for (const Kernel& k : kernels) {
+    for (double C : {0.5, 50.0}) {
+      std::mt19937_64 rng(1234 + static_cast<std::uint64_t>(C));
+      IncrementalSVM m(2, k, C);
+      std::vector<std::int64_t> keys;
+      for (int i = 0; i < 150; ++i) {
+        const double x[2] = {static_cast<double>(rng() % 4), static_cast<double>(rng() % 4)};
+        double y = (x[0] + x[1] >= 3.0) ? 1.0 : -1.0;
+        if (rng() % 6 == 0) y = -y;
+        const double w = (rng() % 3 == 0) ? 2.0 : 1.0;  // equal weights: many exact ties
+        keys.push_back(m.learn(x, y, w));
+        fails += check_kkt(m, "grid learn") > 0;
+        ++checks;
+        if (rng() % 5 == 0) {
+          const std::size_t p = rng() % keys.size();
+          m.unlearn(keys[p]);
+          keys.erase(keys.begin() + static_cast<long>(p));
+          fails += check_kkt(m, "grid unlearn") > 0;
+          ++checks;
+        }
+        if (rng() % 17 == 0) {
+          m.set_C(C * (rng() % 2 ? 2.0 : 0.5));
+          fails += check_kkt(m, "grid set_C") > 0;
+          ++checks;
+        }
+      }
+      CHECK(g_drift(m) < 1e-8);
+    }
+  }
+  std::printf("  %d checks, %d failed\n", checks, fails);
+  CHECK(fails == 0);
+}
+
+TEST_CASE("save -> load -> continue equals an uninterrupted run bit for bit; corrupt fields raise") {
+  for (const Kernel& k : kernels) {
+    const Data s = make_data(80, 3, 81, true, 0.7);
+    IncrementalSVM a(3, k, 1.0), b(3, k, 1.0);
+    for (Index i = 0; i < 40; ++i) a.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]);
+    a.unlearn(3);
+    FieldMap fm;
+    a.save(fm, "m.");
+    b.load(FieldMap::from_bytes(fm.to_bytes()), "m.");
+    auto cont = [&](IncrementalSVM& m) {
+      for (Index i = 40; i < 80; ++i) m.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]);
+      m.unlearn(50);
+      m.set_C(3.0);
+      m.set_weight(60, 0.1);
+    };
+    cont(a);
+    cont(b);
+    FieldMap fa, fb;
+    a.save(fa, "m.");
+    b.save(fb, "m.");
+    CHECK(fa.to_bytes() == fb.to_bytes());
+    // Corrupt fields.
+    auto broken = [&](auto&& edit) {
+      FieldMap f = fa;
+      edit(f);
+      IncrementalSVM c;
+      bool threw = false;
+      try {
+        c.load(f, "m.");
+      } catch (const std::runtime_error&) {
+        threw = true;
+      }
+      return threw;
+    };
+    CHECK(broken([](FieldMap& f) { f.set("m.C", -1.0); }));
+    CHECK(broken([](FieldMap& f) { f.set("m.b", std::nan("")); }));
+    CHECK(broken([&](FieldMap& f) { f.set_ints("m.margin", {0, 0}); }));
+    CHECK(broken([&](FieldMap& f) {
+      RowMatrix v = f.get_matrix("m.ya_s_g");
+      v(0, 1) += 0.5;  // alpha off its KT value
+      f.set_matrix("m.ya_s_g", v);
+    }));
+    CHECK(broken([&](FieldMap& f) {
+      RowMatrix v = f.get_matrix("m.ya_s_g");
+      v(1, 0) = 0.5;  // label not +-1
+      f.set_matrix("m.ya_s_g", v);
+    }));
+    CHECK(broken([&](FieldMap& f) {
+      RowMatrix R = f.get_matrix("m.R");
+      R(0, 0) += 1.0;
+      f.set_matrix("m.R", R);
+    }));
+    CHECK(broken([](FieldMap& f) { f.set_int("m.kernel.type", 9); }));
+  }
+  // Invalid arguments.
+  CHECK_THROWS(IncrementalSVM(2, Kernel(KernelType::RBF, 1.0), 0.0));
+  CHECK_THROWS(IncrementalSVM(2, Kernel(KernelType::RBF, 1.0), std::numeric_limits<double>::infinity()));
+  CHECK_THROWS(IncrementalSVM(0, Kernel(KernelType::RBF, 1.0), 1.0));
+  IncrementalSVM m(2, Kernel(KernelType::RBF, 1.0), 1.0);
+  const double x[2] = {0.0, 1.0}, bad[2] = {std::nan(""), 0.0};
+  CHECK_THROWS(m.learn(x, 0.5));
+  CHECK_THROWS(m.learn(x, 1.0, 0.0));
+  CHECK_THROWS(m.learn(x, 1.0, -1.0));
+  CHECK_THROWS(m.learn(bad, 1.0));
+  m.learn(x, 1.0);
+  CHECK_THROWS(m.set_C(-2.0));
+  CHECK_THROWS(m.set_weight(0, std::nan("")));
+  CHECK_THROWS(m.set_weight(7, 1.0));
+  CHECK_THROWS(m.unlearn(7));
+}
+
+namespace {
+struct Stream {
+  RowMatrix X;
+  std::vector<std::int32_t> y;
+  std::vector<double> w;
+};
+Stream make_stream(Index n, int c, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  std::uniform_real_distribution<double> u(0.2, 3.0);
+  Stream s{RowMatrix(n, 2), {}, {}};
+  for (Index i = 0; i < n; ++i) {
+    const int label = static_cast<int>(rng() % static_cast<std::uint64_t>(c));
+    s.X(i, 0) = nd(rng) + 1.5 * std::cos(2.0 * label);
+    s.X(i, 1) = nd(rng) + 1.5 * std::sin(2.0 * label);
+    s.y.push_back(label);
+    s.w.push_back(u(rng));
+  }
+  return s;
+}
+IDSVMParams svc_params(double C = 2.0) {
+  IDSVMParams p;
+  p.kernel = Kernel(KernelType::RBF, 0.5);
+  p.C = C;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("IncrementalSVC: binary and one-vs-rest equal independent machines; prequential predictions") {
+  for (int c : {2, 3}) {
+    const Stream s = make_stream(80, c, 201 + static_cast<std::uint64_t>(c));
+    IncrementalSVC l(2, c, svc_params());
+    std::vector<std::int32_t> pred(80);
+    l.partial_fit_weighted(s.X, s.y.data(), s.w.data(), pred.data());
+    const Index outs = c == 2 ? 1 : c;
+    CHECK(l.n_outputs() == outs);
+    std::vector<IncrementalSVM> ref;
+    for (Index k = 0; k < outs; ++k) ref.emplace_back(2, svc_params().kernel, 2.0);
+    int mistakes = 0;
+    for (Index i = 0; i < 80; ++i) {
+      Vector f(outs);
+      for (Index k = 0; k < outs; ++k) f(k) = ref[static_cast<std::size_t>(k)].decision(s.X.row(i).data());
+      const std::int32_t p = detail::predict_from_scores(f);
+      CHECK(p == pred[static_cast<std::size_t>(i)]);
+      mistakes += p != s.y[static_cast<std::size_t>(i)];
+      for (Index k = 0; k < outs; ++k) {
+        const double yk = outs == 1 ? (s.y[static_cast<std::size_t>(i)] == 1 ? 1.0 : -1.0)
+                                    : (s.y[static_cast<std::size_t>(i)] == k ? 1.0 : -1.0);
+        ref[static_cast<std::size_t>(k)].learn(s.X.row(i).data(), yk, s.w[static_cast<std::size_t>(i)]);
+      }
+    }
+    CHECK(l.counters().examples == 80 && l.counters().mistakes == mistakes && l.counters().labels == 80);
+    const Stream t = make_stream(30, c, 7);
+    RowMatrix D(30, outs);
+    l.decision_function(t.X, D);
+    double e = 0.0;
+    for (Index i = 0; i < 30; ++i)
+      for (Index k = 0; k < outs; ++k) e = std::max(e, std::abs(D(i, k) - ref[static_cast<std::size_t>(k)].decision(t.X.row(i).data())));
+    CHECK(e < 1e-12);
+    for (Index k = 0; k < outs; ++k) CHECK(check_kkt(l.machine(k), "svc machine") == 0);
+    // n_support by brute force.
+    Index nsv = 0;
+    for (Index i = 0; i < l.machine(0).size(); ++i) {
+      bool sv = false;
+      for (Index k = 0; k < outs; ++k) sv = sv || l.machine(k).alpha(i) > 0.0;
+      nsv += sv;
+    }
+    CHECK(l.n_support() == nsv && nsv > 0);
+  }
+}
+
+TEST_CASE("IncrementalSVC: unlearn / set_weight / set_C by example number equal retraining") {
+  const Stream s = make_stream(60, 3, 301);
+  IncrementalSVC a(2, 3, svc_params());
+  a.partial_fit(s.X, s.y.data());
+  Stream kept;
+  kept.X.resize(0, 2);
+  for (Index i = 0; i < 60; ++i) {
+    if (i % 5 == 2) {
+      a.unlearn(i);
+    } else {
+      kept.X.conservativeResize(kept.X.rows() + 1, 2);
+      kept.X.row(kept.X.rows() - 1) = s.X.row(i);
+      kept.y.push_back(s.y[static_cast<std::size_t>(i)]);
+      kept.w.push_back(i % 7 == 0 ? 2.5 : 1.0);
+    }
+  }
+  for (Index i = 0; i < 60; i += 7)
+    if (i % 5 != 2) a.set_weight(i, 2.5);
+  a.set_C(0.7);
+  CHECK_THROWS(a.unlearn(2));
+  CHECK_THROWS(a.unlearn(60));
+  CHECK_THROWS(a.set_weight(2, 1.0));
+  CHECK_THROWS(a.set_weight(0, -1.0));
+  CHECK_THROWS(a.set_C(0.0));
+  bool inv = false;
+  try {
+    a.unlearn(-1);
+  } catch (const std::invalid_argument&) {
+    inv = true;
+  }
+  CHECK(inv);
+  IncrementalSVC b(2, 3, svc_params(0.7));
+  b.partial_fit_weighted(kept.X, kept.y.data(), kept.w.data());
+  const Stream t = make_stream(30, 3, 8);
+  RowMatrix Da(30, 3), Db(30, 3);
+  a.decision_function(t.X, Da);
+  b.decision_function(t.X, Db);
+  CHECK((Da - Db).cwiseAbs().maxCoeff() < 1e-7);
+  for (Index k = 0; k < 3; ++k) CHECK_NEAR(a.machine(k).dual_objective(), b.machine(k).dual_objective(), 1e-9 * std::abs(b.machine(k).dual_objective()));
+}
+
+TEST_CASE("IncrementalSVC: save -> load -> continue bit for bit; Model predicts the same; bad input raises") {
+  for (int c : {2, 4}) {
+    const Stream s = make_stream(90, c, 401 + static_cast<std::uint64_t>(c));
+    IncrementalSVC a(2, c, svc_params()), b;
+    a.partial_fit_weighted(s.X.topRows(45), s.y.data(), s.w.data());
+    a.unlearn(10);
+    a.metadata = "meta";
+    FieldMap fm;
+    a.save(fm);
+    const std::string bytes = fm.to_bytes();
+    b.load(FieldMap::from_bytes(bytes));
+    CHECK(b.metadata == "meta");
+    // Model (learner-independent predictor) from the same file.
+    const Model model(FieldMap::from_bytes(bytes));
+    CHECK(model.learner() == "idsvm" && model.n_support() == a.n_support());
+    const Stream t = make_stream(25, c, 9);
+    RowMatrix Dm = model.decision_function(t.X), Da(25, a.n_outputs());
+    a.decision_function(t.X, Da);
+    CHECK((Dm - Da).cwiseAbs().maxCoeff() < 1e-10);
+    std::vector<std::int32_t> pa(45), pb(45);
+    a.partial_fit_weighted(s.X.bottomRows(45), s.y.data() + 45, s.w.data() + 45, pa.data());
+    b.partial_fit_weighted(s.X.bottomRows(45), s.y.data() + 45, s.w.data() + 45, pb.data());
+    CHECK(pa == pb);
+    a.set_C(5.0);
+    b.set_C(5.0);
+    FieldMap fa, fb;
+    a.save(fa);
+    b.save(fb);
+    CHECK(fa.to_bytes() == fb.to_bytes());
+    // Corrupt files.
+    auto raises = [&](auto&& edit) {
+      FieldMap f = fa;
+      edit(f);
+      IncrementalSVC x;
+      try {
+        x.load(f);
+      } catch (const std::runtime_error&) {
+        return true;
+      }
+      return false;
+    };
+    CHECK(raises([](FieldMap& f) { f.set("C", 0.0); }));
+    CHECK(raises([](FieldMap& f) { f.set("C", 4.0); }));  // machines disagree with the learner
+    CHECK(raises([](FieldMap& f) { f.set_bytes("learner", "bsgd"); }));
+    CHECK(raises([](FieldMap& f) { f.set_int("n_classes", 1); }));
+    CHECK(raises([](FieldMap& f) { f.set_int("m0.next_key", 3); }));
+    if (c > 2) CHECK(raises([](FieldMap& f) { f.set_ints("m1.keys", std::vector<std::int64_t>(static_cast<std::size_t>(f.get_ints("m1.keys").size()), 0)); }));
+  }
+  // Invalid parameters and inputs.
+  IDSVMParams p = svc_params();
+  p.C = -1.0;
+  CHECK_THROWS(IncrementalSVC(2, 2, p));
+  p.C = std::nan("");
+  CHECK_THROWS(IncrementalSVC(2, 2, p));
+  CHECK_THROWS(IncrementalSVC(0, 2, svc_params()));
+  CHECK_THROWS(IncrementalSVC(2, 1, svc_params()));
+  IncrementalSVC l(2, 2, svc_params());
+  RowMatrix X(2, 2);
+  X << 0, 1, 1, 0;
+  const std::int32_t y[2] = {0, 1}, ybad[2] = {0, 2};
+  const double w[2] = {1.0, 0.0}, wn[2] = {1.0, std::nan("")};
+  CHECK_THROWS(l.partial_fit_weighted(X, y, w, nullptr));
+  CHECK_THROWS(l.partial_fit_weighted(X, y, wn, nullptr));
+  CHECK_THROWS(l.partial_fit(X, ybad));
+  CHECK(l.counters().examples == 0);  // validated before learning anything
+}
+
+TEST_CASE("cost per update (timing only)") {
+  for (Index n : {250, 500, 1000}) {
+    const Data s = make_data(n, 5, 91, false, 0.8);
+    IncrementalSVM m(5, Kernel(KernelType::RBF, 0.2), 1.0);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (Index i = 0; i < n; ++i) m.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)]);
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("  N = %4ld: %.1f us per learn on average (final |S| = %ld, %ld steps); ", static_cast<long>(n),
+                1e6 * sec / static_cast<double>(n), static_cast<long>(m.n_margin()), static_cast<long>(m.n_steps()));
+    const auto t1 = std::chrono::steady_clock::now();
+    for (Index i = 0; i < 20; ++i) m.unlearn(i);
+    const double sec2 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    std::printf("%.1f us per unlearn at that size\n", 1e6 * sec2 / 20.0);
+    CHECK(m.kkt_violation() < 1e-8);
+  }
+}
+
+TEST_MAIN()

@@ -1,0 +1,758 @@
+// Twin Vector Machine (TVM paper, sections 3-4) and its Random baseline: merging bookkeeping
+// against brute force, the merges against closed forms and 1-D searches, Rejection, the machine
+// against an IDSVM trained from scratch on the twins, the unbudgeted equivalence with IDSVM,
+// reservoir sampling, multi-class, save/load resuming bit for bit, the Model fields, validation.
+#include <budgetkernel/io.hpp>
+#include <budgetkernel/learners/twin_vector_machine.hpp>
+
+#include <random>
+
+#include "test_util.hpp"
+
+using namespace budgetkernel;
+
+namespace {
+
+const double inf = std::numeric_limits<double>::infinity();
+
+struct Stream {
+  RowMatrix X;
+  std::vector<std::int32_t> y;
+};
+
+// Noisy 4x4 checkerboard on [-2, 2)^2 (10% flipped); c > 2: the cell index mod c.
+Stream make_stream(Index n, int n_classes, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 4.0);
+  Stream s{RowMatrix(n, 2), std::vector<std::int32_t>(static_cast<std::size_t>(n))};
+  for (Index i = 0; i < n; ++i) {
+    const double a = u(rng), b = u(rng);
+    s.X(i, 0) = a - 2.0;
+    s.X(i, 1) = b - 2.0;
+    int label = (static_cast<int>(a) + static_cast<int>(b)) % n_classes;
+    if (u(rng) < 0.4) label = (label + 1) % n_classes;
+    s.y[static_cast<std::size_t>(i)] = label;
+  }
+  return s;
+}
+
+TVMParams tvm_params(Index budget) {
+  TVMParams p;
+  p.kernel = Kernel(KernelType::RBF, 1.0);
+  p.budget = budget;
+  p.C = 1.0;
+  return p;
+}
+
+// Brute-force partner of twin i under the set's own rule: argmin_j (cost, j).
+void brute_partner(const detail::TwinSet& tw, Index i, Index& p, double& d) {
+  p = -1;
+  d = inf;
+  for (Index j = 0; j < tw.size(); ++j) {
+    if (j == i) continue;
+    const double v = tw.pair_distortion(i, j);
+    if (v < d) d = v, p = j;
+  }
+}
+
+// Checks every twin's remembered partner against the brute-force scan; returns mismatches.
+int check_partners(const detail::TwinSet& tw) {
+  int bad = 0;
+  for (Index i = 0; i < tw.size(); ++i) {
+    Index p = -1;
+    double d = inf;
+    brute_partner(tw, i, p, d);
+    if (p != tw.partner(i) || !(d == tw.partner_distortion(i))) ++bad;
+  }
+  return bad;
+}
+
+// The rule written plainly: +inf across regions (One-Sided), else the input-space d*.
+double input_rule(const detail::TwinSet& tw, Index i, Index j) {
+  if (tw.one_sided() && ((tw.fval(i) >= 0.0) != (tw.fval(j) >= 0.0))) return inf;
+  const double si = tw.weight(i), sj = tw.weight(j);
+  return si * sj * (tw.points().row(i) - tw.points().row(j)).squaredNorm() / (si + sj);
+}
+
+// Feature-space distortion of merging (i, j) into z, from kernel values at z.
+double feature_distortion(const Kernel& k, const Vector& qi, const Vector& qj, double si, double sj, const Vector& z) {
+  const double zz = k.value(z, z);
+  return si * (k.value(qi, qi) - 2.0 * k.value(qi, z) + zz) + sj * (k.value(qj, qj) - 2.0 * k.value(qj, z) + zz);
+}
+
+// argmin over [lo, hi] of f: dense grid of n points, then golden section around the best.
+template <class F>
+double grid_golden_min(const F& f, double lo, double hi, int n) {
+  int best = 0;
+  double fb = f(lo);
+  for (int g = 1; g <= n; ++g) {
+    const double v = f(lo + (hi - lo) * g / n);
+    if (v < fb) fb = v, best = g;
+  }
+  double a = lo + (hi - lo) * std::max(best - 1, 0) / n, b = lo + (hi - lo) * std::min(best + 1, n) / n;
+  const double r = 0.5 * (std::sqrt(5.0) - 1.0);
+  for (int it = 0; it < 200; ++it) {
+    const double x1 = b - r * (b - a), x2 = a + r * (b - a);
+    if (f(x1) <= f(x2)) b = x2; else a = x1;
+  }
+  return 0.5 * (a + b);
+}
+
+// Random twin-set workload: appends, replacements, merges and sign flips, checking the
+// bookkeeping after every change set.
+void run_bookkeeping(TVMMerge merge, const Kernel& kernel, bool one_sided, Index B, int steps, std::uint64_t seed,
+                     int& mismatches, int& rule_mismatches) {
+  detail::TwinSet tw;
+  const Index d = 3;
+  tw.reset(d, B, kernel, merge, one_sided);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  std::uniform_int_distribution<int> coin(0, 99);
+  Vector x(d), z(d);
+  auto draw = [&] {
+    for (Index l = 0; l < d; ++l) x(l) = nd(rng);
+  };
+  for (int t = 0; t < steps; ++t) {
+    draw();
+    const double sp = coin(rng) < 50 ? 1.0 : 0.0;
+    if (tw.size() < B) {
+      tw.set_twin(tw.size(), x.data(), sp, 1.0 - sp);
+    } else if (coin(rng) < 30) {  // removal: replace a random slot
+      tw.set_twin(coin(rng) % B, x.data(), sp, 1.0 - sp);
+    } else {  // merge the best pair, overflow twin into the freed slot
+      detail::TwinMerge mg;
+      auto never = [](const double*) { return 0.0; };
+      if (tw.choose_merge(-1.0, 1, never, mg, z.data())) {
+        const double msp = tw.s_plus(mg.i) + tw.s_plus(mg.j), msm = tw.s_minus(mg.i) + tw.s_minus(mg.j);
+        tw.set_twin(mg.i, z.data(), msp, msm);
+        tw.set_twin(mg.j, x.data(), sp, 1.0 - sp);
+      }
+    }
+    // a new "machine": a few sign flips, TVM(q) values for every twin
+    for (Index j = 0; j < tw.size(); ++j) {
+      const double f = tw.fval(j);
+      tw.set_fval(j, coin(rng) < 5 ? -f - 0.1 : (f == 0.0 ? (coin(rng) < 50 ? 0.5 : -0.5) : f * 1.01));
+    }
+    tw.update_partners();
+    mismatches += check_partners(tw);
+    if (merge == TVMMerge::Input && t % 7 == 0)
+      for (Index i = 0; i < tw.size(); ++i)
+        for (Index j = 0; j < tw.size(); ++j) {
+          if (i == j) continue;
+          const double a = tw.pair_distortion(i, j), b = input_rule(tw, i, j);
+          if (!(a == b || std::fabs(a - b) <= 1e-12 * b)) ++rule_mismatches;
+        }
+  }
+}
+
+// IDSVM from scratch on the twins of machine k, at the machine's current C.
+IncrementalSVM scratch_machine(const TwinVectorMachine& m, Index k) {
+  const detail::TwinSet& tw = m.twins(k);
+  IncrementalSVM svm(tw.dim(), m.params().kernel, m.machine(k).C());
+  for (Index j = 0; j < tw.size(); ++j) {
+    const double* q = tw.points().data() + j * tw.dim();
+    if (tw.s_plus(j) > 0.0) svm.learn(q, 1.0, tw.s_plus(j));
+    if (tw.s_minus(j) > 0.0) svm.learn(q, -1.0, tw.s_minus(j));
+  }
+  return svm;
+}
+
+double max_decision_gap(const IncrementalSVM& a, const IncrementalSVM& b, const RowMatrix& P) {
+  double gap = 0.0;
+  for (Index i = 0; i < P.rows(); ++i) gap = std::max(gap, std::fabs(a.decision(P.row(i).data()) - b.decision(P.row(i).data())));
+  return gap;
+}
+
+// Whether some example is a free SV (0 < alpha < C s): only then is b unique. With every alpha
+// at a bound the optimal b fills an interval and two exact solvers may pick different points.
+bool has_free_sv(const IncrementalSVM& m) {
+  for (Index i = 0; i < m.size(); ++i) {
+    const double u = m.C() * m.weight(i);
+    if (m.alpha(i) > 1e-9 * u && m.alpha(i) < (1.0 - 1e-9) * u) return true;
+  }
+  return false;
+}
+
+// The machine against an IDSVM from scratch on the same examples: the kernel part
+// sum_i y_i alpha_i K(x_i, .) (w of the strictly convex primal, unique) and the dual objective
+// always; the full decision values (b included) when b is unique. Returns the largest gap.
+double machine_gap(const IncrementalSVM& a, const IncrementalSVM& b, const RowMatrix& P) {
+  double gap = std::fabs(a.dual_objective() - b.dual_objective()) / (1.0 + std::fabs(b.dual_objective()));
+  for (Index i = 0; i < P.rows(); ++i)
+    gap = std::max(gap, std::fabs((a.decision(P.row(i).data()) - a.bias()) - (b.decision(P.row(i).data()) - b.bias())));
+  if (has_free_sv(a) || has_free_sv(b)) gap = std::max(gap, max_decision_gap(a, b, P));
+  return std::max(gap, a.kkt_violation());
+}
+
+RowMatrix probe_points(Index n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-2.5, 2.5);
+  RowMatrix P(n, 2);
+  for (Index i = 0; i < n; ++i) P(i, 0) = u(rng), P(i, 1) = u(rng);
+  return P;
+}
+
+bool same_bytes(const TwinVectorMachine& a, const TwinVectorMachine& b) {
+  FieldMap fa, fb;
+  a.save(fa);
+  b.save(fb);
+  return fa.to_bytes() == fb.to_bytes();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- twin bookkeeping (no machine)
+
+TEST_CASE("input-space partner bookkeeping equals brute force after every step") {
+  for (bool one_sided : {true, false}) {
+    int bad = 0, rule_bad = 0;
+    run_bookkeeping(TVMMerge::Input, Kernel(KernelType::RBF, 0.5), one_sided, 40, 3000, one_sided ? 1 : 2, bad, rule_bad);
+    CHECK(bad == 0);
+    CHECK(rule_bad == 0);
+  }
+}
+
+TEST_CASE("feature-space partner bookkeeping equals a brute-force scan of its rule") {
+  int bad = 0, rule_bad = 0;
+  run_bookkeeping(TVMMerge::Feature, Kernel(KernelType::RBF, 0.5), true, 24, 1500, 3, bad, rule_bad);
+  CHECK(bad == 0);
+  run_bookkeeping(TVMMerge::Feature, Kernel(KernelType::Polynomial, 0.3, 3, 1.0), false, 16, 600, 4, bad, rule_bad);
+  CHECK(bad == 0);
+}
+
+TEST_CASE("input-space merge: q_new and d* are the closed forms") {
+  detail::TwinSet tw;
+  tw.reset(3, 4, Kernel(KernelType::RBF, 1.0), TVMMerge::Input, false);
+  const double qa[3] = {0.5, -1.0, 2.0}, qb[3] = {1.5, 0.0, -1.0};
+  tw.set_twin(0, qa, 3.0, 1.0);  // s = 4
+  tw.set_twin(1, qb, 0.0, 2.0);  // s = 2
+  tw.set_fval(0, 0.3);
+  tw.set_fval(1, -0.4);
+  tw.update_partners();
+  double z[3];
+  tw.merge_point(0, 1, z);
+  for (int l = 0; l < 3; ++l) CHECK_NEAR(z[l], (4.0 * qa[l] + 2.0 * qb[l]) / 6.0, 1e-15);
+  const double dist2 = 1.0 + 1.0 + 9.0;
+  CHECK_NEAR(tw.pair_distortion(0, 1), 4.0 * 2.0 * dist2 / 6.0, 1e-14);
+  // d* is also the input distortion s_i |q_i - q_new|^2 + s_j |q_j - q_new|^2 at the optimum.
+  double dd = 0.0;
+  for (int l = 0; l < 3; ++l) dd += 4.0 * (qa[l] - z[l]) * (qa[l] - z[l]) + 2.0 * (qb[l] - z[l]) * (qb[l] - z[l]);
+  CHECK_NEAR(tw.pair_distortion(0, 1), dd, 1e-13);
+  CHECK(tw.partner(0) == 1 && tw.partner(1) == 0);
+  // One-Sided: opposite signs of TVM(q) may not merge.
+  detail::TwinSet one;
+  one.reset(3, 4, Kernel(KernelType::RBF, 1.0), TVMMerge::Input, true);
+  one.set_twin(0, qa, 3.0, 1.0);
+  one.set_twin(1, qb, 0.0, 2.0);
+  one.set_fval(0, 0.3);
+  one.set_fval(1, -0.4);
+  one.update_partners();
+  CHECK(one.pair_distortion(0, 1) == inf);
+  CHECK(one.partner(0) == -1 && one.partner(1) == -1);
+  one.set_fval(1, 0.0);  // sign 0 counts as positive
+  one.update_partners();
+  CHECK(one.partner(0) == 1 && one.partner(1) == 0);
+}
+
+TEST_CASE("feature-space merge (RBF): h is the 1-D optimum, distortion from kernel values") {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  std::uniform_int_distribution<int> w(1, 30);
+  int checked = 0;
+  for (double gamma : {0.1, 1.0, 5.0}) {
+    const Kernel k(KernelType::RBF, gamma);
+    for (int rep = 0; rep < 40; ++rep) {
+      detail::TwinSet tw;
+      tw.reset(2, 2, k, TVMMerge::Feature, false);
+      Vector qi(2), qj(2);
+      qi << nd(rng), nd(rng);
+      qj << nd(rng), nd(rng);
+      const double si = w(rng), sj = w(rng);
+      tw.set_twin(0, qi.data(), si, 0.0);
+      tw.set_twin(1, qj.data(), std::floor(sj / 2), sj - std::floor(sj / 2));
+      tw.update_partners();
+      Vector z(2);
+      const double h = tw.merge_point(0, 1, z.data());
+      // maximise s_i k^{(1-h)^2} + s_j k^{h^2}, k = k(q_i, q_j), over a wide interval
+      const double kk = k.value(qi, qj);
+      auto neg = [&](double t) { return -(si * std::pow(kk, (1 - t) * (1 - t)) + sj * std::pow(kk, t * t)); };
+      const double h_ref = grid_golden_min(neg, -0.5, 1.5, 20000);
+      CHECK_NEAR(h, h_ref, 1e-6);
+      CHECK(neg(h) <= neg(h_ref) + 1e-14 * std::fabs(neg(h_ref)));
+      CHECK((z - (h * qi + (1.0 - h) * qj)).norm() <= 1e-12);
+      CHECK_NEAR(tw.pair_distortion(0, 1), feature_distortion(k, qi, qj, si, sj, z), 1e-10 * (si + sj));
+      ++checked;
+    }
+  }
+  CHECK(checked == 120);
+}
+
+TEST_CASE("feature-space merge (polynomial, linear): pre-image on the segment, distortion exact") {
+  std::mt19937_64 rng(6);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  std::uniform_int_distribution<int> w(1, 20);
+  for (const Kernel& k : {Kernel(KernelType::Polynomial, 0.5, 3, 1.0), Kernel(KernelType::Polynomial, 1.0, 2, 0.5),
+                          Kernel(KernelType::Linear)}) {
+    for (int rep = 0; rep < 30; ++rep) {
+      detail::TwinSet tw;
+      tw.reset(3, 2, k, TVMMerge::Feature, false);
+      Vector qi(3), qj(3);
+      for (int l = 0; l < 3; ++l) qi(l) = nd(rng), qj(l) = nd(rng);
+      const double si = w(rng), sj = w(rng);
+      tw.set_twin(0, qi.data(), si, 0.0);
+      tw.set_twin(1, qj.data(), 0.0, sj);
+      Vector z(3);
+      const double h = tw.merge_point(0, 1, z.data());
+      auto dist = [&](double t) {
+        const Vector zt = t * qi + (1.0 - t) * qj;
+        return feature_distortion(k, qi, qj, si, sj, zt);
+      };
+      const double h_ref = grid_golden_min(dist, 0.0, 1.0, 20000);
+      CHECK_NEAR(h, h_ref, 1e-6);
+      CHECK(dist(h) <= dist(h_ref) + 1e-12 * (1.0 + std::fabs(dist(h_ref))));
+      CHECK_NEAR(tw.pair_distortion(0, 1), dist(h), 1e-9 * (1.0 + dist(h)));
+      if (k.type() == KernelType::Linear) {
+        CHECK_NEAR(h, si / (si + sj), 1e-15);
+        CHECK_NEAR(tw.pair_distortion(0, 1), si * sj * (qi - qj).squaredNorm() / (si + sj), 1e-10);
+      }
+    }
+  }
+}
+
+TEST_CASE("Rejection: the band arithmetic") {
+  // T^ = (s_i f_i + s_j f_j) / (s_i + s_j)
+  CHECK_NEAR(detail::tvm_linear_estimate(3.0, 0.5, 1.0, -0.5), 0.25, 1e-15);
+  // positive T^ = 1, eta = 0.2: (0.8, 1.2), open
+  CHECK(detail::tvm_accept_merge(1.1, 1.0, 0.2));
+  CHECK(detail::tvm_accept_merge(0.81, 1.0, 0.2));
+  CHECK(!detail::tvm_accept_merge(0.79, 1.0, 0.2));
+  CHECK(!detail::tvm_accept_merge(1.21, 1.0, 0.2));
+  CHECK(!detail::tvm_accept_merge(0.8, 1.0, 0.2));
+  // negative T^ = -1: the ends swap, (-1.2, -0.8)
+  CHECK(detail::tvm_accept_merge(-1.1, -1.0, 0.2));
+  CHECK(!detail::tvm_accept_merge(-0.7, -1.0, 0.2));
+  CHECK(!detail::tvm_accept_merge(-1.3, -1.0, 0.2));
+  CHECK(!detail::tvm_accept_merge(1.0, -1.0, 0.2));
+  // T^ = 0: empty band; off (eta < 0): everything passes
+  CHECK(!detail::tvm_accept_merge(0.0, 0.0, 0.2));
+  CHECK(detail::tvm_accept_merge(-5.0, 1.0, -1.0));
+}
+
+TEST_CASE("Rejection: a merge outside the band is rejected and the next candidate tried") {
+  detail::TwinSet tw;
+  tw.reset(1, 6, Kernel(KernelType::RBF, 1.0), TVMMerge::Input, false);
+  // pairs by distortion: (0,1) d=0.005, (2,3) d=0.02, (4,5) d=0.045; all weights 1
+  const double q[6] = {0.0, 0.1, 5.0, 5.2, 10.0, 10.3};
+  for (int j = 0; j < 6; ++j) tw.set_twin(j, q + j, 1.0, 0.0);
+  for (int j = 0; j < 6; ++j) tw.set_fval(j, 1.0);
+  tw.update_partners();
+  CHECK(tw.partner(0) == 1 && tw.partner(2) == 3 && tw.partner(4) == 5);
+  double z[1];
+  detail::TwinMerge mg;
+  // TVM(q_new) = 2 (outside (0.8, 1.2)) near 0 and near 5; = 1 near 10
+  auto tvm = [](const double* p) { return p[0] < 7.0 ? 2.0 : 1.0; };
+  int evals = 0;
+  auto counted = [&](const double* p) {
+    ++evals;
+    return tvm(p);
+  };
+  CHECK(tw.choose_merge(0.2, 10, counted, mg, z));
+  CHECK(mg.i == 4 && mg.j == 5);
+  CHECK_NEAR(z[0], 10.15, 1e-14);
+  CHECK_NEAR(mg.distortion, 0.3 * 0.3 / 2.0, 1e-14);
+  CHECK(evals == 3);
+  // only two tries: no candidate passes, the overflow twin would be ignored
+  CHECK(!tw.choose_merge(0.2, 2, tvm, mg, z));
+  // Rejection off: the first (best) candidate without evaluating TVM
+  evals = 0;
+  CHECK(tw.choose_merge(-1.0, 10, counted, mg, z));
+  CHECK(mg.i == 0 && mg.j == 1 && evals == 0);
+  CHECK_NEAR(z[0], 0.05, 1e-15);
+  // accepted first try when TVM(q_new) is in the band
+  auto good = [](const double*) { return 1.05; };
+  CHECK(tw.choose_merge(0.2, 10, good, mg, z));
+  CHECK(mg.i == 0 && mg.j == 1);
+}
+
+// ---------------------------------------------------------------- the learner (needs IncrementalSVM)
+
+TEST_CASE("TVM equals an IDSVM trained from scratch on its twins after every step") {
+  struct Variant {
+    TVMMerge merge;
+    bool one_sided;
+    double eta;
+    bool fixed_C;
+    double C, m2;
+    Kernel kernel;
+  };
+  // chosen so that every branch of Algorithm 3 runs: additions, removals (|TVM(q)| > m2),
+  // merges and rejected overflow twins
+  const Kernel rbf(KernelType::RBF, 1.0), poly(KernelType::Polynomial, 0.5, 3, 1.0);
+  const Variant variants[] = {{TVMMerge::Input, true, 0.2, true, 1.0, 2.0, rbf},
+                              {TVMMerge::Input, false, -1.0, true, 5.0, 1.1, rbf},
+                              {TVMMerge::Feature, true, 0.2, true, 2.0, 1.1, rbf},
+                              {TVMMerge::Input, true, 0.2, false, 5.0, 1.5, rbf},
+                              {TVMMerge::Feature, false, 0.2, true, 1.0, 1.1, poly}};
+  int total_remove = 0, total_reject = 0;
+  const Stream s = make_stream(1500, 2, 7);
+  const RowMatrix P = probe_points(40, 8);
+  for (const Variant& v : variants) {
+    TVMParams p = tvm_params(12);
+    p.merge = v.merge;
+    p.one_sided = v.one_sided;
+    p.rejection_eta = v.eta;
+    p.fixed_C_total = v.fixed_C;
+    p.C = v.C;
+    p.m2 = v.m2;
+    p.kernel = v.kernel;
+    TwinVectorMachine m(2, 2, p);
+    double worst = 0.0, worst_c = 0.0;
+    int partner_bad = 0, group_bad = 0, over = 0;
+    int n_add = 0, n_remove = 0, n_merge = 0, n_reject = 0;
+    for (Index i = 0; i < s.X.rows(); ++i) {
+      // classify the step by what changed in the twin set (Algorithm 3's branches)
+      const RowMatrix Q0 = m.twin_points(), W0 = m.twin_weights();
+      const std::int64_t labels0 = m.counters().labels, updates0 = m.counters().updates;
+      m.learn_one(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)]);
+      const detail::TwinSet& tw = m.twins(0);
+      if (tw.size() > Q0.rows()) {
+        ++n_add;
+      } else if (m.counters().updates > updates0) {
+        int slots = 0;
+        for (Index j = 0; j < tw.size(); ++j)
+          if (!(tw.points().row(j) == Q0.row(j)) || tw.s_plus(j) != W0(j, 0) || tw.s_minus(j) != W0(j, 1)) ++slots;
+        if (slots == 1) ++n_remove;
+        if (slots == 2) ++n_merge;
+        CHECK(slots == 1 || slots == 2);
+      } else if (m.counters().labels > labels0) {
+        ++n_reject;  // beneficial, but every merge candidate was rejected
+      }
+      if (tw.size() > p.budget) ++over;
+      if (i % 3 == 0 || i + 1 == s.X.rows()) {
+        const IncrementalSVM ref = scratch_machine(m, 0);
+        worst = std::max(worst, machine_gap(m.machine(0), ref, P));
+      }
+      partner_bad += check_partners(tw);
+      for (Index j = 0; j < tw.size(); ++j) {
+        const double f = m.machine(0).decision(tw.points().row(j).data());
+        if (std::fabs(f - tw.fval(j)) > 1e-8) ++group_bad;
+        if (v.one_sided && tw.group(j) != (tw.fval(j) >= 0.0 ? 0 : 1)) ++group_bad;
+      }
+      const double S = tw.total_weight();
+      const double expect_C = v.fixed_C ? p.C * p.budget / std::max<double>(p.budget, S) : p.C;
+      worst_c = std::max(worst_c, std::fabs(m.current_C(0) - expect_C) / expect_C);
+      if (v.fixed_C && S >= p.budget) worst_c = std::max(worst_c, std::fabs(m.current_C(0) * S - p.C * p.budget) / (p.C * p.budget));
+    }
+    std::printf("  %s merge=%d one_sided=%d eta=%g fixed_C=%d: weight %g, C_t %g; add %d remove %d merge %d reject %d; gap %.2e\n",
+                kernel_name(v.kernel.type()), static_cast<int>(v.merge), v.one_sided, v.eta, v.fixed_C, m.twins(0).total_weight(), m.current_C(0),
+                n_add, n_remove, n_merge, n_reject, worst);
+    CHECK(n_add == p.budget);
+    CHECK(n_merge > 0);
+    if (v.m2 < 2.0) CHECK(n_remove > 0);
+    total_remove += n_remove;
+    total_reject += n_reject;
+    CHECK(n_remove + n_merge == m.counters().maintenance);
+    if (v.eta < 0.0) CHECK(n_reject == 0);
+    CHECK(worst <= 1e-8);
+    CHECK(worst_c <= 1e-14);
+    CHECK(partner_bad == 0);
+    CHECK(group_bad == 0);
+    CHECK(over == 0);
+    CHECK(m.n_twins() == p.budget);
+    CHECK(m.counters().maintenance > 0);
+    CHECK(m.twins(0).total_weight() > p.budget);  // merges happened and kept the counts
+  }
+  CHECK(total_remove > 0 && total_reject > 0);
+}
+
+TEST_CASE("tiny budgets: B = 1 (no pair to merge) and B = 2") {
+  const Stream s = make_stream(300, 2, 21);
+  const RowMatrix P = probe_points(20, 22);
+  for (Index B : {1, 2}) {
+    for (bool one_sided : {true, false}) {
+      TVMParams p = tvm_params(B);
+      p.one_sided = one_sided;
+      p.C = 5.0;
+      TwinVectorMachine m(2, 2, p);
+      m.partial_fit(s.X, s.y.data());
+      CHECK(m.n_twins() == B);
+      CHECK(m.twins(0).total_weight() >= 1.0);
+      CHECK(machine_gap(m.machine(0), scratch_machine(m, 0), P) <= 1e-8);
+      // B = 1: the overflow twin either replaces the twin (|TVM(q)| > m2) or is ignored
+      if (B == 1) CHECK(m.twins(0).total_weight() == 1.0);
+    }
+  }
+}
+
+TEST_CASE("budget >= stream length: TVM equals IDSVM on the stream") {
+  const Stream s = make_stream(150, 2, 9);
+  TVMParams p = tvm_params(150);
+  TwinVectorMachine m(2, 2, p);
+  IncrementalSVM ref(2, p.kernel, p.C);
+  const RowMatrix P = probe_points(50, 10);
+  double worst = 0.0;
+  for (Index i = 0; i < s.X.rows(); ++i) {
+    m.learn_one(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)]);
+    ref.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)] == 1 ? 1.0 : -1.0, 1.0);
+    if (i % 10 == 9) worst = std::max(worst, max_decision_gap(m.machine(0), ref, P));
+  }
+  CHECK(worst <= 1e-8);
+  CHECK(m.n_twins() == 150);
+  CHECK(m.counters().updates == 150);
+  CHECK(m.counters().maintenance == 0);
+  // every example its own twin, in stream order
+  const RowMatrix W = m.twin_weights();
+  CHECK((m.twin_points() - s.X).cwiseAbs().maxCoeff() == 0.0);
+  for (Index i = 0; i < 150; ++i) CHECK(W(i, 0) == (s.y[static_cast<std::size_t>(i)] == 1 ? 1.0 : 0.0) && W(i, 0) + W(i, 1) == 1.0);
+}
+
+TEST_CASE("Random baseline: reservoir sample of the stream, an IDSVM on it") {
+  const Stream s = make_stream(400, 2, 11);
+  TVMParams p = tvm_params(25);
+  p.random_baseline = true;
+  p.seed = 77;
+  TwinVectorMachine m(2, 2, p);
+  // reference reservoir (Algorithm R with the library's portable index draws)
+  std::mt19937_64 rng(p.seed);
+  std::vector<Index> slot_of(25, -1);
+  const RowMatrix P = probe_points(30, 12);
+  double worst = 0.0;
+  for (Index i = 0; i < s.X.rows(); ++i) {
+    m.learn_one(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)]);
+    const Index t = i + 1;
+    if (t <= 25) {
+      slot_of[static_cast<std::size_t>(i)] = i;
+    } else {
+      const Index j = detail::uniform_index(rng, t);
+      if (j < 25) slot_of[static_cast<std::size_t>(j)] = i;
+    }
+    const detail::TwinSet& tw = m.twins(0);
+    for (Index j = 0; j < tw.size(); ++j) {
+      const Index e = slot_of[static_cast<std::size_t>(j)];
+      CHECK(tw.points().row(j) == s.X.row(e));
+      CHECK(tw.s_plus(j) == (s.y[static_cast<std::size_t>(e)] == 1 ? 1.0 : 0.0) && tw.weight(j) == 1.0);
+    }
+    if (i % 20 == 19) worst = std::max(worst, machine_gap(m.machine(0), scratch_machine(m, 0), P));
+  }
+  CHECK(worst <= 1e-8);
+  CHECK(m.n_twins() == 25);
+  CHECK(m.current_C(0) == p.C);
+  // a different seed keeps a different sample
+  TVMParams p2 = p;
+  p2.seed = 78;
+  TwinVectorMachine m2(2, 2, p2);
+  m2.partial_fit(s.X, s.y.data());
+  CHECK(!(m2.twin_points() == m.twin_points()));
+}
+
+TEST_CASE("multi-class: machine k equals a binary TVM on the class-k-versus-rest stream") {
+  const Stream s = make_stream(250, 3, 13);
+  TVMParams p = tvm_params(10);
+  TwinVectorMachine m(2, 3, p);
+  m.partial_fit(s.X, s.y.data());
+  const RowMatrix P = probe_points(20, 14);
+  for (Index k = 0; k < 3; ++k) {
+    std::vector<std::int32_t> yk(s.y.size());
+    for (std::size_t i = 0; i < yk.size(); ++i) yk[i] = s.y[i] == k ? 1 : 0;
+    TwinVectorMachine b(2, 2, p);
+    b.partial_fit(s.X, yk.data());
+    CHECK(max_decision_gap(m.machine(k), b.machine(0), P) == 0.0);
+    CHECK(m.twins(k).size() == b.n_twins());
+  }
+  CHECK(m.n_twins() == m.n_twins(0) + m.n_twins(1) + m.n_twins(2));
+  const RowMatrix W = m.twin_weights();
+  CHECK(W.rows() == m.n_twins() && W.cols() == 6);
+  // rows of machine 1 carry weights only in columns 2, 3
+  const Index r0 = m.n_twins(0);
+  for (Index j = 0; j < m.n_twins(1); ++j)
+    CHECK(W(r0 + j, 0) == 0.0 && W(r0 + j, 4) == 0.0 && W(r0 + j, 2) + W(r0 + j, 3) >= 1.0);
+  // decision = the machines' values; prediction = argmax
+  RowMatrix D(P.rows(), 3);
+  m.decision_function(P, D);
+  for (Index i = 0; i < P.rows(); ++i)
+    for (Index k = 0; k < 3; ++k) CHECK(D(i, k) == m.machine(k).decision(P.row(i).data()));
+}
+
+TEST_CASE("Model reads the TVM fields and predicts the same") {
+  for (int c : {2, 3}) {
+    const Stream s = make_stream(200, c, 15);
+    TwinVectorMachine m(2, c, tvm_params(12));
+    m.partial_fit(s.X, s.y.data());
+    FieldMap fm;
+    m.save(fm);
+    const Model model(FieldMap::from_bytes(fm.to_bytes()));
+    CHECK(model.learner() == "tvm");
+    CHECK(model.n_support() == m.n_twins());
+    const RowMatrix P = probe_points(30, 16);
+    const RowMatrix Dm = model.decision_function(P);
+    RowMatrix D(P.rows(), m.n_outputs());
+    m.decision_function(P, D);
+    CHECK((Dm - D).cwiseAbs().maxCoeff() <= 1e-10);
+  }
+}
+
+TEST_CASE("determinism, budget, save -> load -> continue equals an uninterrupted run bitwise") {
+  for (bool random : {false, true}) {
+    for (int c : {2, 3}) {
+      for (TVMMerge merge : {TVMMerge::Input, TVMMerge::Feature}) {
+        if (random && merge == TVMMerge::Feature) continue;
+        const Stream s = make_stream(300, c, 17);
+        TVMParams p = tvm_params(10);
+        p.random_baseline = random;
+        p.merge = merge;
+        p.seed = 5;
+        TwinVectorMachine full(2, c, p), again(2, c, p), first(2, c, p);
+        full.partial_fit(s.X, s.y.data());
+        again.partial_fit(s.X, s.y.data());
+        CHECK(same_bytes(full, again));
+        for (Index k = 0; k < full.n_outputs(); ++k) CHECK(full.n_twins(k) <= p.budget);
+        const RowMatrix A = s.X.topRows(170), B = s.X.bottomRows(130);
+        first.partial_fit(A, s.y.data());
+        FieldMap fm;
+        first.save(fm);
+        TwinVectorMachine resumed;
+        resumed.load(FieldMap::from_bytes(fm.to_bytes()));
+        CHECK(same_bytes(first, resumed));
+        resumed.partial_fit(B, s.y.data() + 170);
+        CHECK(same_bytes(full, resumed));
+        CHECK(full.counters().mistakes == resumed.counters().mistakes);
+      }
+    }
+  }
+}
+
+TEST_CASE("corrupt model fields raise") {
+  const Stream s = make_stream(120, 2, 19);
+  TwinVectorMachine m(2, 2, tvm_params(8));
+  m.partial_fit(s.X, s.y.data());
+  FieldMap good;
+  m.save(good);
+  auto loads = [](const FieldMap& fm) {
+    TwinVectorMachine t;
+    t.load(fm);
+    return t.n_twins();
+  };
+  CHECK(loads(good) == 8);
+  const RowMatrix Q = good.get_matrix("tvm.m0.q", -1, 2);
+  const RowMatrix S = good.get_matrix("tvm.m0.s", Q.rows(), 2);
+  {
+    FieldMap f = good;
+    f.set_int("tvm.budget", 4);  // fewer than the twins stored
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    f.set("tvm.m2", 0.5);  // m2 <= m1
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    f.set_int("tvm.merge", 7);
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    f.set_int("tvm.one_sided", 2);
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    RowMatrix S2 = S;
+    S2(0, 0) += 1.0;  // weight differs from the machine's example
+    f.set_matrix("tvm.m0.s", S2);
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    RowMatrix S2 = S;
+    S2(1, 0) = -1.0;
+    f.set_matrix("tvm.m0.s", S2);
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    RowMatrix Q2 = Q;
+    Q2(2, 1) += 1e-9;  // twin point differs from the machine's example
+    f.set_matrix("tvm.m0.q", Q2);
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    RowMatrix Q2 = Q;
+    Q2(0, 0) = std::numeric_limits<double>::quiet_NaN();
+    f.set_matrix("tvm.m0.q", Q2);
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    auto keys = f.get_ints("tvm.m0.keys", 2 * Q.rows());
+    std::swap(keys[0], keys[1]);
+    f.set_ints("tvm.m0.keys", keys);
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    f.set_matrix("tvm.m0.q", Q.topRows(Q.rows() - 1));  // shapes disagree
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    f.set("tvm.C", 3.0 * m.params().C);  // the machine's C no longer matches
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    f.set_bytes("learner", "bsgd");
+    CHECK_THROWS(loads(f));
+  }
+  {
+    FieldMap f = good;
+    f.set_bytes("rng", "garbage");
+    CHECK_THROWS(loads(f));
+  }
+}
+
+TEST_CASE("invalid parameters raise") {
+  auto make = [](TVMParams p) {
+    TwinVectorMachine m(2, 2, p);
+    return m.n_twins();
+  };
+  CHECK(make(TVMParams()) == 0);
+  TVMParams p;
+  p.m2 = p.m1;
+  CHECK_THROWS(make(p));
+  p = TVMParams();
+  p.m2 = 0.5;
+  CHECK_THROWS(make(p));
+  p = TVMParams();
+  p.budget = 0;
+  CHECK_THROWS(make(p));
+  p = TVMParams();
+  p.C = 0.0;
+  CHECK_THROWS(make(p));
+  p = TVMParams();
+  p.C = inf;
+  CHECK_THROWS(make(p));
+  p = TVMParams();
+  p.m1 = -0.1;
+  CHECK_THROWS(make(p));
+  p = TVMParams();
+  p.m1 = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS(make(p));
+  p = TVMParams();
+  p.m2 = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS(make(p));
+  p = TVMParams();
+  p.rejection_eta = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS(make(p));
+  p = TVMParams();
+  p.merge = static_cast<TVMMerge>(3);
+  CHECK_THROWS(make(p));
+  p = TVMParams();
+  CHECK_THROWS(TwinVectorMachine(0, 2, p));
+  CHECK_THROWS(TwinVectorMachine(2, 1, p));
+  p.m2 = inf;  // never remove: allowed
+  CHECK(make(p) == 0);
+}
+
+TEST_MAIN()

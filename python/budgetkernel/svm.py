@@ -1,0 +1,315 @@
+"""Exact incremental-decremental SVM and the Twin Vector Machine built on it."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, check_random_state, validate_data
+
+from ._native import core as _core
+from ._base import (
+    OnlineClassifierMixin,
+    _check_choice,
+    _check_positive,
+    _KernelParamsMixin,
+    _seed,
+    register,
+)
+
+__all__ = ["IncrementalSVC", "TwinVectorMachine", "ReservoirSVC"]
+
+_MERGE = {"input": 0, "feature": 1}
+
+
+class _ExpansionViews:
+    """support_vectors_ / dual_coef_ / intercept_ of an SVM-type model (with a bias)."""
+
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "_model")
+        return self._model.expansion()["support_vectors"]
+
+    @property
+    def dual_coef_(self):
+        """y_i alpha_i per support vector (one column per binary machine)."""
+        check_is_fitted(self, "_model")
+        return self._model.expansion()["coefficients"]
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "_model")
+        return self._model.expansion()["bias"][0]
+
+    @property
+    def n_support_(self):
+        check_is_fitted(self, "_model")
+        return len(self.support_vectors_)
+
+
+@register
+class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
+    """The exact soft-margin SVM, kept at its optimum as examples arrive or leave.
+
+    Cauwenberghs & Poggio, "Incremental and Decremental Support Vector Machine Learning"
+    (NIPS 2000), with the extensions of Diehl & Cauwenberghs (IJCNN 2003): every
+    ``partial_fit`` example is added by adiabatic increments that keep all Kuhn-Tucker
+    conditions, :meth:`unlearn` removes an example the same way, :meth:`set_C` and
+    :meth:`set_sample_weight` move the solution to a new C or example weight. The result
+    equals a batch SVM (LIBSVM's SVC) trained on the same weighted data. Memory and time
+    per example grow with the number of stored examples (the paper's unbudgeted "IDSVM").
+
+    Parameters
+    ----------
+    C : float, default=1.0
+    kernel : {'rbf', 'linear', 'poly'}, default='rbf'
+    gamma : float or 'scale', default='scale'
+    degree : int, default=3
+    coef0 : float, default=0.0
+    n_epochs : int, default=1
+        ``fit`` passes; a second pass learns every example again (as a new copy).
+    shuffle : bool, default=False
+    random_state : int, numpy Generator or None, default=None
+        Seeds shuffling only.
+
+    Notes
+    -----
+    Binary at heart; more than two classes are learned one-vs-rest (one exact SVM per class,
+    each on all examples).
+    """
+
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1, shuffle=False,
+                 random_state=None):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params(self):
+        _check_positive("C", self.C)
+        self._check_kernel_params()
+        _check_positive("n_epochs", self.n_epochs, integer=True)
+
+    def _make_core(self, n_features, n_classes, X):
+        return _core.IncrementalSVC(n_features, n_classes, *self._kernel_args(X), float(self.C))
+
+    @classmethod
+    def _core_class(cls):
+        return _core.IncrementalSVC
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = False
+        return tags
+
+    # sample_weight versions of fit / partial_fit: weight s bounds the example's alpha by C*s.
+    def fit(self, X, y, sample_weight=None):
+        """Fresh model, then ``n_epochs`` passes over (X, y) with optional sample weights."""
+        X, y = validate_data(self, X, y, reset=True, dtype=np.float64, order="C", ensure_all_finite=True)
+        check_classification_targets(y)
+        w = self._weights(sample_weight, X)
+        self._init_model(X, np.unique(y))
+        yi = self._encode(y)
+        rng = check_random_state(self.random_state) if self.shuffle else None
+        for _ in range(self.n_epochs):
+            order = rng.permutation(len(yi)) if rng is not None else slice(None)
+            self._learn_weighted(X[order], yi[order], w[order])
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Learns a chunk of examples exactly (optionally weighted)."""
+        first = not hasattr(self, "_model")
+        if first and classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit")
+        X, y = validate_data(self, X, y, reset=first, dtype=np.float64, order="C", ensure_all_finite=True)
+        check_classification_targets(y)
+        w = self._weights(sample_weight, X)
+        if first:
+            self._init_model(X, classes)
+        elif classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
+            raise ValueError(f"classes={list(classes)} differs from the classes of the first call {list(self.classes_)}")
+        self._learn_weighted(X, self._encode(y), w)
+        return self
+
+    @staticmethod
+    def _weights(sample_weight, X):
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if not np.all(np.isfinite(w)):
+            raise ValueError("sample_weight contains NaN or infinity")
+        return np.ascontiguousarray(w)
+
+    def _learn_weighted(self, X, yi, w):
+        # Zero-weight examples cannot change an SVM (alpha <= C * 0): skip them.
+        keep = w > 0
+        if not np.all(keep):
+            X, yi, w = np.ascontiguousarray(X[keep]), yi[keep], w[keep]
+        if len(yi):
+            self._model.partial_fit_weighted(np.ascontiguousarray(X), yi, w)
+        c = self._model.counters
+        self.prequential_curve_.append((c["examples"], c["mistakes"]))
+
+    def unlearn(self, example):
+        """Forgets example number ``example`` (0-based, in the order learned) exactly."""
+        check_is_fitted(self, "_model")
+        self._model.unlearn(self._example_index(example))
+        return self
+
+    forget = unlearn
+
+    def set_C(self, C):
+        """Moves the fitted SVM to a new C (regularisation-parameter perturbation)."""
+        _check_positive("C", C)
+        if hasattr(self, "_model"):
+            self._model.set_C(float(C))
+        self.C = C
+        return self
+
+    def set_sample_weight(self, example, weight):
+        """Changes the weight of one learned example (its alpha bound becomes C * weight)."""
+        check_is_fitted(self, "_model")
+        _check_positive("weight", weight)
+        self._model.set_weight(self._example_index(example), float(weight))
+        return self
+
+    @staticmethod
+    def _example_index(example):
+        if isinstance(example, bool) or not isinstance(example, numbers.Integral) or example < 0:
+            raise ValueError(f"example must be a non-negative integer index; got {example!r}")
+        return int(example)
+
+    def machine_state(self, k=0):
+        """The state of binary machine k: stored examples, alpha, g, S/E/R sets, bias, C."""
+        check_is_fitted(self, "_model")
+        return self._model.machine_state(int(k))
+
+
+@register
+class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
+    """Twin Vector Machine: an exact SVM on B weighted twin vectors (Wang & Vucetic, SDM 2009).
+
+    Each twin vector j is a point q_j with the counts s_j+ / s_j- of positive / negative
+    stream examples it stands for, trained as two weighted examples on the exact
+    incremental SVM (:class:`IncrementalSVC`). Examples inside the margin (|TVM(x)| <= m1)
+    enter as new twins; a full set makes room by removing a twin beyond m2 or merging the
+    best pair (input- or feature-space, one-sided or global, with rejection); C is rescaled
+    so that C * sum(s) stays constant. O(B^2) per accepted example, constant memory.
+
+    Parameters
+    ----------
+    budget : int, default=100
+    C : float, default=1.0
+    m1 : float, default=1.0
+    m2 : float, default=2.0
+    merge : {'input', 'feature'}, default='input'
+    one_sided : bool, default=True
+    rejection_eta : float or None, default=0.2
+        None turns rejection off.
+    fixed_C_total : bool, default=True
+    kernel, gamma, degree, coef0, n_epochs, shuffle, random_state
+        As in :class:`budgetkernel.BudgetedSGDClassifier`.
+
+    Notes
+    -----
+    Binary at heart; more than two classes one-vs-rest (one TVM per class).
+    """
+
+    def __init__(self, budget=100, C=1.0, m1=1.0, m2=2.0, merge="input", one_sided=True, rejection_eta=0.2,
+                 fixed_C_total=True, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1, shuffle=False,
+                 random_state=None):
+        self.budget = budget
+        self.C = C
+        self.m1 = m1
+        self.m2 = m2
+        self.merge = merge
+        self.one_sided = one_sided
+        self.rejection_eta = rejection_eta
+        self.fixed_C_total = fixed_C_total
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params(self):
+        _check_positive("budget", self.budget, integer=True)
+        _check_positive("C", self.C)
+        _check_positive("m1", self.m1)
+        _check_positive("m2", self.m2)
+        if not self.m2 > self.m1:
+            raise ValueError(f"m2 must be larger than m1 (a buffer zone, paper 4.1); got m1={self.m1}, m2={self.m2}")
+        _check_choice("merge", self.merge, _MERGE)
+        for name in ("one_sided", "fixed_C_total"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        _check_positive("rejection_eta", self.rejection_eta, allow_none=True)
+        self._check_kernel_params()
+        _check_positive("n_epochs", self.n_epochs, integer=True)
+
+    def _make_core(self, n_features, n_classes, X):
+        eta = -1.0 if self.rejection_eta is None else float(self.rejection_eta)
+        return _core.TwinVectorMachine(
+            n_features, n_classes, *self._kernel_args(X), int(self.budget), float(self.C), float(self.m1),
+            float(self.m2), _MERGE[self.merge], bool(self.one_sided), eta, bool(self.fixed_C_total),
+            False, _seed(self.random_state))
+
+    @classmethod
+    def _core_class(cls):
+        return _core.TwinVectorMachine
+
+    @property
+    def twin_vectors_(self):
+        """Twin points q_j, one row per twin (per machine for one-vs-rest, see twin_weights_)."""
+        check_is_fitted(self, "_model")
+        return self._model.twin_points
+
+    @property
+    def twin_weights_(self):
+        """Per twin: the counts s_j+ and s_j- it stands for."""
+        check_is_fitted(self, "_model")
+        return self._model.twin_weights
+
+
+@register
+class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
+    """The TVM paper's "Random" baseline: an exact SVM on a reservoir sample of B examples.
+
+    Reservoir sampling keeps a uniform sample of the stream (example t replaces a random
+    one with probability B/t); each change of the sample is applied to the exact incremental
+    SVM (decremental unlearning of the evicted example, incremental learning of the new one).
+    C is fixed.
+    """
+
+    def __init__(self, budget=100, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1,
+                 shuffle=False, random_state=None):
+        self.budget = budget
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params(self):
+        _check_positive("budget", self.budget, integer=True)
+        _check_positive("C", self.C)
+        self._check_kernel_params()
+        _check_positive("n_epochs", self.n_epochs, integer=True)
+
+    def _make_core(self, n_features, n_classes, X):
+        # The TVM core in its reservoir mode: m1, m2, merge, one_sided, rejection are unused.
+        return _core.TwinVectorMachine(
+            n_features, n_classes, *self._kernel_args(X), int(self.budget), float(self.C), 1.0, 2.0, 0, True, -1.0,
+            False, True, _seed(self.random_state))
+
+    @classmethod
+    def _core_class(cls):
+        return _core.TwinVectorMachine

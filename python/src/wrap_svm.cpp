@@ -1,0 +1,113 @@
+// Binding of the exact incremental-decremental SVM (IDSVM) and the Twin Vector Machine.
+#include "bindings.hpp"
+
+namespace {
+
+/// Stored examples with alpha > 0 in some machine, their coefficients and the biases, as the
+/// model file writes them (the fields budgetkernel::Model reads).
+template <class L>
+py::dict expansion(const L& self) {
+  bk::FieldMap fm;
+  self.save(fm);
+  py::dict d;
+  d["support_vectors"] = to_numpy(fm.get_matrix("sv.x", -1, self.n_features()));
+  d["coefficients"] = to_numpy(fm.get_matrix("sv.alpha", -1, self.n_outputs()));
+  d["bias"] = to_numpy(fm.get_matrix("bias", 1, self.n_outputs()));
+  return d;
+}
+
+}  // namespace
+
+void wrap_svm(py::module_& m) {
+  py::class_<bk::IncrementalSVC> svc(m, "IncrementalSVC", py::module_local(),
+                                     "Exact incremental-decremental SVM (Cauwenberghs & Poggio), one-vs-rest.");
+  svc.def(py::init([](bk::Index d, bk::Index c, int kernel, double gamma, int degree, double coef0, double C) {
+            bk::IDSVMParams p;
+            p.kernel = make_kernel(kernel, gamma, degree, coef0);
+            p.C = C;
+            return bk::IncrementalSVC(d, c, p);
+          }),
+          py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
+          py::arg("coef0"), py::arg("C"))
+      .def(
+          "partial_fit_weighted",
+          [](bk::IncrementalSVC& self, const CArray& X, const LabelArray& y, const CArray& w) {
+            auto Xm = as_matrix(X);
+            if (y.ndim() != 1 || y.shape(0) != Xm.rows() || w.ndim() != 1 || w.shape(0) != Xm.rows())
+              throw std::invalid_argument("y and sample_weight must be 1-D with one entry per row");
+            py::gil_scoped_release release;
+            self.partial_fit_weighted(Xm, y.data(), w.data(), nullptr);
+          },
+          py::arg("X"), py::arg("y"), py::arg("sample_weight"))
+      .def("unlearn", &bk::IncrementalSVC::unlearn, py::arg("example"),
+           py::call_guard<py::gil_scoped_release>())
+      .def("set_C", &bk::IncrementalSVC::set_C, py::arg("C"), py::call_guard<py::gil_scoped_release>())
+      .def("set_weight", &bk::IncrementalSVC::set_weight, py::arg("example"), py::arg("weight"),
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("n_support", &bk::IncrementalSVC::n_support)
+      .def("expansion", &expansion<bk::IncrementalSVC>)
+      .def(
+          "machine_state",
+          [](const bk::IncrementalSVC& self, bk::Index k) {
+            if (k < 0 || k >= self.n_outputs()) throw std::invalid_argument("machine index out of range");
+            const bk::IncrementalSVM& s = self.machine(k);
+            const bk::Index n = s.size();
+            py::array_t<double> alpha(n), g(n), y(n), w(n);
+            py::array_t<std::int64_t> keys(n);
+            py::array_t<std::int8_t> sets(n);
+            for (bk::Index i = 0; i < n; ++i) {
+              alpha.mutable_at(i) = s.alpha(i);
+              g.mutable_at(i) = s.g(i);
+              y.mutable_at(i) = s.y(i);
+              w.mutable_at(i) = s.weight(i);
+              keys.mutable_at(i) = s.key(i);
+              sets.mutable_at(i) = static_cast<std::int8_t>(s.set(i));
+            }
+            py::dict d;
+            d["X"] = to_numpy(s.X().topRows(n));
+            d["alpha"] = alpha;
+            d["g"] = g;
+            d["y"] = y;
+            d["weight"] = w;
+            d["key"] = keys;
+            d["set"] = sets;
+            d["bias"] = s.bias();
+            d["C"] = s.C();
+            d["dual_objective"] = s.dual_objective();
+            d["kkt_violation"] = s.kkt_violation();
+            return d;
+          },
+          py::arg("k"), "The state of binary machine k (stored examples, alpha, g, S/E/R sets, bias, C).");
+  def_learner_common<bk::IncrementalSVC>(svc);
+
+  py::class_<bk::TwinVectorMachine> tvm(m, "TwinVectorMachine", py::module_local(),
+                                        "Twin Vector Machine (Wang & Vucetic, SDM 2009) on the exact IDSVM.");
+  tvm.def(py::init([](bk::Index d, bk::Index c, int kernel, double gamma, int degree, double coef0, bk::Index budget,
+                      double C, double m1, double m2, int merge, bool one_sided, double rejection_eta,
+                      bool fixed_C_total, bool random_baseline, std::uint64_t seed) {
+            bk::TVMParams p;
+            p.kernel = make_kernel(kernel, gamma, degree, coef0);
+            p.budget = budget;
+            p.C = C;
+            p.m1 = m1;
+            p.m2 = m2;
+            if (merge < 0 || merge > 1) throw std::invalid_argument("unknown merge id");
+            p.merge = static_cast<bk::TVMMerge>(merge);
+            p.one_sided = one_sided;
+            p.rejection_eta = rejection_eta;
+            p.fixed_C_total = fixed_C_total;
+            p.random_baseline = random_baseline;
+            p.seed = seed;
+            return bk::TwinVectorMachine(d, c, p);
+          }),
+          py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
+          py::arg("coef0"), py::arg("budget"), py::arg("C"), py::arg("m1"), py::arg("m2"), py::arg("merge"),
+          py::arg("one_sided"), py::arg("rejection_eta"), py::arg("fixed_C_total"), py::arg("random_baseline"),
+          py::arg("seed"))
+      .def_property_readonly("n_twins", [](const bk::TwinVectorMachine& s) { return s.n_twins(); })
+      .def_property_readonly("twin_points", [](const bk::TwinVectorMachine& s) { return to_numpy(s.twin_points()); })
+      .def_property_readonly("twin_weights",
+                             [](const bk::TwinVectorMachine& s) { return to_numpy(s.twin_weights()); })
+      .def("expansion", &expansion<bk::TwinVectorMachine>);
+  def_learner_common<bk::TwinVectorMachine>(tvm);
+}

@@ -1,0 +1,159 @@
+"""The exact incremental SVM against LIBSVM, and the Twin Vector Machine built on it."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+
+import budgetkernel
+from budgetkernel import IncrementalSVC, ReservoirSVC, TwinVectorMachine, datasets
+
+
+def rbf(A, B, gamma):
+    d = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T
+    return np.exp(-gamma * np.maximum(d, 0))
+
+
+def dual_objective(K, y, alpha):
+    """W = 1/2 a^T Q a - sum a with Q_ij = y_i y_j K_ij (the bias term vanishes at sum y a = 0)."""
+    ya = y * alpha
+    return 0.5 * ya @ K @ ya - alpha.sum()
+
+
+def partition(alpha, ub, tol):
+    """0 = margin (S), 1 = error (E), 2 = reserve (R), as the machine's SVMSet."""
+    return np.where(alpha <= tol, 2, np.where(alpha >= ub - tol, 1, 0))
+
+
+STREAMS = {
+    "checkerboard": lambda n, s: datasets.checkerboard(n, random_state=s),
+    "noisy_checkerboard": lambda n, s: datasets.noisy_checkerboard(n, random_state=s),
+    "two_gaussians": lambda n, s: datasets.two_gaussians(n, random_state=s),
+}
+
+
+@pytest.mark.parametrize("stream, n, C", [("checkerboard", 400, 10.0), ("noisy_checkerboard", 600, 1.0),
+                                          ("two_gaussians", 800, 0.3), ("noisy_checkerboard", 2000, 3.0)])
+def test_idsvm_equals_libsvm(stream, n, C):
+    X, y = STREAMS[stream](n, 3)
+    rng = np.random.default_rng(0)
+    w = rng.uniform(0.5, 2.0, n)
+    gamma = 1.0
+    clf = IncrementalSVC(C=C, gamma=gamma).fit(X, y, sample_weight=w)
+    st = clf.machine_state(0)
+    order = np.argsort(st["key"])  # stored order -> stream order
+    alpha, g, sets = st["alpha"][order], st["g"][order], st["set"][order]
+    ys = np.where(y == clf.classes_[1], 1.0, -1.0)
+    K = rbf(X, X, gamma)
+    ref = SVC(C=C, kernel="precomputed", tol=1e-10, max_iter=10_000_000).fit(K, y, sample_weight=w)
+    a_ref = np.zeros(n)
+    a_ref[ref.support_] = np.abs(ref.dual_coef_[0])
+    W, W_ref = dual_objective(K, ys, alpha), dual_objective(K, ys, a_ref)
+    assert abs(W - W_ref) <= 1e-9 * abs(W_ref)
+    np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(K), rtol=0, atol=1e-5)
+    # The same S / E / R partition (LIBSVM's alphas are exact to its float kernel cache).
+    tol = 1e-6 * C
+    np.testing.assert_array_equal(sets, partition(a_ref, C * w, tol))
+    # Our own KT conditions hold to the tight tolerances.
+    assert abs(np.sum(ys * alpha)) < 1e-10
+    assert np.all(np.abs(g[sets == 0]) < 1e-8)
+    assert np.all(g[sets == 1] <= 1e-8) and np.all(g[sets == 2] >= -1e-8)
+
+
+def test_unlearn_set_C_and_weights_are_exact():
+    X, y = datasets.noisy_checkerboard(300, random_state=1)
+    kw = dict(C=2.0, gamma=1.0)
+    full = IncrementalSVC(**kw).fit(X, y)
+    for i in (7, 100, 299):
+        full.unlearn(i)
+    keep = np.setdiff1d(np.arange(300), [7, 100, 299])
+    without = IncrementalSVC(**kw).fit(X[keep], y[keep])
+    np.testing.assert_allclose(full.decision_function(X), without.decision_function(X), atol=1e-8)
+    with pytest.raises(ValueError):
+        full.unlearn(7)  # already forgotten
+    a = IncrementalSVC(**kw).fit(X, y).set_C(0.5)
+    b = IncrementalSVC(C=0.5, gamma=1.0).fit(X, y)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-8)
+    # weight 2 == two copies; set_sample_weight == training with that weight
+    w = np.ones(300)
+    w[:50] = 2.0
+    c = IncrementalSVC(**kw).fit(X, y, sample_weight=w)
+    d = IncrementalSVC(**kw).fit(np.vstack([X, X[:50]]), np.concatenate([y, y[:50]]))
+    np.testing.assert_allclose(c.decision_function(X), d.decision_function(X), atol=1e-8)
+    e = IncrementalSVC(**kw).fit(X, y)
+    for i in range(50):
+        e.set_sample_weight(i, 2.0)
+    np.testing.assert_allclose(e.decision_function(X), c.decision_function(X), atol=1e-8)
+
+
+def test_idsvm_resumes_identically(tmp_path):
+    X, y = datasets.waveform(600, random_state=0)
+    full = IncrementalSVC(C=1.0, gamma=0.05).fit(X, y)
+    half = IncrementalSVC(C=1.0, gamma=0.05).partial_fit(X[:300], y[:300], classes=[0, 1, 2])
+    half.save(tmp_path / "m.bkm")
+    for restored in (pickle.loads(pickle.dumps(half)), budgetkernel.load(tmp_path / "m.bkm")):
+        restored.partial_fit(X[300:], y[300:])
+        np.testing.assert_array_equal(restored.decision_function(X), full.decision_function(X))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [dict(merge="input"), dict(merge="feature"), dict(one_sided=False), dict(rejection_eta=None),
+     dict(fixed_C_total=False)],
+)
+def test_tvm_learns_within_budget_and_resumes(params, tmp_path):
+    X, y = datasets.noisy_checkerboard(4000, random_state=0)
+    Xt, yt = datasets.checkerboard(3000, random_state=1)
+    kw = dict(budget=60, C=3.0, gamma=2.0, random_state=0, **params)
+    full = TwinVectorMachine(**kw).fit(X, y)
+    assert full.twin_vectors_.shape[0] <= 60
+    assert full.score(Xt, yt) > 0.8
+    half = TwinVectorMachine(**kw).partial_fit(X[:2000], y[:2000], classes=[-1, 1])
+    half.save(tmp_path / "m.bkm")
+    for restored in (pickle.loads(pickle.dumps(half)), budgetkernel.load(tmp_path / "m.bkm")):
+        restored.partial_fit(X[2000:], y[2000:])
+        np.testing.assert_array_equal(restored.decision_function(Xt), full.decision_function(Xt))
+
+
+def test_tvm_with_room_for_everything_is_the_exact_svm():
+    # B >= stream and every example beneficial: each example is its own twin.
+    X, y = datasets.noisy_checkerboard(150, random_state=2)
+    tvm = TwinVectorMachine(budget=200, m1=1e9, m2=2e9, C=1.0, gamma=1.0, fixed_C_total=False).fit(X, y)
+    svm = IncrementalSVC(C=1.0, gamma=1.0).fit(X, y)
+    np.testing.assert_allclose(tvm.decision_function(X), svm.decision_function(X), atol=1e-8)
+
+
+def test_reservoir_baseline_keeps_b_examples():
+    X, y = datasets.checkerboard(3000, random_state=0)
+    clf = ReservoirSVC(budget=40, C=10.0, gamma=2.0, random_state=0).fit(X, y)
+    assert clf.n_support_ <= 40
+    assert clf.score(X, y) > 0.6
+
+
+@pytest.mark.parametrize(
+    "make, params",
+    [(IncrementalSVC, dict(C=0.0)), (IncrementalSVC, dict(gamma=-1.0)), (TwinVectorMachine, dict(budget=0)),
+     (TwinVectorMachine, dict(m1=2.0, m2=1.0)), (TwinVectorMachine, dict(merge="output")),
+     (TwinVectorMachine, dict(rejection_eta=-0.2)), (TwinVectorMachine, dict(one_sided="yes")),
+     (ReservoirSVC, dict(budget=-1))],
+)
+def test_invalid_parameters_raise(make, params):
+    X, y = datasets.checkerboard(50, random_state=0)
+    with pytest.raises(ValueError):
+        make(**params).fit(X, y)
+
+
+def test_bad_weights_and_indices_raise():
+    X, y = datasets.checkerboard(50, random_state=0)
+    with pytest.raises(ValueError):
+        IncrementalSVC(gamma=1.0).fit(X, y, sample_weight=-np.ones(50))
+    with pytest.raises(ValueError):
+        IncrementalSVC(gamma=1.0).fit(X, y, sample_weight=np.full(50, np.nan))
+    clf = IncrementalSVC(gamma=1.0).fit(X, y)
+    with pytest.raises(ValueError):
+        clf.unlearn(-1)
+    with pytest.raises(ValueError):
+        clf.unlearn(50)
+    with pytest.raises(ValueError):
+        clf.set_sample_weight(3, 0.0)
