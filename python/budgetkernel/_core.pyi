@@ -99,3 +99,46 @@ class KernelPerceptron(_KernelExpansion):
     ) -> None: ...
     @staticmethod
     def from_bytes(data: bytes) -> KernelPerceptron: ...
+
+class IncrementalSVC(_Learner):
+    n_support: int
+    def __init__(
+        self, n_features: int, n_classes: int, kernel: int, gamma: float, degree: int, coef0: float, C: float
+    ) -> None: ...
+    def partial_fit_weighted(
+        self, X: npt.NDArray[np.float64], y: npt.NDArray[np.int32], sample_weight: npt.NDArray[np.float64]
+    ) -> None: ...
+    def unlearn(self, example: int) -> None: ...
+    def set_C(self, C: float) -> None: ...
+    def set_weight(self, example: int, weight: float) -> None: ...
+    def expansion(self) -> dict[str, Any]: ...
+    def machine_state(self, k: int) -> dict[str, Any]: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> IncrementalSVC: ...
+
+class TwinVectorMachine(_Learner):
+    n_twins: int
+    twin_points: npt.NDArray[np.float64]
+    twin_weights: npt.NDArray[np.float64]
+    def __init__(
+        self,
+        n_features: int,
+        n_classes: int,
+        kernel: int,
+        gamma: float,
+        degree: int,
+        coef0: float,
+        budget: int,
+        C: float,
+        m1: float,
+        m2: float,
+        merge: int,
+        one_sided: bool,
+        rejection_eta: float,
+        fixed_C_total: bool,
+        random_baseline: bool,
+        seed: int,
+    ) -> None: ...
+    def expansion(self) -> dict[str, Any]: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> TwinVectorMachine: ...

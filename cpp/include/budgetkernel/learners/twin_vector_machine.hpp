@@ -12,9 +12,18 @@
 ///
 /// Per example (Algorithm 1): Beneficial (Algorithm 2: fewer than B twins or |TVM(x)| <= m1),
 /// then UpdateTV (Algorithm 3: add the overflow twin while there is room; else replace the
-/// twin with the largest |TVM(q_j)| if it exceeds m2; else merge the best pair and put the
-/// overflow twin in the freed slot), then UpdateTVM (decremental unlearning of the removed
-/// twin sides, control of C, incremental learning of the new ones).
+/// twin with the largest |TVM(q_j)| if it exceeds m2; else merge the best pair among the B + 1
+/// twins, the overflow twin TV_{B+1} included, and put the overflow twin in the freed slot, or,
+/// when the best pair is (TV_p, TV_{B+1}), merge the overflow twin into TV_p), then UpdateTVM
+/// (decremental unlearning of the removed twin sides, control of C, incremental learning of
+/// the new ones).
+///
+/// Why the overflow twin is a merge candidate: Algorithm 3 picks "the best pair TV_i, TV_j
+/// (i < j)" right after creating TV_{B+1}, which reads naturally over all B + 1 twins (for
+/// j = B + 1, "TV_i = merged; TV_j = TV_{B+1}" leaves only the merged twin). With pairs among
+/// the B stored twins only, nothing in the merge choice depends on the new example: once
+/// Rejection (4.2.4) refuses every stored pair it refuses them for every later overflow too,
+/// and the model never changes again.
 ///
 /// Multi-class (c > 2): one-vs-rest, c independent TVMs. Machine k has its OWN twin set
 /// (budget B each, so up to c B twins in all) and sees the whole stream with y = +1 for class
@@ -25,16 +34,17 @@
 ///
 /// Costs per example: Beneficial O(B d) (one decision value per machine); an update O(B^2)
 /// per adiabatic IDSVM bookkeeping step (unlearning, set_C, learning) plus the merging
-/// bookkeeping, O(B d) expected (see detail::TwinSet), plus at most merge_tries decision
-/// values O(B d) for Rejection. Feature-space merging adds a 1-D solve per pair evaluated
+/// bookkeeping, O(B d) expected (see detail::TwinSet), one O(B d) scan for the overflow
+/// twin's best partner, plus at most merge_tries decision values O(B d) for Rejection. Feature-space merging adds a 1-D solve per pair evaluated
 /// (RBF: pruned by a one-exp lower bound; polynomial: ~100 O(1) evaluations).
 ///
 /// Counters: updates = examples that changed some machine's twin set; maintenance = removals
 /// plus merges (summed over machines); labels = examples some machine found Beneficial (the
 /// others were not needed: Beneficial looks at |TVM(x)| only); degradation stays 0.
 ///
-/// Failure: an IncrementalSVM operation that throws (std::runtime_error, see its header)
-/// leaves this learner inconsistent; reset() or load() it.
+/// Failure: when an IncrementalSVM path of UpdateTVM throws (std::runtime_error, see its
+/// header), the machine is retrained from scratch on the twins (the solution the path was to
+/// reach); if that throws as well, the learner is inconsistent: reset() or load() it.
 ///
 /// The "Random" baseline (TVMParams::random_baseline): an IDSVM on a reservoir sample of the
 /// stream (Vitter's Algorithm R: example t > B replaces slot j = uniform[0, t) when j < B),
@@ -98,11 +108,13 @@ inline double tvm_linear_estimate(double si, double fi, double sj, double fj) { 
 inline double tvm_one_minus_kpow(double s, double t) { return (t == 0.0 || s == 0.0) ? 0.0 : -std::expm1(-s * t * t); }
 
 /// A chosen merge: twins i < j, the pre-image parameter h (q_new = h q_i + (1 - h) q_j) and
-/// the pair's distortion.
+/// the pair's distortion. overflow: j is the overflow twin TV_{B+1} (j == TwinSet::size(), its
+/// scratch slot), not a stored twin.
 struct TwinMerge {
   Index i = -1, j = -1;
   double h = 0.0;
   double distortion = std::numeric_limits<double>::infinity();
+  bool overflow = false;
 };
 
 /// The twin set of one machine with the paper's merging bookkeeping (4.2.1): for every twin
@@ -125,6 +137,13 @@ struct TwinMerge {
 /// "dirty"; update_partners() gives each dirty twin a full O(n) row, offers it to every
 /// other twin (one comparison each), and rescans only the twins whose remembered partner was
 /// dirty: O(n d) expected per change (4.2.1).
+///
+/// The overflow twin TV_{B+1} of Algorithm 3 (set_overflow) lives in a scratch slot at index
+/// size() (the storage has budget + 1 rows). It is never a member of the bookkeeping: no twin
+/// remembers it as a partner and nothing marks it dirty; its own best partner among the
+/// size() twins, under the same pair rule, is found by one O(n d) scan and offered to
+/// choose_merge as one more candidate. It is consumed by choose_merge and invalidated by any
+/// set_twin.
 class TwinSet {
  public:
   static constexpr std::int64_t no_key = -1;
@@ -136,21 +155,23 @@ class TwinSet {
     m_merge = merge;
     m_one_sided = one_sided;
     m_n = 0;
-    m_q.setZero(budget, dim);
-    m_sp.setZero(budget);
-    m_sm.setZero(budget);
-    m_f.setZero(budget);
+    // budget + 1 rows: slot size() <= budget is the overflow twin's scratch slot
+    m_q.setZero(budget + 1, dim);
+    m_sp.setZero(budget + 1);
+    m_sm.setZero(budget + 1);
+    m_f.setZero(budget + 1);
     m_dist.setConstant(budget, std::numeric_limits<double>::infinity());
     m_kp.assign(static_cast<std::size_t>(budget), no_key);
     m_km.assign(static_cast<std::size_t>(budget), no_key);
-    m_group.assign(static_cast<std::size_t>(budget), 0);
+    m_group.assign(static_cast<std::size_t>(budget + 1), 0);
     m_partner.assign(static_cast<std::size_t>(budget), -1);
     m_dirty.assign(static_cast<std::size_t>(budget), 0);
     m_rescan.assign(static_cast<std::size_t>(budget), 0);
     m_dirty_list.clear();
     m_dirty_list.reserve(static_cast<std::size_t>(budget));
     m_cand.clear();
-    m_cand.reserve(static_cast<std::size_t>(budget));
+    m_cand.reserve(static_cast<std::size_t>(budget + 1));
+    clear_overflow();
   }
 
   Index size() const { return m_n; }
@@ -159,7 +180,8 @@ class TwinSet {
   const Kernel& kernel() const { return m_kernel; }
   TVMMerge merge_space() const { return m_merge; }
   bool one_sided() const { return m_one_sided; }
-  /// Prototypes, one row per slot (the first size() rows are the twins).
+  /// Prototypes, one row per slot (the first size() rows are the twins; row size() is the
+  /// overflow twin's scratch slot).
   const RowMatrix& points() const { return m_q; }
   double s_plus(Index j) const { return m_sp(j); }
   double s_minus(Index j) const { return m_sm(j); }
@@ -171,7 +193,7 @@ class TwinSet {
     m_kp[static_cast<std::size_t>(j)] = kp;
     m_km[static_cast<std::size_t>(j)] = km;
   }
-  /// TVM(q_j) as last refreshed by set_fval.
+  /// TVM(q_j) as last refreshed by set_fval (j = size(): the overflow twin's TVM(x)).
   double fval(Index j) const { return m_f(j); }
   /// One-Sided region: 0 for TVM(q_j) >= 0, 1 below (always 0 for Global merging).
   int group(Index j) const { return m_group[static_cast<std::size_t>(j)]; }
@@ -183,6 +205,7 @@ class TwinSet {
   /// Puts twin (q, s+, s-) into slot j (j == size() appends); keys reset to none. The twin
   /// becomes dirty (provisionally in the positive region until set_fval).
   void set_twin(Index j, const double* q, double sp, double sm) {
+    clear_overflow();  // its partner scan refers to the old set
     if (j == m_n) ++m_n;
     m_q.row(j) = Eigen::Map<const Eigen::Matrix<double, 1, Eigen::Dynamic>>(q, m_d);
     m_sp(j) = sp;
@@ -204,7 +227,8 @@ class TwinSet {
     }
   }
 
-  /// The pair rule (+inf when the pair may not merge); i != j, both < size().
+  /// The pair rule (+inf when the pair may not merge); i != j, both < size(), or one of them
+  /// size() (the overflow twin) while has_overflow().
   double pair_distortion(Index i, Index j) const {
     double h = 0.0;
     return cost(std::min(i, j), std::max(i, j), h);
@@ -272,12 +296,46 @@ class TwinSet {
     m_dirty_list.clear();
   }
 
+  /// Puts the overflow twin TV_{B+1} = (x, s+, s-) of Algorithm 3, with f = TVM(x), into the
+  /// scratch slot size() and finds its best partner among the size() twins: argmin_j
+  /// (cost(j, size()), j) under the same pair rule (One-Sided: TVM(x) gives its region). One
+  /// O(n d) scan; the twins' own partners are left as they are. Call after update_partners().
+  void set_overflow(const double* x, double sp, double sm, double f) {
+    const Index o = m_n;
+    m_q.row(o) = Eigen::Map<const Eigen::Matrix<double, 1, Eigen::Dynamic>>(x, m_d);
+    m_sp(o) = sp;
+    m_sm(o) = sm;
+    m_f(o) = f;
+    m_group[static_cast<std::size_t>(o)] = m_one_sided && f < 0.0 ? 1 : 0;
+    m_over_partner = -1;
+    m_over_dist = std::numeric_limits<double>::infinity();
+    for (Index j = 0; j < o; ++j) {
+      const double v = cost_below(j, o, m_over_dist);  // canonical order: the overflow slot is the highest
+      if (v < m_over_dist) m_over_dist = v, m_over_partner = j;
+    }
+    m_has_over = true;
+  }
+  bool has_overflow() const { return m_has_over; }
+  /// Slot of the overflow twin (size()).
+  Index overflow_slot() const { return m_n; }
+  /// Best partner of the overflow twin among the twins (-1: none allowed) and their distortion.
+  Index overflow_partner() const { return m_over_partner; }
+  double overflow_distortion() const { return m_over_dist; }
+  void clear_overflow() {
+    m_has_over = false;
+    m_over_partner = -1;
+    m_over_dist = std::numeric_limits<double>::infinity();
+  }
+
   /// Pair selection of UpdateTV with Rejection (4.2.4). Candidates: the distinct pairs
-  /// (i, partner(i)), in increasing order of (distortion, i, j); the first is the best pair
-  /// overall. At most `tries` of them are tested; `tvm(z)` evaluates TVM at a merged point,
-  /// twins' TVM(q) are the fval()s. With eta < 0 the first candidate is taken. Returns false
-  /// when no candidate passes (the overflow twin is then ignored); otherwise the merge, with
-  /// q_new in z[0..d).
+  /// (i, partner(i)) and, when an overflow twin is set, (overflow_partner(), size()), in
+  /// increasing order of (distortion, i, j); the first is the best pair overall among the
+  /// B + 1 twins of Algorithm 3. At most `tries` of them are tested; `tvm(z)` evaluates TVM at
+  /// a merged point, the twins' TVM(q) are the fval()s (the overflow twin's: TVM(x)). With
+  /// eta < 0 the first candidate is taken. Returns false when no candidate passes (the
+  /// overflow twin is then ignored); otherwise the merge, with q_new in z[0..d). Consumes the
+  /// overflow twin (has_overflow() is false afterwards; its slot's values stay readable until
+  /// the next set_twin).
   template <class Eval>
   bool choose_merge(double eta, Index tries, Eval&& tvm, TwinMerge& out, double* z) {
     m_cand.clear();
@@ -286,6 +344,10 @@ class TwinSet {
       if (p < 0 || (p < i && partner(p) == i)) continue;  // a mutual pair once
       m_cand.push_back({m_dist(i), std::min(i, p), std::max(i, p)});
     }
+    // TV_{B+1} as a candidate (Algorithm 3 over all B + 1 twins): the only candidate that
+    // depends on the new example, so a set whose stored pairs all fail Rejection can still change.
+    if (m_has_over && m_over_partner >= 0) m_cand.push_back({m_over_dist, m_over_partner, m_n});
+    m_has_over = false;
     const auto k = static_cast<std::ptrdiff_t>(std::min<std::size_t>(static_cast<std::size_t>(std::max<Index>(tries, 0)), m_cand.size()));
     std::partial_sort(m_cand.begin(), m_cand.begin() + k, m_cand.end(), [](const Cand& a, const Cand& b) {
       if (a.d != b.d) return a.d < b.d;
@@ -303,6 +365,7 @@ class TwinSet {
       out.j = cd.j;
       out.h = h;
       out.distortion = cd.d;
+      out.overflow = cd.j == m_n;
       return true;
     }
     return false;
@@ -443,6 +506,9 @@ class TwinSet {
   std::vector<char> m_dirty, m_rescan;
   std::vector<Index> m_dirty_list;
   std::vector<Cand> m_cand;
+  bool m_has_over = false;  // the overflow twin TV_{B+1} is in slot m_n
+  Index m_over_partner = -1;
+  double m_over_dist = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace detail
@@ -506,7 +572,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
         const detail::TwinSet& tw = m_tw[static_cast<std::size_t>(k)];
         if (!(tw.size() < m_p.budget || std::fabs(m_f(k)) <= m_p.m1)) continue;  // Algorithm 2
         used_label = true;
-        changed = update_machine(k, x, label_of(k, y)) || changed;
+        changed = update_machine(k, x, label_of(k, y), m_f(k)) || changed;
       }
     }
     if (changed) ++m_count.updates;
@@ -693,14 +759,21 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     learn_twin(svm, tw, slot);
   }
 
-  /// UpdateTV (Algorithm 3) + UpdateTVM for a beneficial example of machine k. Returns
-  /// whether the twin set changed (false: the overflow twin was ignored by Rejection).
-  bool update_machine(Index k, const double* x, double yk) {
+  /// UpdateTV (Algorithm 3) + UpdateTVM for a beneficial example of machine k, fx = TVM_k(x).
+  /// Returns whether the twin set changed (false: the overflow twin was ignored by Rejection).
+  bool update_machine(Index k, const double* x, double yk, double fx) {
     IncrementalSVM& svm = m_svm[static_cast<std::size_t>(k)];
     detail::TwinSet& tw = m_tw[static_cast<std::size_t>(k)];
     const double sp = yk > 0.0 ? 1.0 : 0.0, sm = 1.0 - sp;  // the overflow twin TV_{B+1}
     const Index n = tw.size();
     Index new1 = -1, new2 = -1;
+    // keys of the removed twins' sides (unlearned in UpdateTVM below)
+    std::int64_t drop[4];
+    int n_drop = 0;
+    auto take_keys = [&](Index j) {
+      if (tw.key_plus(j) != detail::TwinSet::no_key) drop[n_drop++] = tw.key_plus(j);
+      if (tw.key_minus(j) != detail::TwinSet::no_key) drop[n_drop++] = tw.key_minus(j);
+    };
     if (n < m_p.budget) {
       tw.set_twin(n, x, sp, sm);
       new1 = n;
@@ -709,33 +782,61 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
       for (Index j = 1; j < n; ++j)
         if (std::fabs(tw.fval(j)) > std::fabs(tw.fval(far))) far = j;
       if (std::fabs(tw.fval(far)) > m_p.m2) {  // a twin well beyond the margin: replace it
-        unlearn_twin(svm, tw, far);
+        take_keys(far);
         tw.set_twin(far, x, sp, sm);
         new1 = far;
       } else {
+        // the best pair among the B + 1 twins, TV_{B+1} = (x, sp, sm) with TVM(x) included
         detail::TwinMerge mg;
         const double eta = m_p.rejection_eta;
         auto tvm_at = [&svm](const double* z) { return svm.decision(z); };
+        tw.set_overflow(x, sp, sm, fx);
         if (!tw.choose_merge(eta, merge_tries, tvm_at, mg, m_z.data())) return false;
+        // (the overflow twin's weights are readable in its slot mg.j until the set_twin below)
         const double msp = tw.s_plus(mg.i) + tw.s_plus(mg.j), msm = tw.s_minus(mg.i) + tw.s_minus(mg.j);
-        unlearn_twin(svm, tw, mg.i);
-        unlearn_twin(svm, tw, mg.j);
+        take_keys(mg.i);
+        if (!mg.overflow) take_keys(mg.j);
         tw.set_twin(mg.i, m_z.data(), msp, msm);
-        tw.set_twin(mg.j, x, sp, sm);
         new1 = mg.i;
-        new2 = mg.j;
+        if (!mg.overflow) {  // TV_i = merged, TV_j = TV_{B+1}
+          tw.set_twin(mg.j, x, sp, sm);
+          new2 = mg.j;
+        }  // else (TV_p, TV_{B+1}) merged into TV_p: no slot freed, none filled
       }
       ++m_count.maintenance;
     }
-    // 4.3: C_t sum_j s_j = C B once the twins' weight exceeds B (before learning the new twins).
-    if (m_p.fixed_C_total) {
-      const double Ct = target_C(tw);
-      if (Ct != svm.C()) svm.set_C(Ct);
+    // UpdateTVM: decremental unlearning of the removed sides, control of C (4.3: C_t sum_j s_j =
+    // C B once the twins' weight exceeds B, before learning the new twins), incremental learning.
+    try {
+      if (n_drop > 0 && n_drop == svm.size()) {
+        // every example leaves: the empty machine at the same C, built directly (unlearning
+        // the last example can leave a rounding-level alpha the IDSVM cannot drive to 0)
+        svm = IncrementalSVM(m_d, m_p.kernel, svm.C());
+      } else {
+        for (int r = 0; r < n_drop; ++r) svm.unlearn(drop[r]);
+      }
+      if (m_p.fixed_C_total) {
+        const double Ct = target_C(tw);
+        if (Ct != svm.C()) svm.set_C(Ct);
+      }
+      learn_twin(svm, tw, new1);
+      if (new2 >= 0) learn_twin(svm, tw, new2);
+    } catch (const std::runtime_error&) {
+      // An adiabatic path the IDSVM could not complete (rounding-level ties on degenerate
+      // machines, e.g. the two sides of one twin); its target is the KT solution on the twins,
+      // so train that from scratch instead (O(B) learning operations; throws if that fails).
+      retrain_machine(k);
     }
-    learn_twin(svm, tw, new1);
-    if (new2 >= 0) learn_twin(svm, tw, new2);
     refresh(svm, tw);
     return true;
+  }
+
+  /// Machine k trained from scratch on its twins (at the C the twins imply), keys renewed.
+  void retrain_machine(Index k) {
+    IncrementalSVM& svm = m_svm[static_cast<std::size_t>(k)];
+    detail::TwinSet& tw = m_tw[static_cast<std::size_t>(k)];
+    svm = IncrementalSVM(m_d, m_p.kernel, m_p.fixed_C_total ? target_C(tw) : m_p.C);
+    for (Index j = 0; j < tw.size(); ++j) learn_twin(svm, tw, j);
   }
 
   double target_C(const detail::TwinSet& tw) const {
