@@ -29,6 +29,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_data.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -46,29 +48,10 @@ constexpr Index kPool = 1 << 18;  // distinct stream examples (cycled)
 constexpr Index kChunk = 1000;    // examples per tvm_train iteration
 constexpr Index kWarmup = 30000;  // stream examples learned before timing
 
-struct Stream {
-  bk::RowMatrix X;
-  std::vector<std::int32_t> y;
-};
+using bench::Stream;
 
 const Stream& pool() {
-  static const Stream s = [] {
-    Stream s;
-    s.X.resize(kPool, 2);
-    s.y.resize(static_cast<std::size_t>(kPool));
-    std::mt19937_64 rng(2009);
-    std::uniform_real_distribution<double> u(0.0, 4.0), flip(0.0, 1.0);
-    const double sd = 4.0 / std::sqrt(12.0);
-    for (Index i = 0; i < kPool; ++i) {
-      const double a = u(rng), b = u(rng);
-      int label = ((static_cast<int>(std::floor(a)) + static_cast<int>(std::floor(b))) % 2 == 0) ? 1 : 0;
-      if (flip(rng) < 0.15) label = 1 - label;
-      s.X(i, 0) = (a - 2.0) / sd;
-      s.X(i, 1) = (b - 2.0) / sd;
-      s.y[static_cast<std::size_t>(i)] = label;
-    }
-    return s;
-  }();
+  static const Stream s = bench::noisy_checkerboard(kPool, 2009);
   return s;
 }
 
