@@ -6,6 +6,7 @@
 #include <budgetkernel/svm/incremental_svm.hpp>
 
 #include <chrono>
+#include <algorithm>
 #include <random>
 
 #include "test_util.hpp"
@@ -406,6 +407,26 @@ TEST_CASE("degenerate cases: duplicates, all-bound (tiny C), separable (huge C),
         CHECK(check_kkt(st, "second class") == 0);
       }
   }
+}
+
+TEST_CASE("unlearning down to an empty machine, in every order (the last example has nothing to balance it)") {
+  for (const Kernel& k : kernels)
+    for (std::uint64_t seed : {3u, 4u, 5u, 6u}) {
+      const Data s = make_data(6, 2, seed, true, 0.8);
+      IncrementalSVM m(2, k, 1.0);
+      for (Index i = 0; i < 6; ++i) m.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]);
+      std::vector<std::int64_t> keys{0, 1, 2, 3, 4, 5};
+      std::shuffle(keys.begin(), keys.end(), std::mt19937_64(seed));
+      for (const std::int64_t key : keys) {
+        m.unlearn(key);
+        CHECK(check_kkt(m, "unlearn to empty") == 0);
+      }
+      CHECK(m.size() == 0);
+      // ... and it learns again from scratch.
+      m.learn(s.X.row(0).data(), 1.0, 1.0);
+      m.learn(s.X.row(1).data(), -1.0, 1.0);
+      CHECK(m.size() == 2 && check_kkt(m, "relearn") == 0);
+    }
 }
 
 TEST_CASE("ties and dependent rows: integer grid with repeated points, every kernel, random operations") {

@@ -152,6 +152,10 @@ class IncrementalSVM {
       m_set[c] = SVMSet::Error;  // placeholder: c is outside the KT system from now on
       leave_margin(c);
     }
+    // Nothing to drive for the last stored example (no other example could take up the change
+    // of sum y alpha) or for an alpha at rounding level (left by a path's clamp, e.g. after its
+    // partner was unlearned): it leaves as it is, settle() absorbs the rounding-level change.
+    if (m_alpha(c) != 0.0 && (m_n == 1 || std::abs(m_alpha(c)) <= 1e-12 * m_C * m_s(c))) m_alpha(c) = 0.0;
     if (m_alpha(c) != 0.0) {
       compute_column(c, m_colc);
       m_driven = c;
@@ -588,6 +592,14 @@ class IncrementalSVM {
       settle();
       if (it > max_steps) fail("more than " + std::to_string(max_steps) + " bookkeeping steps", mode, c, from, to, t);
       const Index P = n_margin();
+      // A migration at t = 1 - O(eps) (ties) leaves a rounding-level remainder of the path. With
+      // S empty only b could carry it, and no example may be able to enter S to stop that move:
+      // finish the path instead (the remainder is below the KT tolerances).
+      if (pivot < 0 && P == 0 && 1.0 - t <= 1e-12) {
+        set_parameter(mode, c, from, to, 1.0);
+        refine();
+        break;
+      }
       const Index n = m_n;
       // 1. Driven (non-S) rates: r = sum_N y_j da_j, and Q_{:,N} da_N (a column of c or h).
       double r = 0.0, rate_c = 0.0, rate_scale = 0.0;
