@@ -194,20 +194,25 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        X, yi = self._fit_data(X, y)
+        for order in self._epochs(len(yi)):
+            self._learn_chunk(X[order], yi[order])
+        return self
+
+    def _fit_data(self, X, y):
+        """fit's validation: a fresh model for the labels of y; returns X and the label indices."""
         X, y = validate_data(
             self, X, y, reset=True, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse=False
         )
         check_classification_targets(y)
         self._init_model(X, np.unique(y))
-        yi = self._encode(y)
+        return X, self._encode(y)
+
+    def _epochs(self, n):
+        """Row orders of fit's n_epochs passes (shuffled when ``shuffle``)."""
         rng = check_random_state(self.random_state) if getattr(self, "shuffle", False) else None
         for _ in range(self.n_epochs):
-            if rng is not None:
-                order = rng.permutation(len(yi))
-                self._learn_chunk(X[order], yi[order])
-            else:
-                self._learn_chunk(X, yi)
-        return self
+            yield rng.permutation(n) if rng is not None else slice(None)
 
     def partial_fit(self, X, y, classes=None):
         """Learns one chunk of the stream (test-then-train, in C++ with the GIL released).
@@ -223,19 +228,27 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        X, y = self._chunk_data(X, y, classes)
+        self._learn_chunk(X, self._encode(y))
+        return self
+
+    def _chunk_data(self, X, y, classes, method="partial_fit"):
+        """A streaming chunk's validation (y may be None: labels asked for later); the first
+        chunk builds the model from ``classes``. Returns X and y."""
         first = not hasattr(self, "_model")
         if first and classes is None:
-            raise ValueError("classes must be passed on the first call to partial_fit")
-        X, y = validate_data(
-            self, X, y, reset=first, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse=False
-        )
-        check_classification_targets(y)
+            raise ValueError(f"classes must be passed on the first call to {method}")
+        kw = dict(reset=first, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse=False)
+        if y is None:
+            X = validate_data(self, X, **kw)
+        else:
+            X, y = validate_data(self, X, y, **kw)
+            check_classification_targets(y)
         if first:
             self._init_model(X, classes)
         elif classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
             raise ValueError(f"classes={list(classes)} differs from the classes of the first call {list(self.classes_)}")
-        self._learn_chunk(X, self._encode(y))
-        return self
+        return X, y
 
     def _learn_chunk(self, X, yi, record=False):
         pred = self._model.partial_fit(X, yi, record)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.multiclass import unique_labels
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._native import core as _core
 from ._base import (
@@ -155,14 +154,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineClas
         """
         if not callable(oracle):
             raise TypeError("oracle must be a callable (index, x) -> label")
-        first = not hasattr(self, "_model")
-        if first and classes is None:
-            raise ValueError("classes must be passed on the first call to partial_fit_active")
-        X = validate_data(self, X, reset=first, dtype=np.float64, order="C", ensure_all_finite=True)
-        if first:
-            self._init_model(X, classes)
-        elif classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
-            raise ValueError(f"classes={list(classes)} differs from the classes of the first call {list(self.classes_)}")
+        X, _ = self._chunk_data(X, None, classes, "partial_fit_active")
         n = X.shape[0]
         pred = np.zeros(n, dtype=np.int32)
         queried = np.zeros(n, dtype=bool)

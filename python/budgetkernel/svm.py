@@ -5,8 +5,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.utils.multiclass import check_classification_targets, unique_labels
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, check_random_state, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._native import core as _core
 from ._base import (
@@ -110,30 +109,16 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     # sample_weight versions of fit / partial_fit: weight s bounds the example's alpha by C*s.
     def fit(self, X, y, sample_weight=None):
         """Fresh model, then ``n_epochs`` passes over (X, y) with optional sample weights."""
-        X, y = validate_data(self, X, y, reset=True, dtype=np.float64, order="C", ensure_all_finite=True)
-        check_classification_targets(y)
+        X, yi = self._fit_data(X, y)
         w = self._weights(sample_weight, X)
-        self._init_model(X, np.unique(y))
-        yi = self._encode(y)
-        rng = check_random_state(self.random_state) if self.shuffle else None
-        for _ in range(self.n_epochs):
-            order = rng.permutation(len(yi)) if rng is not None else slice(None)
+        for order in self._epochs(len(yi)):
             self._learn_weighted(X[order], yi[order], w[order])
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learns a chunk of examples exactly (optionally weighted)."""
-        first = not hasattr(self, "_model")
-        if first and classes is None:
-            raise ValueError("classes must be passed on the first call to partial_fit")
-        X, y = validate_data(self, X, y, reset=first, dtype=np.float64, order="C", ensure_all_finite=True)
-        check_classification_targets(y)
-        w = self._weights(sample_weight, X)
-        if first:
-            self._init_model(X, classes)
-        elif classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
-            raise ValueError(f"classes={list(classes)} differs from the classes of the first call {list(self.classes_)}")
-        self._learn_weighted(X, self._encode(y), w)
+        X, y = self._chunk_data(X, y, classes)
+        self._learn_weighted(X, self._encode(y), self._weights(sample_weight, X))
         return self
 
     @staticmethod
