@@ -42,9 +42,8 @@
 /// plus merges (summed over machines); labels = examples some machine found Beneficial (the
 /// others were not needed: Beneficial looks at |TVM(x)| only); degradation stays 0.
 ///
-/// Failure: when an IncrementalSVM path of UpdateTVM throws (std::runtime_error, see its
-/// header), the machine is retrained from scratch on the twins (the solution the path was to
-/// reach); if that throws as well, the learner is inconsistent: reset() or load() it.
+/// Failure: an IncrementalSVM operation that throws (std::runtime_error, see its header)
+/// leaves this learner inconsistent; reset() or load() it.
 ///
 /// The "Random" baseline (TVMParams::random_baseline): an IDSVM on a reservoir sample of the
 /// stream (Vitter's Algorithm R: example t > B replaces slot j = uniform[0, t) when j < B),
@@ -807,36 +806,15 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     }
     // UpdateTVM: decremental unlearning of the removed sides, control of C (4.3: C_t sum_j s_j =
     // C B once the twins' weight exceeds B, before learning the new twins), incremental learning.
-    try {
-      if (n_drop > 0 && n_drop == svm.size()) {
-        // every example leaves: the empty machine at the same C, built directly (unlearning
-        // the last example can leave a rounding-level alpha the IDSVM cannot drive to 0)
-        svm = IncrementalSVM(m_d, m_p.kernel, svm.C());
-      } else {
-        for (int r = 0; r < n_drop; ++r) svm.unlearn(drop[r]);
-      }
-      if (m_p.fixed_C_total) {
-        const double Ct = target_C(tw);
-        if (Ct != svm.C()) svm.set_C(Ct);
-      }
-      learn_twin(svm, tw, new1);
-      if (new2 >= 0) learn_twin(svm, tw, new2);
-    } catch (const std::runtime_error&) {
-      // An adiabatic path the IDSVM could not complete (rounding-level ties on degenerate
-      // machines, e.g. the two sides of one twin); its target is the KT solution on the twins,
-      // so train that from scratch instead (O(B) learning operations; throws if that fails).
-      retrain_machine(k);
+    for (int r = 0; r < n_drop; ++r) svm.unlearn(drop[r]);
+    if (m_p.fixed_C_total) {
+      const double Ct = target_C(tw);
+      if (Ct != svm.C()) svm.set_C(Ct);
     }
+    learn_twin(svm, tw, new1);
+    if (new2 >= 0) learn_twin(svm, tw, new2);
     refresh(svm, tw);
     return true;
-  }
-
-  /// Machine k trained from scratch on its twins (at the C the twins imply), keys renewed.
-  void retrain_machine(Index k) {
-    IncrementalSVM& svm = m_svm[static_cast<std::size_t>(k)];
-    detail::TwinSet& tw = m_tw[static_cast<std::size_t>(k)];
-    svm = IncrementalSVM(m_d, m_p.kernel, m_p.fixed_C_total ? target_C(tw) : m_p.C);
-    for (Index j = 0; j < tw.size(); ++j) learn_twin(svm, tw, j);
   }
 
   double target_C(const detail::TwinSet& tw) const {
