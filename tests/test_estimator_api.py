@@ -9,12 +9,14 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import budgetkernel
 from budgetkernel import (
+    BOGDClassifier,
     BudgetedPAClassifier,
     BudgetedSGDClassifier,
     IncrementalSVC,
     KernelPerceptron,
     LinearPegasosClassifier,
     ReservoirSVC,
+    SparsePAClassifier,
     TwinVectorMachine,
     datasets,
 )
@@ -30,6 +32,8 @@ ESTIMATORS = [
     IncrementalSVC(C=1.0, gamma=1.0),
     TwinVectorMachine(budget=30, C=1.0, gamma=1.0, n_epochs=2, shuffle=True, random_state=0),
     ReservoirSVC(budget=30, C=10.0, gamma=1.0, random_state=0),
+    SparsePAClassifier(beta=2.0, gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
+    BOGDClassifier(budget=40, sampling="nonuniform", averaged=True, gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
 ]
 
 

@@ -12,17 +12,20 @@ from ._native import core as _selected_core
 from .passive_aggressive import BudgetedPAClassifier
 from .pegasos import BudgetedSGDClassifier, LinearPegasosClassifier
 from .perceptron import KernelPerceptron
+from .sparse import BOGDClassifier, SparsePAClassifier
 from .svm import IncrementalSVC, ReservoirSVC, TwinVectorMachine
 
 __version__ = _selected_core.__version__
 
 __all__ = [
+    "BOGDClassifier",
     "BudgetedPAClassifier",
     "BudgetedSGDClassifier",
     "IncrementalSVC",
     "KernelPerceptron",
     "LinearPegasosClassifier",
     "ReservoirSVC",
+    "SparsePAClassifier",
     "TwinVectorMachine",
     "datasets",
     "load",

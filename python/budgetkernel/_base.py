@@ -47,6 +47,11 @@ def _check_choice(name, value, choices):
         raise ValueError(f"{name} must be one of {sorted(choices)}; got {value!r}")
 
 
+def _check_bool(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}")
+
+
 def _seed(random_state):
     """A 64-bit seed for the core's own mt19937_64 (reproducible on every platform)."""
     if random_state is None:
@@ -104,6 +109,27 @@ class _KernelExpansionMixin:
     def n_support_(self):
         check_is_fitted(self, "_model")
         return self._model.n_support
+
+
+class _AveragedMixin:
+    """Fitted views of the averaged classifier (the mean of every classifier held)."""
+
+    @property
+    def n_support_average_(self):
+        """SVs the averaged classifier predicts with: the current ones plus every removed SV
+        the average still holds (equal to ``n_support_`` when nothing was ever removed)."""
+        check_is_fitted(self, "_model")
+        return self._model.n_support_average
+
+    @property
+    def average_support_vectors_(self):
+        check_is_fitted(self, "_model")
+        return self._model.average_expansion[0]
+
+    @property
+    def average_dual_coef_(self):
+        check_is_fitted(self, "_model")
+        return self._model.average_expansion[1]
 
 
 def _label_to_json(v):

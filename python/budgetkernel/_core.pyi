@@ -77,10 +77,58 @@ class PassiveAggressive(_KernelExpansion):
         budget: int,
         variant: int,
         seed: int,
+        averaged: bool = False,
     ) -> None: ...
+    n_support_average: int
+    average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
     def active_run(self, X: npt.NDArray[np.float64], start: int, pred: npt.NDArray[np.int32]) -> int: ...
     @staticmethod
     def from_bytes(data: bytes) -> PassiveAggressive: ...
+
+class SparsePA(_KernelExpansion):
+    expected_support: float
+    n_support_average: int
+    average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
+    def __init__(
+        self,
+        n_features: int,
+        n_classes: int,
+        kernel: int,
+        gamma: float,
+        degree: int,
+        coef0: float,
+        alpha: float,
+        beta: float,
+        eta: float,
+        averaged: bool,
+        seed: int,
+        force_sample: bool = False,
+    ) -> None: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> SparsePA: ...
+
+class BOGD(_KernelExpansion):
+    n_support_average: int
+    average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
+    def __init__(
+        self,
+        n_features: int,
+        n_classes: int,
+        kernel: int,
+        gamma: float,
+        degree: int,
+        coef0: float,
+        eta: float,
+        lam: float,
+        budget: int,
+        sampling: int,
+        max_coef: float,
+        averaged: bool,
+        seed: int,
+    ) -> None: ...
+    def reseed(self, seed: int) -> None: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> BOGD: ...
 
 class KernelPerceptron(_KernelExpansion):
     def __init__(

@@ -14,6 +14,7 @@ from .passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
 from .pegasos import _MAINTENANCE, BudgetedSGDClassifier
 from .perceptron import _MAINTENANCE as _PERCEPTRON_MAINTENANCE
 from .perceptron import KernelPerceptron
+from .sparse import _SAMPLING, BOGDClassifier, SparsePAClassifier
 from .stream import ProgressBar, evaluate_prequential, peak_memory_mb
 
 # Demo settings for the standardised noisy checkerboard, picked from a gamma x lam grid at
@@ -26,9 +27,10 @@ DEMO_LAM = 3e-3
 def _add_model_args(p):
     p.add_argument(
         "--learner",
-        choices=["bsgd", "pa", "perceptron"],
+        choices=["bsgd", "pa", "perceptron", "spa", "bogd"],
         default="bsgd",
-        help="Budgeted SGD (default), Budgeted Passive-Aggressive, or a (budgeted) kernel perceptron",
+        help="Budgeted SGD (default), Budgeted Passive-Aggressive, a (budgeted) kernel perceptron, "
+        "Sparse PA, or kernel OGD / BOGD",
     )
     p.add_argument("--budget", type=int, default=100, help="max #SVs (0 = no budget; default 100)")
     p.add_argument(
@@ -37,12 +39,23 @@ def _add_model_args(p):
         default=None,
         help="bsgd: budget maintenance (default merge); perceptron: budget rule (default random)",
     )
-    p.add_argument("--lam", type=float, default=1e-4, help="bsgd: regularisation lambda (default 1e-4)")
+    p.add_argument("--lam", type=float, default=None, help="bsgd / bogd: regularisation (default 1e-4 / 0.01)")
     p.add_argument("--C", type=float, default=1.0, help="pa: aggressiveness C (default 1)")
     p.add_argument("--variant", choices=sorted(_VARIANTS), default="simple", help="pa: BPA variant (default simple)")
     p.add_argument("--loss", choices=sorted(_LOSSES), default="hinge", help="pa: hinge or ramp loss (default hinge)")
     p.add_argument("--pa-type", type=int, choices=[0, 1, 2], default=1, help="pa: 0 hard, 1 PA-I, 2 PA-II")
-    p.add_argument("--eta", type=float, default=0.1, help="perceptron: Projectron threshold (default 0.1)")
+    p.add_argument(
+        "--eta",
+        type=float,
+        default=None,
+        help="perceptron: Projectron threshold (default 0.1); spa: aggressiveness (default 1); bogd: step (default 0.5)",
+    )
+    p.add_argument("--alpha", type=float, default=1.0, help="spa: loss cap of the sampling probability (default 1)")
+    p.add_argument("--beta", type=float, default=20.0, help="spa: sampling divisor, >= alpha (default 20)")
+    p.add_argument("--sampling", choices=sorted(_SAMPLING), default="uniform", help="bogd: discard rule")
+    p.add_argument(
+        "--averaged", action="store_true", help="pa / bogd: predict with the mean of all classifiers (spa: always)"
+    )
     p.add_argument("--kernel", choices=["rbf", "linear", "poly"], default="rbf")
     p.add_argument("--gamma", default="scale", help="kernel gamma or 'scale' (default)")
     p.add_argument("--degree", type=int, default=3)
@@ -64,19 +77,33 @@ def _estimator(args):
         coef0=args.coef0,
         random_state=args.random_state,
     )
+    if args.learner != "bsgd" and args.learner != "perceptron" and args.maintenance is not None:
+        raise ValueError(f"--maintenance does not apply to --learner {args.learner}")
     if args.learner == "pa":
-        if args.maintenance is not None:
-            raise ValueError("--maintenance does not apply to --learner pa (use --variant)")
-        return BudgetedPAClassifier(variant=args.variant, loss=args.loss, pa_type=args.pa_type, C=args.C, **common)
+        return BudgetedPAClassifier(
+            variant=args.variant, loss=args.loss, pa_type=args.pa_type, C=args.C, averaged=args.averaged, **common
+        )
     if args.learner == "perceptron":
         maintenance = args.maintenance or "random"
         if maintenance not in _PERCEPTRON_MAINTENANCE:
             raise ValueError(f"--maintenance {maintenance} is not a perceptron rule: {sorted(_PERCEPTRON_MAINTENANCE)}")
-        return KernelPerceptron(maintenance=maintenance, eta=args.eta, **common)
+        return KernelPerceptron(maintenance=maintenance, eta=0.1 if args.eta is None else args.eta, **common)
+    if args.learner == "spa":
+        del common["budget"]  # SPA has no budget: beta sets the expected #SVs
+        eta = 1.0 if args.eta is None else args.eta
+        return SparsePAClassifier(alpha=args.alpha, beta=args.beta, eta=eta, **common)
+    if args.learner == "bogd":
+        return BOGDClassifier(
+            sampling=args.sampling,
+            eta=0.5 if args.eta is None else args.eta,
+            lam=0.01 if args.lam is None else args.lam,
+            averaged=args.averaged,
+            **common,
+        )
     maintenance = args.maintenance or "merge"
     if maintenance not in _MAINTENANCE:
         raise ValueError(f"--maintenance {maintenance} is not a BSGD strategy: {sorted(_MAINTENANCE)}")
-    return BudgetedSGDClassifier(maintenance=maintenance, lam=args.lam, **common)
+    return BudgetedSGDClassifier(maintenance=maintenance, lam=1e-4 if args.lam is None else args.lam, **common)
 
 
 def _classes(args, path):

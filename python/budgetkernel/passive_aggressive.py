@@ -8,6 +8,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._native import core as _core
 from ._base import (
     OnlineClassifierMixin,
+    _AveragedMixin,
+    _check_bool,
     _check_choice,
     _check_positive,
     _KernelExpansionMixin,
@@ -23,7 +25,7 @@ _LOSSES = {"hinge": 0, "ramp": 1}
 
 
 @register
-class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifierMixin):
+class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, OnlineClassifierMixin):
     """Kernel Passive-Aggressive learning, unbudgeted or on a budget of support vectors.
 
     Implements Wang & Vucetic, "Online Passive-Aggressive Algorithms on a Budget"
@@ -48,6 +50,9 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineClas
         0 = hard-margin PA, 1 = PA-I, 2 = PA-II.
     C : float, default=1.0
         Aggressiveness (ignored by ``pa_type=0``).
+    averaged : bool, default=False
+        Predict (online and batch) with the mean of every classifier held. With a budget
+        the average keeps every removed SV, so it is not sparse: see ``n_support_average_``.
     kernel : {'rbf', 'linear', 'poly'}, default='rbf'
     gamma : float or 'scale', default='scale'
     degree : int, default=3
@@ -78,6 +83,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineClas
         loss="hinge",
         pa_type=1,
         C=1.0,
+        averaged=False,
         kernel="rbf",
         gamma="scale",
         degree=3,
@@ -91,6 +97,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineClas
         self.loss = loss
         self.pa_type = pa_type
         self.C = C
+        self.averaged = averaged
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -106,6 +113,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineClas
         if isinstance(self.pa_type, bool) or self.pa_type not in (0, 1, 2):
             raise ValueError(f"pa_type must be 0 (hard margin), 1 (PA-I) or 2 (PA-II); got {self.pa_type!r}")
         _check_positive("C", self.C)
+        _check_bool("averaged", self.averaged)
         self._check_kernel_params()
         _check_positive("n_epochs", self.n_epochs, integer=True)
 
@@ -120,6 +128,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineClas
             0 if self.budget is None else int(self.budget),
             _VARIANTS[self.variant],
             _seed(self.random_state),
+            bool(self.averaged),
         )
 
     @classmethod

@@ -144,6 +144,22 @@ void def_kernel_expansion(Cls& cls) {
       });
 }
 
+/// The averaged predictor of a learner L with a UniformAverage (average(), n_classifiers()).
+template <class L, class Cls>
+void def_average(Cls& cls) {
+  cls.def_property_readonly(
+         "n_support_average", [](const L& s) { return s.average().size(s.support_vectors()); },
+         "SVs the averaged classifier predicts with (current + retired)")
+      .def_property_readonly(
+          "average_expansion",
+          [](const L& s) {
+            bk::RowMatrix X, A;
+            s.average().predictor(s.support_vectors(), s.n_classifiers(), X, A);
+            return py::make_tuple(to_numpy(X), to_numpy(A));
+          },
+          "(support vectors, coefficients) of the averaged classifier");
+}
+
 /// A kernel from the Python-side ids (kernel: 0 linear, 1 poly, 2 rbf).
 inline bk::Kernel make_kernel(int kernel, double gamma, int degree, double coef0) {
   if (kernel < 0 || kernel > 2) throw std::invalid_argument("unknown kernel id");
@@ -154,3 +170,4 @@ void wrap_pegasos(py::module_& m);
 void wrap_passive_aggressive(py::module_& m);
 void wrap_perceptron(py::module_& m);
 void wrap_svm(py::module_& m);
+void wrap_sparse(py::module_& m);

@@ -61,4 +61,5 @@ PYBIND11_MODULE(BUDGETKERNEL_MODULE_NAME, m) {
   wrap_passive_aggressive(m);
   wrap_perceptron(m);
   wrap_svm(m);
+  wrap_sparse(m);
 }

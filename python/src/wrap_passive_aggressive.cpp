@@ -5,7 +5,7 @@ void wrap_passive_aggressive(py::module_& m) {
   py::class_<bk::PassiveAggressive> pa(m, "PassiveAggressive", py::module_local(),
                                        "Kernel Passive-Aggressive; with a budget, Budgeted PA (BPA paper, Algorithm 1).");
   pa.def(py::init([](bk::Index d, bk::Index c, int kernel, double gamma, int degree, double coef0, double C,
-                     int pa_type, int loss, bk::Index budget, int variant, std::uint64_t seed) {
+                     int pa_type, int loss, bk::Index budget, int variant, std::uint64_t seed, bool averaged) {
            bk::PAParams p;
            p.kernel = make_kernel(kernel, gamma, degree, coef0);
            p.C = C;
@@ -16,11 +16,12 @@ void wrap_passive_aggressive(py::module_& m) {
            if (variant < 0 || variant > 3) throw std::invalid_argument("unknown variant id");
            p.variant = static_cast<bk::BPAVariant>(variant);
            p.seed = seed;
+           p.averaged = averaged;
            return bk::PassiveAggressive(d, c, p);
          }),
          py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
          py::arg("coef0"), py::arg("C"), py::arg("pa_type"), py::arg("loss"), py::arg("budget"), py::arg("variant"),
-         py::arg("seed"))
+         py::arg("seed"), py::arg("averaged") = false)
       .def(
           "active_run",
           [](bk::PassiveAggressive& self, const CArray& X, bk::Index start, LabelArray& pred) {
@@ -37,5 +38,6 @@ void wrap_passive_aggressive(py::module_& m) {
           "Predicts rows start.. that need no label (ramp loss outside the margin); returns the index of the "
           "first row whose label is needed (len(X) when none).");
   def_kernel_expansion<bk::PassiveAggressive>(pa);
+  def_average<bk::PassiveAggressive>(pa);
   def_learner_common<bk::PassiveAggressive>(pa);
 }

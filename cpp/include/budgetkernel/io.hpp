@@ -302,8 +302,9 @@ class Model {
       m_w = fm.get_matrix("weights", m_d, m_outputs);
     } else {
       m_kernel = read_kernel(fm);
-      const RowMatrix X = fm.get_matrix("sv.x", -1, m_d);
-      // An averaged learner predicts with its averaged coefficients (absolute units, scale 1).
+      // An averaged learner predicts with its averaged coefficients (absolute units, scale 1),
+      // on its own SVs (predict.x) when the average holds SVs the model no longer has.
+      const RowMatrix X = fm.get_matrix(fm.has("predict.x") ? "predict.x" : "sv.x", -1, m_d);
       averaged = fm.has("predict.alpha");
       const RowMatrix A = fm.get_matrix(averaged ? "predict.alpha" : "sv.alpha", X.rows(), m_outputs);
       m_sv.assign(X, A, std::vector<std::int64_t>(static_cast<std::size_t>(X.rows()), 0), X.rows());

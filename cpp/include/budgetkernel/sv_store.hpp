@@ -40,6 +40,9 @@ inline bool smaller_or_older(double v, std::int64_t id, double best_v, std::int6
 /// mean of its iterates there: a removal drops the SV's row, a merge combines the two rows
 /// as eq. (22) combines alpha_m and alpha_n, a projection adds beta * C_p as it adds beta *
 /// alpha_p. push() starts an SV's carried row at zero; erase() mirrors the swap.
+/// Unmapped carried columns (set_carry_columns(k, false)) only follow the store's order: the
+/// maintenance steps leave them alone, for an owner that brackets every coefficient change
+/// itself (UniformAverage).
 class SupportVectors {
  public:
   SupportVectors() = default;
@@ -68,11 +71,13 @@ class SupportVectors {
   const std::vector<std::int64_t>& ids() const { return m_id; }
 
   Index n_carry() const { return m_carry.cols(); }
-  /// Sets the number of carried columns; every carried value becomes 0.
-  void set_carry_columns(Index k) {
+  /// Sets the number of carried columns; every carried value becomes 0. `mapped`: whether
+  /// the maintenance steps map them (carry_project / carry_combine) or leave them alone.
+  void set_carry_columns(Index k, bool mapped = true) {
     detail::require(k >= 0, "number of carried columns must be >= 0");
     m_carry.setZero(capacity(), k);
     m_crow.setZero(k);
+    m_carry_mapped = mapped;
   }
   const RowMatrix& C() const { return m_carry; }
   RowMatrix& C() { return m_carry; }
@@ -80,13 +85,13 @@ class SupportVectors {
   /// the coefficients (v = beta), applied to the carried ones. No-op without carried columns.
   template <class V>
   void carry_project(const Eigen::MatrixBase<V>& v, Index p) {
-    if (m_carry.cols() == 0) return;
+    if (m_carry.cols() == 0 || !m_carry_mapped) return;
     m_crow = m_carry.row(p).transpose();  // copy: row p may be among the rows written
     m_carry.topRows(v.size()).noalias() += v * m_crow.transpose();
   }
   /// C.row(keep) = a C.row(m) + b C.row(n): a merge's eq. (22) on the carried coefficients.
   void carry_combine(Index keep, Index m, Index n, double a, double b) {
-    if (m_carry.cols() == 0) return;
+    if (m_carry.cols() == 0 || !m_carry_mapped) return;
     m_crow = a * m_carry.row(m).transpose() + b * m_carry.row(n).transpose();
     m_carry.row(keep) = m_crow.transpose();
   }
@@ -183,6 +188,7 @@ class SupportVectors {
   RowMatrix m_x, m_a;
   RowMatrix m_carry;  // carried coefficients (see the class comment)
   Vector m_crow;      // work row of carry_project / carry_combine
+  bool m_carry_mapped = true;
   Vector m_sq;
   std::vector<std::int64_t> m_id;
 };

@@ -170,8 +170,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
-    if (d < 1 || c < 2) detail::corrupt("invalid dimensions");
+    const auto [d, c] = detail::read_dims(fm);
     IncrementalSVC t(d, c, p);
     t.read_base(fm, "idsvm");
     for (Index k = 0; k < t.n_outputs(); ++k) {

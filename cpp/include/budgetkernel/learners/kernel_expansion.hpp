@@ -12,6 +12,28 @@
 
 namespace budgetkernel {
 
+namespace detail {
+
+/// The class direction u and margin m of label y under scores f, shared by the PA-style
+/// learners. Binary (one column): u = y in {+1, -1}, m = y f. Multi-class, the max-loss form
+/// of Crammer et al. (2006): r = the highest-scoring wrong class (ties: lowest index), u =
+/// e_y - e_r, m = f_y - f_r. ||u||^2 is 1 (binary) or 2.
+inline double max_loss_direction(const Vector& f, std::int32_t y, Vector& u) {
+  if (f.size() == 1) {
+    u(0) = y == 1 ? 1.0 : -1.0;
+    return u(0) * f(0);
+  }
+  Index r = y == 0 ? 1 : 0;
+  for (Index i = 0; i < f.size(); ++i)
+    if (i != y && f(i) > f(r)) r = i;
+  u.setZero();
+  u(y) = 1.0;
+  u(r) = -1.0;
+  return f(y) - f(r);
+}
+
+}  // namespace detail
+
 /// Kernel expansion with one coefficient column per output (1 for binary, c otherwise).
 ///
 /// score(x) computes the kernel row k(x_j, x) into krow() and the scores into f() in one

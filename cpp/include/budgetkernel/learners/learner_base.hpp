@@ -7,6 +7,7 @@
 
 #include <random>
 #include <sstream>
+#include <utility>
 
 namespace budgetkernel {
 
@@ -65,6 +66,13 @@ inline void set_rng_state(std::mt19937_64& rng, const std::string& s) {
   std::istringstream ss(s);
   ss >> rng;
   if (ss.fail()) corrupt("invalid random generator state");
+}
+
+/// n_features and n_classes of a model file, range-checked before anything is allocated.
+inline std::pair<Index, Index> read_dims(const FieldMap& fm) {
+  const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
+  if (d < 1 || c < 2 || d > (std::int64_t{1} << 40) || c > (std::int64_t{1} << 31)) corrupt("invalid dimensions");
+  return {d, c};
 }
 
 /// Checks a chunk before the hot loop so the loop itself never throws.

@@ -9,8 +9,7 @@
 #include "../budget/nearest_neighbor.hpp"
 #include "../budget/projection.hpp"
 #include "../detail/random.hpp"
-#include "kernel_expansion.hpp"
-#include "learner_base.hpp"
+#include "uniform_average.hpp"
 
 #include <limits>
 
@@ -40,6 +39,9 @@ struct PAParams {
   Index budget = 0;             ///< B; 0 = unbudgeted PA
   BPAVariant variant = BPAVariant::Simple;
   std::uint64_t seed = 0;  ///< generator of the Random variant (PA+Rand)
+  /// Predict with the mean of every classifier held (UniformAverage; with a budget the
+  /// average keeps every removed SV, so it is not sparse).
+  bool averaged = false;
 
   /// \throws std::invalid_argument naming the offending parameter.
   void validate() const {
@@ -85,6 +87,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     m_p = params;
     const Index cap = params.budget > 0 ? params.budget + 1 : 64;
     m_ex.reset(n_features, n_outputs(), params.kernel, cap);
+    m_avg.reset(m_ex.sv(), params.averaged);
     m_rng.seed(params.seed);
     m_proj = Projection(false);
     m_nn.reset(params.budget > 0 && params.variant == BPAVariant::NearestNeighbor ? cap : 1);
@@ -99,11 +102,15 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   const SupportVectors& support_vectors() const { return m_ex.sv(); }
   /// The coefficient rows, one per SV (n_outputs columns).
   RowMatrix coefficients() const { return m_ex.sv().A().topRows(m_ex.size()); }
+  const UniformAverage& average() const { return m_avg; }
+  /// Classifiers held so far (f_1 = 0 included): what the average divides by.
+  double n_classifiers() const { return static_cast<double>(m_count.examples) + 1.0; }
 
-  /// Scores x (the prequential prediction), then learns from (x, y). Returns the prediction.
+  /// Scores x (the prequential prediction; of the average when averaged), then learns from
+  /// (x, y). Returns the prediction.
   std::int32_t step(const double* x, std::int32_t y) {
-    double kappa = m_ex.score(x);
-    const std::int32_t pred = detail::predict_from_scores(m_ex.f());
+    const double kappa = m_ex.score(x);
+    const std::int32_t pred = m_avg.predict_scored(m_ex, x, n_classifiers(), m_favg);
     ++m_count.examples;
     if (m_p.loss == PALoss::Ramp && !label_needed(m_ex.f())) {
       m_label_unused = true;  // |f| > 1 (gap > 1): no update whatever the label (eq. 15, 19)
@@ -111,14 +118,31 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     }
     double L = 0.0;
     if (!wants_update(y, L) || !(kappa > 0.0)) return pred;
+    // Every coefficient the update changes is bracketed for the average (O(n c), the order
+    // of the kernel row); SVs that leave retire with their sums.
+    const double t = static_cast<double>(m_count.examples);
+    m_avg.begin_all(m_ex.sv(), t);
+    update(x, y, kappa, L);
+    m_avg.end_all(m_ex.sv(), t);
+    return pred;
+  }
 
+  /// Decision values of one example (of the average when averaged); thread-safe for
+  /// concurrent readers.
+  void decision(const double* x, double* out) const { m_avg.decision(m_ex, x, n_classifiers(), out); }
+
+ private:
+  /// The PA / BPA step for an example with loss L > 0 (the ramp test passed).
+  void update(const double* x, std::int32_t y, double kappa, double L) {
     const Index n = m_ex.size();
     if (m_p.budget > 0 && n >= m_p.budget && m_p.variant != BPAVariant::Random) {
       if (m_p.variant == BPAVariant::Project && !m_proj.active()) {
         // Lazy activation (projection.hpp): until now BPA-P was plain PA. Activation may fold
         // numerically dependent SVs into the others; the model and the store order then
         // changed, so x is scored again and the step decided afresh under the budget.
+        if (m_avg.enabled()) m_snapshot = m_ex.sv();  // once per learner: folded SVs retire
         const MaintenanceResult r = m_proj.activate(m_ex.sv(), m_p.kernel);
+        if (m_avg.enabled()) m_avg.retire_missing(m_snapshot, m_ex.sv());
         if (m_ex.size() < n) {
           m_count.degradation += r.degradation;
           ++m_count.maintenance;
@@ -128,19 +152,16 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
             add_example(x, kappa, L);  // counts the update
           else
             ++m_count.updates;  // the fold alone changed the model
-          return pred;
+          return;
         }
       }
       budgeted_update(x, kappa, L);
     } else {
       add_example(x, kappa, L);
     }
-    return pred;
   }
 
-  /// Decision values of one example (n_outputs values); thread-safe for concurrent readers.
-  void decision(const double* x, double* out) const { m_ex.decision(x, out); }
-
+ public:
   /// Active learning (ramp loss, BPA paper 4.3). Scores x; when the update cannot depend on
   /// the label (ramp loss and |f| > 1, multi-class: the top two scores more than 1 apart) it
   /// counts the example as seen (no label, no update, no mistake: the label is unknown),
@@ -151,8 +172,9 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     if (m_p.loss != PALoss::Ramp) return true;
     m_ex.score(x);
     if (label_needed(m_ex.f())) return true;
+    const std::int32_t p = m_avg.predict_scored(m_ex, x, n_classifiers(), m_favg);  // what step() predicts
     ++m_count.examples;
-    if (pred) *pred = detail::predict_from_scores(m_ex.f());
+    if (pred) *pred = p;
     return false;
   }
 
@@ -201,6 +223,8 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     fm.set_bytes("rng", detail::rng_state(m_rng));
     if (uses_nn()) m_nn.save(fm, "nn.");
     if (uses_projection()) m_proj.save(fm, "proj.");
+    fm.set_int("averaged", m_p.averaged ? 1 : 0);
+    m_avg.save(fm, m_ex.sv(), n_classifiers());
   }
 
   /// Restores what save() wrote.
@@ -219,14 +243,13 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     p.variant = static_cast<BPAVariant>(variant);
     p.budget = fm.get_i64("budget");
     p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));
+    p.averaged = fm.get_i64("averaged") != 0;
     try {
       p.validate();
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
-    if (d < 1 || c < 2 || d > (std::int64_t{1} << 40) || c > (std::int64_t{1} << 31))
-      detail::corrupt("invalid dimensions");
+    const auto [d, c] = detail::read_dims(fm);
     PassiveAggressive fresh;
     fresh.reset(d, c, p);
     fresh.read_base(fm, "pa");
@@ -236,6 +259,8 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     detail::set_rng_state(fresh.m_rng, fm.get_bytes("rng"));
     if (fresh.uses_nn()) fresh.m_nn.load(fm, "nn.", fresh.m_ex.sv());
     if (fresh.uses_projection()) fresh.m_proj.load(fm, "proj.", fresh.m_ex.sv());
+    fresh.m_avg.load(fm, fresh.m_ex.sv());
+    if (fresh.m_avg.enabled() != p.averaged) detail::corrupt("averaging flag disagrees with the averaged state");
     *this = std::move(fresh);  // all or nothing: a failed load leaves the learner unchanged
   }
 
@@ -261,21 +286,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// Sets m_u and the loss L = 1 - m for label y from the current scores; returns whether
   /// the example triggers an update: L > 0, and for the ramp loss also m >= -1 (eq. 15).
   bool wants_update(std::int32_t y, double& L) {
-    const Vector& f = m_ex.f();
-    double m;
-    if (f.size() == 1) {
-      const double sy = y == 1 ? 1.0 : -1.0;
-      m_u(0) = sy;
-      m = sy * f(0);
-    } else {
-      Index r = y == 0 ? 1 : 0;
-      for (Index i = 0; i < f.size(); ++i)
-        if (i != y && f(i) > f(r)) r = i;
-      m_u.setZero();
-      m_u(y) = 1.0;
-      m_u(r) = -1.0;
-      m = f(y) - f(r);
-    }
+    const double m = detail::max_loss_direction(m_ex.f(), y, m_u);
     L = 1.0 - m;
     if (!(L > 0.0)) return false;
     return m_p.loss == PALoss::Hinge || m >= -1.0;
@@ -335,6 +346,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
       m_count.degradation += sv.alpha(p).squaredNorm() * m_p.kernel.self(sv.sqnorm()(p));
       ++m_count.maintenance;
       m_removed = p;
+      m_avg.retire(sv, p);
       sv.erase(p);
     }
   }
@@ -440,6 +452,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
         m_row = (krow(r) / kappa) * sv.alpha(r).transpose() + tau * m_u;
         m_count.degradation += a2 * res;
         m_ex.push_last(x, m_row, m_count.examples);
+        m_avg.retire(sv, r);
         sv.erase(r);
         break;
       }
@@ -452,6 +465,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
         m_count.degradation += a2 * res;
         m_ex.push_last(x, m_row, m_count.examples);
         m_nn.push_queried(sv, krow);
+        m_avg.retire(sv, r);
         const Index moved = sv.erase(r);
         m_nn.on_erase(sv, m_p.kernel, r, moved);
         break;
@@ -468,6 +482,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
           res = m_proj.reduce(sv);
           m_removed = n;
         } else {
+          m_avg.retire(sv, r);
           res = m_proj.reduce_at(sv, r);
           m_count.degradation += res.degradation;
         }
@@ -510,7 +525,9 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   std::mt19937_64 m_rng;
   Projection m_proj;
   NearestNeighbors m_nn;
-  Vector m_u, m_row;  // the class direction u and a coefficient-row work buffer (c values)
+  UniformAverage m_avg;
+  SupportVectors m_snapshot;  // the store before BPA-P's activation (averaging only)
+  Vector m_u, m_row, m_favg;  // the class direction u, a coefficient-row buffer, averaged scores
   Vector m_obj, m_bt;  // candidate objectives; BPA-P: K^{-1} k_t of the last candidate
   Index m_removed = -1;
 };

@@ -255,8 +255,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
-    if (d < 1 || c < 2) detail::corrupt("invalid dimensions");
+    const auto [d, c] = detail::read_dims(fm);
     reset(d, c, p);
     read_base(fm, "bsgd");
     detail::set_rng_state(m_rng, fm.get_bytes("rng"));
@@ -366,8 +365,7 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
   }
 
   void load(const FieldMap& fm) {
-    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
-    if (d < 1 || c < 2) detail::corrupt("invalid dimensions");
+    const auto [d, c] = detail::read_dims(fm);
     try {
       reset(d, c, fm.get_f64("lam"), fm.get_i64("batch_size"));
     } catch (const std::invalid_argument& e) {

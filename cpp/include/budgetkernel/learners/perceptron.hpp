@@ -210,8 +210,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
-    if (d < 1 || c < 2) detail::corrupt("invalid dimensions");
+    const auto [d, c] = detail::read_dims(fm);
     reset(d, c, p);
     read_base(fm, "perceptron");
     const Index cap = p.budget > 0 ? p.budget + 1 : 64;

@@ -713,8 +713,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
-    if (d < 1 || c < 2) detail::corrupt("invalid dimensions");
+    const auto [d, c] = detail::read_dims(fm);
     reset(d, c, p);
     read_base(fm, "tvm");
     detail::set_rng_state(m_rng, fm.get_bytes("rng"));

@@ -1,0 +1,205 @@
+#pragma once
+/// \file learners/bogd.hpp
+/// Kernel online gradient descent on the regularised hinge loss (Kivinen, Smola & Williamson,
+/// "Online Learning with Kernels", IEEE TSP 2004) and its bounded version BOGD / BOGD++
+/// (Zhao, Wang, Wu, Jin & Hoi, "Fast Bounded Online Gradient Descent Algorithms for Scalable
+/// Kernel-Based Online Learning", ICML 2012).
+
+#include "../detail/random.hpp"
+#include "uniform_average.hpp"
+
+#include <limits>
+
+namespace budgetkernel {
+
+/// How BOGD picks the SV to discard when the store is full.
+enum class BOGDSampling : std::int32_t { Uniform = 0, NonUniform = 1 };
+
+/// Parameters of kernel OGD / BOGD.
+struct BOGDParams {
+  Kernel kernel{KernelType::RBF, 1.0};
+  double eta = 0.5;     ///< step size, > 0
+  double lambda = 0.0;  ///< regularisation, >= 0 with eta * lambda < 1
+  Index budget = 0;     ///< B; 0 = unbudgeted kernel OGD
+  BOGDSampling sampling = BOGDSampling::Uniform;
+  /// BOGD's bounded domain: after a discard every coefficient row is clipped to norm
+  /// <= eta * max_coef (the BOGD paper's gamma); +inf = off (the step is then exactly unbiased).
+  double max_coef = std::numeric_limits<double>::infinity();
+  bool averaged = false;  ///< predict with the mean of every classifier held (not sparse)
+  std::uint64_t seed = 0;
+
+  /// \throws std::invalid_argument naming the offending parameter.
+  void validate() const {
+    detail::require(std::isfinite(eta) && eta > 0.0, "eta must be a positive finite number");
+    detail::require(std::isfinite(lambda) && lambda >= 0.0, "lam must be a non-negative finite number");
+    detail::require(eta * lambda < 1.0, "eta * lam must be < 1 (the shrink factor 1 - eta lam must stay positive)");
+    detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
+    detail::require(max_coef > 0.0, "max_coef must be positive (or infinite: no bound)");
+    detail::require(sampling == BOGDSampling::Uniform || sampling == BOGDSampling::NonUniform,
+                    "sampling must be uniform (0) or nonuniform (1)");
+  }
+};
+
+/// Kernel OGD (NORMA with the hinge loss): f_{t+1} = (1 - eta lambda) f_t + eta u k(x_t, .)
+/// when the margin m of detail::max_loss_direction is < 1 (u = y binary; u = e_y - e_r
+/// multi-class, the max-loss hinge), else f_{t+1} = (1 - eta lambda) f_t.
+///
+/// BOGD: when the store holds B SVs and x_t must be added, one of the B old SVs is discarded
+/// at random and the others rescaled so that the step stays unbiased, E[f_{t+1} | f_t] =
+/// the OGD step: SV i is discarded with probability p_i and every survivor j is divided by
+/// 1 - p_j (E[coefficient_j] = (1 - p_j) alpha_j / (1 - p_j) = alpha_j).
+///   - uniform: p_i = 1 / B, survivors times B / (B - 1);
+///   - non-uniform (BOGD++): p_i = (1 - w_i / sum_j w_j) / (B - 1), w_i = ||alpha_i|| sqrt(k_ii):
+///     SVs with small weight are discarded more often (a valid distribution for every alpha).
+/// With B = 1 the single SV is discarded. Cost O(n d) per example (the kernel row) and O(n c)
+/// for the shrink; with averaging O(n c) more, and the average keeps every discarded SV.
+class BOGD : public OnlineLearner<BOGD> {
+ public:
+  BOGD() { reset(1, 2, BOGDParams{}); }
+  BOGD(Index n_features, Index n_classes, const BOGDParams& params) { reset(n_features, n_classes, params); }
+
+  /// Starts over. \throws std::invalid_argument on invalid parameters or dimensions.
+  void reset(Index n_features, Index n_classes, const BOGDParams& params) {
+    params.validate();
+    init_base(n_features, n_classes);
+    m_p = params;
+    m_ex.reset(n_features, n_outputs(), params.kernel, params.budget > 0 ? params.budget + 1 : 64);
+    m_avg.reset(m_ex.sv(), params.averaged);
+    m_rng.seed(params.seed);
+    m_u.setZero(n_outputs());
+    m_w.resize(0);
+  }
+
+  const BOGDParams& params() const { return m_p; }
+  const SupportVectors& support_vectors() const { return m_ex.sv(); }
+  RowMatrix coefficients() const { return m_ex.sv().A().topRows(m_ex.size()); }
+  const UniformAverage& average() const { return m_avg; }
+  double n_classifiers() const { return static_cast<double>(m_count.examples) + 1.0; }
+  /// Reseeds the generator (a Monte Carlo test of the unbiased removal restarts one state
+  /// under many seeds).
+  void reseed(std::uint64_t seed) { m_rng.seed(seed); }
+
+  /// Scores x (with the average when averaged), then takes the (B)OGD step.
+  std::int32_t step(const double* x, std::int32_t y) {
+    const double kappa = m_ex.score(x);
+    const std::int32_t pred = m_avg.predict_scored(m_ex, x, n_classifiers(), m_favg);
+    const double t = static_cast<double>(++m_count.examples);
+    const double m = detail::max_loss_direction(m_ex.f(), y, m_u);
+    const bool add = m < 1.0 && kappa > 0.0;  // hinge subgradient -u k(x_t, .) is nonzero
+    const double shrink = 1.0 - m_p.eta * m_p.lambda;
+    if (shrink == 1.0 && !add) return pred;
+
+    SupportVectors& sv = m_ex.sv();
+    m_avg.begin_all(sv, t);
+    if (shrink != 1.0) sv.A().topRows(sv.size()) *= shrink;
+    if (add && m_p.budget > 0 && sv.size() >= m_p.budget) discard_one();
+    m_avg.end_all(sv, t);
+    if (add) {
+      const Index i = m_ex.push_last(x, m_p.eta * m_u, m_count.examples);
+      m_avg.end(sv, i, t);
+      ++m_count.updates;
+    }
+    return pred;
+  }
+
+  /// Decision values (of the average when averaged); thread-safe for concurrent readers.
+  void decision(const double* x, double* out) const { m_avg.decision(m_ex, x, n_classifiers(), out); }
+
+  /// Writes the whole state (learner "bogd"); a loaded learner resumes bit for bit.
+  void save(FieldMap& fm) const {
+    write_base(fm, "bogd");
+    m_ex.save(fm);
+    fm.set("eta", m_p.eta);
+    fm.set("lambda", m_p.lambda);
+    fm.set_int("budget", m_p.budget);
+    fm.set_int("sampling", static_cast<std::int64_t>(m_p.sampling));
+    fm.set("max_coef", m_p.max_coef);
+    fm.set_int("averaged", m_p.averaged ? 1 : 0);
+    fm.set_int("seed", static_cast<std::int64_t>(m_p.seed));
+    fm.set_bytes("rng", detail::rng_state(m_rng));
+    m_avg.save(fm, m_ex.sv(), n_classifiers());
+  }
+
+  /// Restores what save() wrote; all or nothing.
+  /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  void load(const FieldMap& fm) {
+    if (fm.get_bytes("learner") != "bogd") detail::corrupt("holds a '" + fm.get_bytes("learner") + "' model, not 'bogd'");
+    BOGDParams p;
+    p.kernel = read_kernel(fm);
+    p.eta = fm.get_f64("eta");
+    p.lambda = fm.get_f64("lambda");
+    p.budget = fm.get_i64("budget");
+    const auto sampling = fm.get_i64("sampling");
+    if (sampling < 0 || sampling > 1) detail::corrupt("invalid sampling");
+    p.sampling = static_cast<BOGDSampling>(sampling);
+    p.max_coef = fm.get_f64("max_coef");
+    p.averaged = fm.get_i64("averaged") != 0;
+    p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));
+    try {
+      p.validate();
+    } catch (const std::invalid_argument& e) {
+      detail::corrupt(e.what());
+    }
+    const auto [d, c] = detail::read_dims(fm);
+    BOGD fresh(d, c, p);
+    fresh.read_base(fm, "bogd");
+    fresh.m_ex.load(fm, d, fresh.n_outputs(), p.budget, p.budget > 0 ? p.budget + 1 : 64);
+    for (Index i = 0; i < fresh.m_ex.size(); ++i)
+      if (fresh.m_ex.sv().id(i) < 1 || fresh.m_ex.sv().id(i) > fresh.m_count.examples) detail::corrupt("invalid SV id");
+    fresh.m_avg.load(fm, fresh.m_ex.sv());
+    if (fresh.m_avg.enabled() != p.averaged) detail::corrupt("averaging flag disagrees with the averaged state");
+    detail::set_rng_state(fresh.m_rng, fm.get_bytes("rng"));
+    *this = std::move(fresh);
+  }
+
+ private:
+  /// Discards one of the B stored SVs and rescales the survivors (unbiased; see the class
+  /// comment). The averaged rows are in the begun state, so the discarded SV retires with
+  /// its sum.
+  void discard_one() {
+    SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    Index r = 0;
+    if (n > 1 && m_p.sampling == BOGDSampling::Uniform) {
+      r = detail::uniform_index(m_rng, n);
+      m_w.setConstant(n, 1.0 / static_cast<double>(n));
+    } else if (n > 1) {
+      m_w.resize(n);
+      for (Index i = 0; i < n; ++i) m_w(i) = sv.alpha(i).norm() * std::sqrt(m_p.kernel.self(sv.sqnorm()(i)));
+      const double total = m_w.sum();
+      const double inv = 1.0 / static_cast<double>(n - 1);
+      // p_i = (1 - w_i / total) / (n - 1); all weights zero: uniform.
+      for (Index i = 0; i < n; ++i) m_w(i) = total > 0.0 ? (1.0 - m_w(i) / total) * inv : 1.0 / static_cast<double>(n);
+      const double u = detail::uniform01(m_rng) * m_w.sum();
+      double acc = 0.0;
+      r = n - 1;
+      for (Index i = 0; i < n; ++i) {
+        acc += m_w(i);
+        if (u < acc) {
+          r = i;
+          break;
+        }
+      }
+    }
+    m_count.degradation += sv.alpha(r).squaredNorm() * m_p.kernel.self(sv.sqnorm()(r));
+    for (Index i = 0; i < n && n > 1; ++i)
+      if (i != r) sv.alpha(i) /= (1.0 - m_w(i));  // survivors: unbiased rescaling
+    const double bound = m_p.eta * m_p.max_coef;
+    if (std::isfinite(bound))
+      for (Index i = 0; i < n; ++i) {
+        const double a = sv.alpha(i).norm();
+        if (a > bound) sv.alpha(i) *= bound / a;
+      }
+    ++m_count.maintenance;
+    m_avg.retire(sv, r);
+    sv.erase(r);
+  }
+
+  BOGDParams m_p;
+  KernelExpansion m_ex;
+  UniformAverage m_avg;
+  std::mt19937_64 m_rng;
+  Vector m_u, m_favg, m_w;
+};
+
+}  // namespace budgetkernel

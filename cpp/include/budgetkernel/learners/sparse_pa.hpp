@@ -1,0 +1,149 @@
+#pragma once
+/// \file learners/sparse_pa.hpp
+/// Sparse Passive-Aggressive learning (Lu, Zhao & Hoi, "Online Sparse Passive Aggressive
+/// Learning with Kernels", SDM 2016; the SPA paper): an example becomes an SV only with a
+/// probability that grows with its loss, and SVs are never removed, so the average of all
+/// the classifiers is as sparse as the last one.
+
+#include "../detail/random.hpp"
+#include "uniform_average.hpp"
+
+namespace budgetkernel {
+
+/// Parameters of SPA (Algorithm 1 of the SPA paper).
+struct SPAParams {
+  Kernel kernel{KernelType::RBF, 1.0};
+  double alpha = 1.0;    ///< loss cap of the sampling probability, > 0
+  double beta = 20.0;    ///< divisor of the sampling probability, >= alpha
+  double eta = 1.0;      ///< aggressiveness, > 0
+  bool averaged = false; ///< predict with the mean of every classifier held (SPA-avg)
+  /// Test hook: Z_t = 1 whenever rho_t > 0 (no draw); the step size still uses rho_t.
+  bool force_sample = false;
+  std::uint64_t seed = 0;
+
+  /// \throws std::invalid_argument naming the offending parameter.
+  void validate() const {
+    detail::require(std::isfinite(alpha) && alpha > 0.0, "alpha must be a positive finite number");
+    detail::require(std::isfinite(beta) && beta >= alpha, "beta must be a finite number >= alpha");
+    detail::require(std::isfinite(eta) && eta > 0.0, "eta must be a positive finite number");
+  }
+};
+
+/// SPA: per example, loss L = [1 - m]_+ (m the margin of detail::max_loss_direction),
+/// sampling probability rho = min(alpha, L) / beta, Z ~ Bernoulli(rho) from the learner's own
+/// generator, and when Z = 1 the closed form of Proposition 1: add x_t with coefficient row
+/// tau u, tau = min(eta / rho, L / (||u||^2 k(x_t, x_t))). Multi-class is the max-loss
+/// multi-class PA (u = e_y - e_r), the binary case of the paper when c = 2.
+///
+/// Cost per example: the kernel row O(n d) and O(1) more; with averaging (UniformAverage) one
+/// more O(n c) dot product for the prediction and O(1) bookkeeping per new SV. The expected
+/// number of SVs after T examples is E[sum_t rho_t] (Theorem 3.2), reported as
+/// expected_support().
+class SparsePA : public OnlineLearner<SparsePA> {
+ public:
+  SparsePA() { reset(1, 2, SPAParams{}); }
+  SparsePA(Index n_features, Index n_classes, const SPAParams& params) { reset(n_features, n_classes, params); }
+
+  /// Starts over. \throws std::invalid_argument on invalid parameters or dimensions.
+  void reset(Index n_features, Index n_classes, const SPAParams& params) {
+    params.validate();
+    init_base(n_features, n_classes);
+    m_p = params;
+    m_ex.reset(n_features, n_outputs(), params.kernel, 64);
+    m_avg.reset(m_ex.sv(), params.averaged);
+    m_rng.seed(params.seed);
+    m_u.setZero(n_outputs());
+    m_rho_sum = 0.0;
+  }
+
+  const SPAParams& params() const { return m_p; }
+  const SupportVectors& support_vectors() const { return m_ex.sv(); }
+  RowMatrix coefficients() const { return m_ex.sv().A().topRows(m_ex.size()); }
+  const UniformAverage& average() const { return m_avg; }
+  /// sum_t rho_t so far: the expected number of SVs (Theorem 3.2: E[#SV] = E[sum rho_t]).
+  double expected_support() const { return m_rho_sum; }
+  /// Classifiers held so far (f_1 = 0 included): what the average divides by.
+  double n_classifiers() const { return static_cast<double>(m_count.examples) + 1.0; }
+
+  /// Scores x (with the average when averaged), then learns from (x, y).
+  std::int32_t step(const double* x, std::int32_t y) {
+    const double kappa = m_ex.score(x);
+    const std::int32_t pred = m_avg.predict_scored(m_ex, x, n_classifiers(), m_favg);
+    const double t = static_cast<double>(++m_count.examples);
+    const double L = 1.0 - detail::max_loss_direction(m_ex.f(), y, m_u);
+    // rho = 0 (no loss), or an example that cannot change any score (k(x,x) = 0): no draw,
+    // no change, and it counts 0 towards the expected SV count.
+    if (!(L > 0.0) || !(kappa > 0.0)) return pred;
+    const double rho = std::min(m_p.alpha, L) / m_p.beta;
+    m_rho_sum += rho;
+    const bool z = m_p.force_sample || detail::uniform01(m_rng) < rho;
+    if (!z) return pred;
+    // Proposition 1: tau = min(eta Z / rho, L / k(x_t, x_t)), with ||u||^2 = 2 for multi-class.
+    const double u2 = n_outputs() == 1 ? 1.0 : 2.0;
+    const double tau = std::min(m_p.eta / rho, L / (u2 * kappa));
+    const Index i = m_ex.push_last(x, tau * m_u, m_count.examples);
+    m_avg.end(m_ex.sv(), i, t);
+    ++m_count.updates;
+    return pred;
+  }
+
+  /// Decision values (of the average when averaged); thread-safe for concurrent readers.
+  void decision(const double* x, double* out) const { m_avg.decision(m_ex, x, n_classifiers(), out); }
+
+  /// Writes the whole state (learner "spa"); with averaging also the averaged predictor
+  /// that budgetkernel::Model uses. A loaded learner resumes bit for bit.
+  void save(FieldMap& fm) const {
+    write_base(fm, "spa");
+    m_ex.save(fm);
+    fm.set("alpha", m_p.alpha);
+    fm.set("beta", m_p.beta);
+    fm.set("eta", m_p.eta);
+    fm.set_int("averaged", m_p.averaged ? 1 : 0);
+    fm.set_int("force_sample", m_p.force_sample ? 1 : 0);
+    fm.set_int("seed", static_cast<std::int64_t>(m_p.seed));
+    fm.set_bytes("rng", detail::rng_state(m_rng));
+    fm.set("rho_sum", m_rho_sum);
+    m_avg.save(fm, m_ex.sv(), n_classifiers());
+  }
+
+  /// Restores what save() wrote; all or nothing.
+  /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  void load(const FieldMap& fm) {
+    if (fm.get_bytes("learner") != "spa") detail::corrupt("holds a '" + fm.get_bytes("learner") + "' model, not 'spa'");
+    SPAParams p;
+    p.kernel = read_kernel(fm);
+    p.alpha = fm.get_f64("alpha");
+    p.beta = fm.get_f64("beta");
+    p.eta = fm.get_f64("eta");
+    p.averaged = fm.get_i64("averaged") != 0;
+    p.force_sample = fm.get_i64("force_sample") != 0;
+    p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));
+    try {
+      p.validate();
+    } catch (const std::invalid_argument& e) {
+      detail::corrupt(e.what());
+    }
+    const auto [d, c] = detail::read_dims(fm);
+    SparsePA fresh(d, c, p);
+    fresh.read_base(fm, "spa");
+    fresh.m_ex.load(fm, d, fresh.n_outputs(), 0, 64);
+    for (Index i = 0; i < fresh.m_ex.size(); ++i)
+      if (fresh.m_ex.sv().id(i) < 1 || fresh.m_ex.sv().id(i) > fresh.m_count.examples) detail::corrupt("invalid SV id");
+    fresh.m_avg.load(fm, fresh.m_ex.sv());
+    if (fresh.m_avg.enabled() != p.averaged) detail::corrupt("averaging flag disagrees with the averaged state");
+    detail::set_rng_state(fresh.m_rng, fm.get_bytes("rng"));
+    fresh.m_rho_sum = fm.get_f64("rho_sum");
+    if (!(fresh.m_rho_sum >= 0.0) || !std::isfinite(fresh.m_rho_sum)) detail::corrupt("invalid rho_sum");
+    *this = std::move(fresh);
+  }
+
+ private:
+  SPAParams m_p;
+  KernelExpansion m_ex;
+  UniformAverage m_avg;
+  std::mt19937_64 m_rng;
+  Vector m_u, m_favg;
+  double m_rho_sum = 0.0;
+};
+
+}  // namespace budgetkernel

@@ -1,0 +1,279 @@
+"""Sparse Passive-Aggressive learning and kernel online gradient descent (OGD / BOGD)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import _num_samples, check_is_fitted
+
+from ._native import core as _core
+from ._base import (
+    OnlineClassifierMixin,
+    _AveragedMixin,
+    _check_bool,
+    _check_choice,
+    _check_positive,
+    _KernelExpansionMixin,
+    _KernelParamsMixin,
+    _seed,
+    register,
+)
+
+__all__ = ["BOGDClassifier", "SparsePAClassifier"]
+
+_SAMPLING = {"uniform": 0, "nonuniform": 1}
+
+
+@register
+class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, OnlineClassifierMixin):
+    """Sparse Passive-Aggressive learning with kernels (SPA).
+
+    Implements Lu, Zhao & Hoi, "Online Sparse Passive Aggressive Learning with Kernels"
+    (SDM 2016), Algorithm 1: an example with hinge loss L becomes a support vector with
+    probability rho = min(alpha, L) / beta (a Bernoulli draw from the learner's own seeded
+    generator) and then gets the PA step tau = min(eta / rho, L / k(x, x)) (Proposition 1).
+    SVs are never removed, so the average of all the classifiers, which SPA predicts with
+    when ``averaged=True`` (SPA-avg; SPA-last otherwise), has exactly the SVs of the last one.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Loss cap of the sampling probability (> 0).
+    beta : float, default=20.0
+        Divisor of the sampling probability (>= alpha). Larger = fewer SVs: at most
+        alpha T / beta in expectation after T examples (Theorem 3.2).
+    eta : float, default=1.0
+        Aggressiveness (> 0).
+    averaged : bool, default=True
+        Predict (online and batch) with the mean of every classifier held, f_bar.
+    target_svs : int or None, default=None
+        Expected-budget mode: choose beta = max(alpha, alpha * T / target_svs) so that the
+        expected number of SVs after T examples is at most ``target_svs`` (the remark after
+        Theorem 3.2). T is ``stream_length``, or in :meth:`fit` ``n_samples * n_epochs``.
+        ``beta`` is then ignored; the value used is ``beta_``.
+    stream_length : int or None, default=None
+        T for ``target_svs`` when learning with ``partial_fit`` / ``learn_one``.
+    kernel : {'rbf', 'linear', 'poly'}, default='rbf'
+    gamma : float or 'scale', default='scale'
+    degree : int, default=3
+    coef0 : float, default=0.0
+    n_epochs : int, default=1
+    shuffle : bool, default=False
+    random_state : int, numpy Generator or None, default=None
+        Seeds the sampling (and shuffling).
+
+    Attributes
+    ----------
+    classes_, n_features_in_, support_vectors_, dual_coef_, n_support_, gamma_,
+    online_error_, prequential_curve_, counters_
+    beta_ : float
+        The beta in use.
+    expected_n_support_ : float
+        sum_t rho_t so far: the expected number of SVs (E[#SV] = E[sum rho_t]), to compare
+        with the actual ``n_support_``.
+    average_dual_coef_ : ndarray
+        Coefficients of the averaged classifier (on ``support_vectors_``).
+
+    Notes
+    -----
+    More than two classes: the max-loss multi-class PA form (as :class:`BudgetedPAClassifier`):
+    u = e_y - e_r for the highest-scoring wrong class r, tau = min(eta / rho, L / (2 k(x, x))).
+    The averaged classifier costs O(1) extra work per step (lazy sums: each SV's averaged
+    coefficient follows from when it entered).
+    """
+
+    def __init__(
+        self,
+        alpha=1.0,
+        beta=20.0,
+        eta=1.0,
+        averaged=True,
+        target_svs=None,
+        stream_length=None,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        n_epochs=1,
+        shuffle=False,
+        random_state=None,
+    ):
+        self.alpha = alpha
+        self.beta = beta
+        self.eta = eta
+        self.averaged = averaged
+        self.target_svs = target_svs
+        self.stream_length = stream_length
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params(self):
+        _check_positive("alpha", self.alpha)
+        _check_positive("beta", self.beta)
+        _check_positive("eta", self.eta)
+        _check_bool("averaged", self.averaged)
+        _check_positive("target_svs", self.target_svs, integer=True, allow_none=True)
+        _check_positive("stream_length", self.stream_length, integer=True, allow_none=True)
+        if self.target_svs is None and self.beta < self.alpha:
+            raise ValueError(f"beta must be >= alpha; got beta={self.beta!r} < alpha={self.alpha!r}")
+        self._check_kernel_params()
+        _check_positive("n_epochs", self.n_epochs, integer=True)
+
+    def _resolve_beta(self):
+        if self.target_svs is None:
+            return float(self.beta)
+        T = self.stream_length if self.stream_length is not None else getattr(self, "_fit_length", None)
+        if T is None:
+            raise ValueError("target_svs needs stream_length when learning with partial_fit / learn_one")
+        return max(float(self.alpha), float(self.alpha) * T / self.target_svs)
+
+    def fit(self, X, y):
+        try:
+            self._fit_length = _num_samples(X) * self.n_epochs
+        except TypeError:
+            self._fit_length = None  # validate_data raises the clear error
+        try:
+            return super().fit(X, y)
+        finally:
+            del self._fit_length
+
+    fit.__doc__ = OnlineClassifierMixin.fit.__doc__
+
+    def _make_core(self, n_features, n_classes, X):
+        self.beta_ = self._resolve_beta()
+        return _core.SparsePA(
+            n_features,
+            n_classes,
+            *self._kernel_args(X),
+            float(self.alpha),
+            self.beta_,
+            float(self.eta),
+            bool(self.averaged),
+            _seed(self.random_state),
+        )
+
+    @classmethod
+    def _core_class(cls):
+        return _core.SparsePA
+
+    def _extra_fitted(self):
+        return {**super()._extra_fitted(), "beta_": self.beta_}
+
+    @property
+    def expected_n_support_(self):
+        check_is_fitted(self, "_model")
+        return self._model.expected_support
+
+
+@register
+class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, OnlineClassifierMixin):
+    """Kernel online gradient descent on the hinge loss, unbudgeted (OGD) or bounded (BOGD).
+
+    OGD (Kivinen, Smola & Williamson, "Online Learning with Kernels", 2004): every step
+    shrinks the model by (1 - eta lam) and, when the margin is below 1, adds the example with
+    coefficient eta y. BOGD (Zhao, Wang, Wu, Jin & Hoi, ICML 2012): once ``budget`` SVs are
+    stored, adding one discards an old SV at random and rescales the survivors so that the
+    expected model equals the OGD step.
+
+    Parameters
+    ----------
+    budget : int or None, default=100
+        Maximum number of support vectors; None for unbudgeted kernel OGD.
+    sampling : {'uniform', 'nonuniform'}, default='uniform'
+        'uniform' = BOGD (discard probability 1/B, survivors times B/(B-1)); 'nonuniform' =
+        BOGD++ (probability (1 - w_i / sum w) / (B - 1) with w_i = |alpha_i| sqrt(k(x_i, x_i)),
+        survivors divided by 1 - p_i), which discards small SVs more often.
+    eta : float, default=0.5
+        Step size.
+    lam : float, default=0.01
+        Regularisation (eta * lam < 1). With a budget it also keeps the rescaled
+        coefficients from growing (each discard multiplies them by about B/(B-1)).
+    max_coef : float or None, default=None
+        BOGD's bounded domain: after a discard every coefficient is clipped to
+        eta * max_coef in absolute value. None = no bound (exactly unbiased steps).
+    averaged : bool, default=False
+        Predict with the mean of every classifier held. With a budget the average keeps
+        every discarded SV, so it is not sparse: see ``n_support_average_``.
+    kernel : {'rbf', 'linear', 'poly'}, default='rbf'
+    gamma : float or 'scale', default='scale'
+    degree : int, default=3
+    coef0 : float, default=0.0
+    n_epochs : int, default=1
+    shuffle : bool, default=False
+    random_state : int, numpy Generator or None, default=None
+        Seeds the discards (and shuffling).
+
+    Notes
+    -----
+    More than two classes: the max-loss multi-class hinge (the highest-scoring wrong class r
+    gets -eta, the true class +eta), one coefficient column per class.
+    """
+
+    def __init__(
+        self,
+        budget=100,
+        sampling="uniform",
+        eta=0.5,
+        lam=0.01,
+        max_coef=None,
+        averaged=False,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        n_epochs=1,
+        shuffle=False,
+        random_state=None,
+    ):
+        self.budget = budget
+        self.sampling = sampling
+        self.eta = eta
+        self.lam = lam
+        self.max_coef = max_coef
+        self.averaged = averaged
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params(self):
+        _check_positive("budget", self.budget, integer=True, allow_none=True)
+        _check_choice("sampling", self.sampling, _SAMPLING)
+        _check_positive("eta", self.eta)
+        lam = self.lam
+        if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not np.isfinite(lam) or lam < 0:
+            raise ValueError(f"lam must be a non-negative finite number; got {lam!r}")
+        if self.eta * lam >= 1:
+            raise ValueError(f"eta * lam must be < 1; got eta={self.eta!r}, lam={lam!r}")
+        _check_positive("max_coef", self.max_coef, allow_none=True)
+        _check_bool("averaged", self.averaged)
+        self._check_kernel_params()
+        _check_positive("n_epochs", self.n_epochs, integer=True)
+
+    def _make_core(self, n_features, n_classes, X):
+        return _core.BOGD(
+            n_features,
+            n_classes,
+            *self._kernel_args(X),
+            float(self.eta),
+            float(self.lam),
+            0 if self.budget is None else int(self.budget),
+            _SAMPLING[self.sampling],
+            math.inf if self.max_coef is None else float(self.max_coef),
+            bool(self.averaged),
+            _seed(self.random_state),
+        )
+
+    @classmethod
+    def _core_class(cls):
+        return _core.BOGD
