@@ -19,6 +19,12 @@ using namespace budgetkernel;
 namespace {
 
 using bk_test::Stream;
+using bk_test::bytes_of;
+using bk_test::dec;
+using bk_test::direction;
+using bk_test::eval;
+using bk_test::probes;
+using bk_test::throws_type;
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -26,51 +32,6 @@ Stream make_stream(Index n, int n_classes, std::uint64_t seed) { return bk_test:
 
 Vector row_vec(const Stream& s, Index i) { return s.X.row(i).transpose(); }
 std::int32_t label(const Stream& s, Index i) { return s.y[static_cast<std::size_t>(i)]; }
-
-std::vector<Vector> probes() {
-  const double p[][2] = {{-1.5, -1.5}, {0.3, 0.7}, {1.2, -0.4}, {-0.6, 1.8}, {0.0, 0.0}};
-  std::vector<Vector> out;
-  for (const auto& q : p) {
-    Vector z(2);
-    z << q[0], q[1];
-    out.push_back(z);
-  }
-  return out;
-}
-
-double direction(const Vector& f, int y, Vector& u) {
-  u.setZero(f.size());
-  if (f.size() == 1) {
-    u(0) = y == 1 ? 1.0 : -1.0;
-    return u(0) * f(0);
-  }
-  int r = -1;
-  for (int i = 0; i < f.size(); ++i)
-    if (i != y && (r < 0 || f(i) > f(r))) r = i;
-  u(y) = 1.0;
-  u(r) = -1.0;
-  return f(y) - f(r);
-}
-
-Vector eval(const Kernel& k, const RowMatrix& X, const RowMatrix& A, const Vector& z) {
-  Vector f = Vector::Zero(A.cols());
-  for (Index j = 0; j < X.rows(); ++j) f += k.value(X.row(j).transpose(), z) * A.row(j).transpose();
-  return f;
-}
-
-template <class L>
-Vector dec(const L& l, const Vector& z) {
-  Vector out(l.n_outputs());
-  l.decision(z.data(), out.data());
-  return out;
-}
-
-template <class L>
-std::string bytes_of(const L& l) {
-  FieldMap fm;
-  l.save(fm);
-  return fm.to_bytes();
-}
 
 BOGDParams bogd(Index budget, BOGDSampling s, double eta, double lambda, bool averaged, std::uint64_t seed = 3) {
   BOGDParams p;
@@ -118,20 +79,6 @@ bool same_state(const BOGD& a, const BOGD& b) {
   const Counters &ca = a.counters(), &cb = b.counters();
   return ca.examples == cb.examples && ca.updates == cb.updates && ca.maintenance == cb.maintenance &&
          ca.degradation == cb.degradation && ca.mistakes == cb.mistakes && ca.labels == cb.labels;
-}
-
-template <class F>
-bool throws_type(F&& f, int which /*0 invalid_argument, 1 runtime_error*/) {
-  try {
-    f();
-  } catch (const std::invalid_argument&) {
-    return which == 0;
-  } catch (const std::runtime_error&) {
-    return which == 1;
-  } catch (...) {
-    return false;
-  }
-  return false;
 }
 
 }  // namespace

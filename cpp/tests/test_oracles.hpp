@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace bk_test {
@@ -44,6 +46,73 @@ inline Stream noisy_board(budgetkernel::Index n, int n_classes, std::uint64_t se
     s.y[static_cast<std::size_t>(i)] = label;
   }
   return s;
+}
+
+
+// ---- shared by the tests of the PA-style learners and the averaged classifiers
+
+inline std::vector<budgetkernel::Vector> probes() {
+  const double p[][2] = {{-1.5, -1.5}, {0.3, 0.7}, {1.2, -0.4}, {-0.6, 1.8}, {0.0, 0.0}};
+  std::vector<budgetkernel::Vector> out;
+  for (const auto& q : p) {
+    budgetkernel::Vector z(2);
+    z << q[0], q[1];
+    out.push_back(z);
+  }
+  return out;
+}
+
+// Max-loss direction, written independently of detail::max_loss_direction.
+inline double direction(const budgetkernel::Vector& f, int y, budgetkernel::Vector& u) {
+  u.setZero(f.size());
+  if (f.size() == 1) {
+    u(0) = y == 1 ? 1.0 : -1.0;
+    return u(0) * f(0);
+  }
+  int r = -1;
+  for (int i = 0; i < f.size(); ++i)
+    if (i != y && (r < 0 || f(i) > f(r))) r = i;
+  u(y) = 1.0;
+  u(r) = -1.0;
+  return f(y) - f(r);
+}
+
+// f(z) of an explicit expansion (rows of X, coefficient rows of A), by explicit kernel sums.
+inline budgetkernel::Vector eval(const budgetkernel::Kernel& k, const budgetkernel::RowMatrix& X,
+                                 const budgetkernel::RowMatrix& A, const budgetkernel::Vector& z) {
+  budgetkernel::Vector f = budgetkernel::Vector::Zero(A.cols());
+  for (budgetkernel::Index j = 0; j < X.rows(); ++j) f += k.value(X.row(j).transpose(), z) * A.row(j).transpose();
+  return f;
+}
+
+template <class L>
+budgetkernel::Vector dec(const L& l, const budgetkernel::Vector& z) {
+  budgetkernel::Vector out(l.n_outputs());
+  l.decision(z.data(), out.data());
+  return out;
+}
+
+template <class L>
+std::string bytes_of(const L& l) {
+  budgetkernel::FieldMap fm;
+  l.save(fm);
+  return fm.to_bytes();
+}
+
+
+// Whether f throws std::invalid_argument (which = 0) or std::runtime_error (which = 1).
+template <class F>
+bool throws_type(F&& f, int which) {
+  try {
+    f();
+  } catch (const std::invalid_argument&) {
+    return which == 0;
+  } catch (const std::runtime_error&) {
+    return which == 1;
+  } catch (...) {
+    return false;
+  }
+  return false;
 }
 
 }  // namespace bk_test

@@ -19,42 +19,16 @@ using namespace budgetkernel;
 namespace {
 
 using bk_test::Stream;
+using bk_test::bytes_of;
+using bk_test::dec;
+using bk_test::direction;
+using bk_test::eval;
+using bk_test::probes;
 
 Stream make_stream(Index n, int n_classes, std::uint64_t seed) { return bk_test::noisy_board(n, n_classes, seed, 0.1); }
 
 Vector row_vec(const Stream& s, Index i) { return s.X.row(i).transpose(); }
 std::int32_t label(const Stream& s, Index i) { return s.y[static_cast<std::size_t>(i)]; }
-
-std::vector<Vector> probes() {
-  const double p[][2] = {{-1.5, -1.5}, {0.3, 0.7}, {1.2, -0.4}, {-0.6, 1.8}, {0.0, 0.0}};
-  std::vector<Vector> out;
-  for (const auto& q : p) {
-    Vector z(2);
-    z << q[0], q[1];
-    out.push_back(z);
-  }
-  return out;
-}
-
-Vector eval(const Kernel& k, const RowMatrix& X, const RowMatrix& A, const Vector& z) {
-  Vector f = Vector::Zero(A.cols());
-  for (Index j = 0; j < X.rows(); ++j) f += k.value(X.row(j).transpose(), z) * A.row(j).transpose();
-  return f;
-}
-
-template <class L>
-Vector dec(const L& l, const Vector& z) {
-  Vector out(l.n_outputs());
-  l.decision(z.data(), out.data());
-  return out;
-}
-
-template <class L>
-std::string bytes_of(const L& l) {
-  FieldMap fm;
-  l.save(fm);
-  return fm.to_bytes();
-}
 
 // predicted class of scores and the gap to the runner-up (binary: |f|)
 std::int32_t top(const Vector& f, double& gap) {
