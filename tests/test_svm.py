@@ -1,4 +1,7 @@
-"""The exact incremental SVM against LIBSVM, and the Twin Vector Machine built on it."""
+"""The exact incremental SVM against LIBSVM, and the Twin Vector Machine built on it.
+
+With ``ridge > 0`` the machines solve the SVM dual on K + ridge * I: compared with LIBSVM's SVC on
+that precomputed training kernel (decision values from the plain test kernel)."""
 
 import pickle
 
@@ -33,32 +36,97 @@ STREAMS = {
 }
 
 
-@pytest.mark.parametrize("stream, n, C", [("checkerboard", 400, 10.0), ("noisy_checkerboard", 600, 1.0),
-                                          ("two_gaussians", 800, 0.3), ("noisy_checkerboard", 2000, 3.0)])
-def test_idsvm_equals_libsvm(stream, n, C):
+@pytest.mark.parametrize(
+    "stream, n, C, ridge",
+    [("checkerboard", 400, 10.0, 0.0), ("noisy_checkerboard", 600, 1.0, 0.0), ("two_gaussians", 800, 0.3, 0.0),
+     ("noisy_checkerboard", 2000, 3.0, 0.0), ("checkerboard", 400, 10.0, 1e-3), ("noisy_checkerboard", 600, 1.0, 0.05),
+     ("two_gaussians", 800, 0.3, 1e-2)],
+)
+def test_idsvm_equals_libsvm(stream, n, C, ridge):
     X, y = STREAMS[stream](n, 3)
     rng = np.random.default_rng(0)
     w = rng.uniform(0.5, 2.0, n)
     gamma = 1.0
-    clf = IncrementalSVC(C=C, gamma=gamma).fit(X, y, sample_weight=w)
+    clf = IncrementalSVC(C=C, gamma=gamma, ridge=ridge).fit(X, y, sample_weight=w)
     st = clf.machine_state(0)
+    assert st["ridge"] == ridge
     order = np.argsort(st["key"])  # stored order -> stream order
     alpha, g, sets = st["alpha"][order], st["g"][order], st["set"][order]
     ys = np.where(y == clf.classes_[1], 1.0, -1.0)
     K = rbf(X, X, gamma)
-    ref = SVC(C=C, kernel="precomputed", tol=1e-10, max_iter=10_000_000).fit(K, y, sample_weight=w)
+    Kr = K + ridge * np.eye(n)  # the training kernel; decision values use K itself
+    ref = SVC(C=C, kernel="precomputed", tol=1e-10, max_iter=10_000_000).fit(Kr, y, sample_weight=w)
     a_ref = np.zeros(n)
     a_ref[ref.support_] = np.abs(ref.dual_coef_[0])
-    W, W_ref = dual_objective(K, ys, alpha), dual_objective(K, ys, a_ref)
+    W, W_ref = dual_objective(Kr, ys, alpha), dual_objective(Kr, ys, a_ref)
     assert abs(W - W_ref) <= 1e-9 * abs(W_ref)
+    assert st["dual_objective"] == pytest.approx(W, rel=1e-10)
     np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(K), rtol=0, atol=1e-5)
     # The same S / E / R partition (LIBSVM's alphas are exact to its float kernel cache).
     tol = 1e-6 * C
     np.testing.assert_array_equal(sets, partition(a_ref, C * w, tol))
-    # Our own KT conditions hold to the tight tolerances.
+    # Our own KT conditions hold to the tight tolerances; g = y f + ridge alpha - 1 (f on K).
     assert abs(np.sum(ys * alpha)) < 1e-10
     assert np.all(np.abs(g[sets == 0]) < 1e-8)
     assert np.all(g[sets == 1] <= 1e-8) and np.all(g[sets == 2] >= -1e-8)
+    np.testing.assert_allclose(g, ys * clf.decision_function(X) + ridge * alpha - 1, rtol=0, atol=1e-9)
+
+
+def _exact_solution_on_partition(Kr, ys, sets, ub):
+    """The KT point of the dual on Kr for a given S / E / R partition, solved in double:
+    [[0, y_S], [y_S, Q_SS]] [b; a_S] = [-y_E . a_E; 1 - Q_SE a_E], a_E = ub_E, a_R = 0.
+    Returns (alpha, b, g); the partition is the optimal one iff alpha and g satisfy the KT signs."""
+    Q = ys[:, None] * Kr * ys[None, :]
+    S, E = np.flatnonzero(sets == 0), np.flatnonzero(sets == 1)
+    a = np.zeros(len(ys))
+    a[E] = ub[E]
+    J = np.zeros((len(S) + 1, len(S) + 1))
+    J[0, 1:] = J[1:, 0] = ys[S]
+    J[1:, 1:] = Q[np.ix_(S, S)]
+    sol = np.linalg.solve(J, np.concatenate([[-ys[E] @ a[E]], 1 - Q[np.ix_(S, E)] @ a[E]]))
+    a[S] = sol[1:]
+    return a, sol[0], Q @ a + ys * sol[0] - 1
+
+
+@pytest.mark.parametrize("C", [1e5, 1e6])
+def test_ridge_rescues_a_numerically_rank_deficient_kernel(C):
+    # RBF with gamma * spread^2 ~ 0.04 (two_gaussians: std ~1.9) and a large C: the kernel matrix is
+    # numerically rank-deficient, the exact SVM loses its KT conditions and raises.
+    X, y = datasets.two_gaussians(300, random_state=0)
+    n, gamma, ridge = len(y), 0.01, 1e-4
+    with pytest.raises(RuntimeError, match="ridge"):
+        IncrementalSVC(C=C, gamma=gamma).fit(X, y)
+    clf = IncrementalSVC(C=C, gamma=gamma, ridge=ridge).fit(X, y)  # ~10 / C: works
+    st = clf.machine_state(0)
+    order = np.argsort(st["key"])
+    alpha, sets = st["alpha"][order], st["set"][order]
+    ys = np.where(y == clf.classes_[1], 1.0, -1.0)
+    K = rbf(X, X, gamma)
+    Kr = K + ridge * np.eye(n)
+    # LIBSVM on K + ridge I. Shifted by -1 (Q - y y^T: the same objective where sum y a = 0, and
+    # the same f since sum y a = 0): its float32 kernel cache then keeps 1e-8 of the variation
+    # of K instead of 1e-6 (K ~ 1 here). It still solves a float-rounded problem (measured: its
+    # KT violation in double ~2e-3, ours ~1e-10), so W is compared to 1e-6 with it, and to 1e-9
+    # with the exact KT point of its S / E / R partition.
+    ref = SVC(C=C, kernel="precomputed", tol=1e-10, max_iter=10_000_000).fit(Kr - 1.0, y)
+    a_ref = np.zeros(n)
+    a_ref[ref.support_] = np.abs(ref.dual_coef_[0])
+    ub = np.full(n, C)
+    part = partition(a_ref, ub, 1e-6 * C)
+    np.testing.assert_array_equal(sets, part)
+    np.testing.assert_array_equal(np.flatnonzero(alpha > 0), np.sort(ref.support_))
+    W, W_ref = dual_objective(Kr, ys, alpha), dual_objective(Kr, ys, a_ref)
+    assert abs(W - W_ref) <= 1e-6 * abs(W_ref)
+    assert W <= W_ref + 1e-12 * abs(W_ref)  # ours is the better minimiser
+    # The exact solution on that partition (it is the optimum: every KT sign holds with room).
+    a_x, b_x, g_x = _exact_solution_on_partition(Kr, ys, part, ub)
+    assert np.all(a_x[part == 0] > 1.0) and np.all(a_x[part == 0] < C)
+    assert np.all(g_x[part == 2] > 1e-3) and np.all(np.abs(g_x[part == 0]) < 1e-8)
+    assert abs(W - dual_objective(Kr, ys, a_x)) <= 1e-9 * abs(W)
+    np.testing.assert_allclose(alpha, a_x, rtol=0, atol=1e-9 * C)
+    f_x = K @ (ys * a_x) + b_x  # decision values on the plain kernel
+    np.testing.assert_allclose(clf.decision_function(X), f_x, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(K - 1.0), rtol=0, atol=0.05)
 
 
 def test_unlearn_set_C_and_weights_are_exact():
@@ -87,20 +155,29 @@ def test_unlearn_set_C_and_weights_are_exact():
     np.testing.assert_allclose(e.decision_function(X), c.decision_function(X), atol=1e-8)
 
 
-def test_idsvm_resumes_identically(tmp_path):
+@pytest.mark.parametrize("ridge", [0.0, 1e-3])
+def test_idsvm_resumes_identically(ridge, tmp_path):
     X, y = datasets.waveform(600, random_state=0)
-    full = IncrementalSVC(C=1.0, gamma=0.05).fit(X, y)
-    half = IncrementalSVC(C=1.0, gamma=0.05).partial_fit(X[:300], y[:300], classes=[0, 1, 2])
+    full = IncrementalSVC(C=1.0, gamma=0.05, ridge=ridge).fit(X, y)
+    half = IncrementalSVC(C=1.0, gamma=0.05, ridge=ridge).partial_fit(X[:300], y[:300], classes=[0, 1, 2])
     half.save(tmp_path / "m.bkm")
     for restored in (pickle.loads(pickle.dumps(half)), budgetkernel.load(tmp_path / "m.bkm")):
+        assert restored.ridge == ridge and restored.machine_state(2)["ridge"] == ridge
         restored.partial_fit(X[300:], y[300:])
         np.testing.assert_array_equal(restored.decision_function(X), full.decision_function(X))
+    if ridge:  # the ridge changes the solution (and unlearning keeps it exact)
+        plain = IncrementalSVC(C=1.0, gamma=0.05).fit(X, y)
+        assert np.abs(plain.decision_function(X) - full.decision_function(X)).max() > 1e-6
+        full.unlearn(5)
+        keep = np.delete(np.arange(600), 5)
+        again = IncrementalSVC(C=1.0, gamma=0.05, ridge=ridge).fit(X[keep], y[keep])
+        np.testing.assert_allclose(full.decision_function(X), again.decision_function(X), rtol=0, atol=1e-8)
 
 
 @pytest.mark.parametrize(
     "params",
     [dict(merge="input"), dict(merge="feature"), dict(one_sided=False), dict(rejection_eta=None),
-     dict(fixed_C_total=False)],
+     dict(fixed_C_total=False), dict(ridge=1e-3)],
 )
 def test_tvm_learns_within_budget_and_resumes(params, tmp_path):
     X, y = datasets.noisy_checkerboard(4000, random_state=0)
@@ -116,19 +193,34 @@ def test_tvm_learns_within_budget_and_resumes(params, tmp_path):
         np.testing.assert_array_equal(restored.decision_function(Xt), full.decision_function(Xt))
 
 
-def test_tvm_with_room_for_everything_is_the_exact_svm():
-    # B >= stream and every example beneficial: each example is its own twin.
+@pytest.mark.parametrize("ridge", [0.0, 0.05])
+def test_tvm_with_room_for_everything_is_the_exact_svm(ridge):
+    # B >= stream and every example beneficial: each example is its own twin (the reservoir keeps
+    # every example). The ridge reaches the machines of both.
     X, y = datasets.noisy_checkerboard(150, random_state=2)
-    tvm = TwinVectorMachine(budget=200, m1=1e9, m2=2e9, C=1.0, gamma=1.0, fixed_C_total=False).fit(X, y)
-    svm = IncrementalSVC(C=1.0, gamma=1.0).fit(X, y)
+    tvm = TwinVectorMachine(budget=200, m1=1e9, m2=2e9, C=1.0, gamma=1.0, fixed_C_total=False, ridge=ridge).fit(X, y)
+    res = ReservoirSVC(budget=200, C=1.0, gamma=1.0, ridge=ridge, random_state=0).fit(X, y)
+    svm = IncrementalSVC(C=1.0, gamma=1.0, ridge=ridge).fit(X, y)
     np.testing.assert_allclose(tvm.decision_function(X), svm.decision_function(X), atol=1e-8)
+    np.testing.assert_allclose(res.decision_function(X), svm.decision_function(X), atol=1e-8)
+    if ridge:
+        plain = IncrementalSVC(C=1.0, gamma=1.0).fit(X, y)
+        assert np.abs(plain.decision_function(X) - svm.decision_function(X)).max() > 1e-3
 
 
-def test_reservoir_baseline_keeps_b_examples():
+@pytest.mark.parametrize("ridge", [0.0, 1e-3])
+def test_reservoir_baseline_keeps_b_examples(ridge, tmp_path):
     X, y = datasets.checkerboard(3000, random_state=0)
-    clf = ReservoirSVC(budget=40, C=10.0, gamma=2.0, random_state=0).fit(X, y)
+    clf = ReservoirSVC(budget=40, C=10.0, gamma=2.0, random_state=0, ridge=ridge).fit(X, y)
     assert clf.n_support_ <= 40
     assert clf.score(X, y) > 0.6
+    half = ReservoirSVC(budget=40, C=10.0, gamma=2.0, random_state=0, ridge=ridge).partial_fit(
+        X[:1500], y[:1500], classes=[-1, 1])
+    half.save(tmp_path / "m.bkm")
+    for restored in (pickle.loads(pickle.dumps(half)), budgetkernel.load(tmp_path / "m.bkm")):
+        assert restored.ridge == ridge
+        restored.partial_fit(X[1500:], y[1500:])
+        np.testing.assert_array_equal(restored.decision_function(X), clf.decision_function(X))
 
 
 @pytest.mark.parametrize(
@@ -136,11 +228,13 @@ def test_reservoir_baseline_keeps_b_examples():
     [(IncrementalSVC, dict(C=0.0)), (IncrementalSVC, dict(gamma=-1.0)), (TwinVectorMachine, dict(budget=0)),
      (TwinVectorMachine, dict(m1=2.0, m2=1.0)), (TwinVectorMachine, dict(merge="output")),
      (TwinVectorMachine, dict(rejection_eta=-0.2)), (TwinVectorMachine, dict(one_sided="yes")),
-     (ReservoirSVC, dict(budget=-1))],
+     (ReservoirSVC, dict(budget=-1)), (IncrementalSVC, dict(ridge=-1e-6)), (IncrementalSVC, dict(ridge=np.nan)),
+     (IncrementalSVC, dict(ridge=np.inf)), (IncrementalSVC, dict(ridge="1e-6")), (IncrementalSVC, dict(ridge=None)),
+     (TwinVectorMachine, dict(ridge=-1.0)), (ReservoirSVC, dict(ridge=np.nan))],
 )
 def test_invalid_parameters_raise(make, params):
     X, y = datasets.checkerboard(50, random_state=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="ridge" if "ridge" in params else None):
         make(**params).fit(X, y)
 
 

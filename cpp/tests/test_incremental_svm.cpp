@@ -1,6 +1,8 @@
 // The exact incremental-decremental SVM (svm/incremental_svm.hpp) and its online learner
 // (learners/incremental_svc.hpp): KT conditions after every update, a dense SMO oracle,
-// path-independence (order, unlearning, C, weights), degenerate cases, save/load bit for bit.
+// path-independence (order, unlearning, C, weights), degenerate cases, save/load bit for bit;
+// the diagonal ridge (the SVM on K + ridge I): KT and a fresh inverse after every update, the
+// SMO oracle on K + ridge I, ridge 0 bit for bit the exact SVM, the rank-deficient case.
 #include <budgetkernel/budgetkernel.hpp>
 #include <budgetkernel/learners/incremental_svc.hpp>
 #include <budgetkernel/svm/incremental_svm.hpp>
@@ -69,11 +71,11 @@ int check_kkt(const IncrementalSVM& m, const char* where) {
   return bad;
 }
 
-// g recomputed from scratch against the maintained one: max |g_i - (y_i f(x_i) - 1)|.
+// g recomputed from scratch against the maintained one: max |g_i - (y_i f(x_i) + ridge a_i - 1)|.
 double g_drift(const IncrementalSVM& m) {
   double e = 0.0;
   for (Index i = 0; i < m.size(); ++i)
-    e = std::max(e, std::abs(m.g(i) - (m.y(i) * m.decision(m.X().row(i).data()) - 1.0)));
+    e = std::max(e, std::abs(m.g(i) - (m.y(i) * m.decision(m.X().row(i).data()) - 1.0 + m.ridge() * m.alpha(i))));
   return e;
 }
 
@@ -84,11 +86,13 @@ struct SMOResult {
   bool has_free = false;
 };
 
-SMOResult smo(const RowMatrix& X, const std::vector<double>& y, const std::vector<double>& w, const Kernel& k, double C) {
+// ridge > 0: the dual on K + ridge I.
+SMOResult smo(const RowMatrix& X, const std::vector<double>& y, const std::vector<double>& w, const Kernel& k, double C,
+              double ridge = 0.0) {
   const Index n = X.rows();
   Eigen::MatrixXd K(n, n);
   for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < n; ++j) K(i, j) = k.value(X.row(i).transpose(), X.row(j).transpose());
+    for (Index j = 0; j < n; ++j) K(i, j) = k.value(X.row(i).transpose(), X.row(j).transpose()) + (i == j ? ridge : 0.0);
   Vector yv(n), u(n);
   for (Index i = 0; i < n; ++i) yv(i) = y[static_cast<std::size_t>(i)], u(i) = C * w[static_cast<std::size_t>(i)];
   const Eigen::MatrixXd Q = yv.asDiagonal() * K * yv.asDiagonal();
@@ -127,13 +131,14 @@ SMOResult smo(const RowMatrix& X, const std::vector<double>& y, const std::vecto
   return r;
 }
 
-// Exact dual objective of a machine recomputed from its alphas (not from its g).
+// Exact dual objective of a machine recomputed from its alphas (not from its g), on K + ridge I.
 double dual_from_scratch(const IncrementalSVM& m) {
   double q = 0.0, s = 0.0;
   for (Index i = 0; i < m.size(); ++i) {
     s += m.alpha(i);
     for (Index j = 0; j < m.size(); ++j)
       q += m.y(i) * m.y(j) * m.alpha(i) * m.alpha(j) * m.kernel().value(m.X().row(i).transpose(), m.X().row(j).transpose());
+    q += m.ridge() * m.alpha(i) * m.alpha(i);
   }
   return 0.5 * q - s;
 }
@@ -146,8 +151,9 @@ double wpart(const RowMatrix& X, const std::vector<double>& y, const Vector& a, 
   return f;
 }
 
-IncrementalSVM train(const Data& s, const Kernel& k, double C, const std::vector<Index>& order, bool weighted = true) {
-  IncrementalSVM m(s.X.cols(), k, C);
+IncrementalSVM train(const Data& s, const Kernel& k, double C, const std::vector<Index>& order, bool weighted = true,
+                     double ridge = 0.0) {
+  IncrementalSVM m(s.X.cols(), k, C, ridge);
   for (Index i : order)
     m.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], weighted ? s.w[static_cast<std::size_t>(i)] : 1.0);
   return m;
@@ -534,6 +540,293 @@ TEST_CASE("save -> load -> continue equals an uninterrupted run bit for bit; cor
   CHECK_THROWS(m.unlearn(7));
 }
 
+// ---------------------------------------------------------------- the diagonal ridge (K + ridge I)
+namespace {
+
+// J = [[0, y_S^T], [y_S, Q_SS]] built from scratch (kernel values + ridge on the diagonal) for the
+// machine's margin set, against the maintained R: max of |R J - I| and of |R - J^{-1}| / max|J^{-1}|
+// (J^{-1} by a fresh full-pivoting LU).
+double fresh_inverse_gap(const IncrementalSVM& m) {
+  const std::vector<Index>& S = m.margin_set();
+  const Index P = static_cast<Index>(S.size());
+  if (P == 0) return m.inverse_matrix().size() == 0 ? 0.0 : 1.0;
+  Eigen::MatrixXd J(P + 1, P + 1);
+  J(0, 0) = 0.0;
+  for (Index p = 0; p < P; ++p) {
+    const Index i = S[static_cast<std::size_t>(p)];
+    J(0, p + 1) = J(p + 1, 0) = m.y(i);
+    for (Index q = 0; q < P; ++q) {
+      const Index j = S[static_cast<std::size_t>(q)];
+      J(p + 1, q + 1) = m.y(i) * m.y(j) * m.kernel().value(m.X().row(i).transpose(), m.X().row(j).transpose()) +
+                        (p == q ? m.ridge() : 0.0);
+    }
+  }
+  const Eigen::MatrixXd R = m.inverse_matrix();
+  if (R.rows() != P + 1 || R.cols() != P + 1) return 1.0;
+  Eigen::MatrixXd E = R * J;
+  E.diagonal().array() -= 1.0;
+  const Eigen::MatrixXd Rf = J.fullPivLu().inverse();
+  return std::max(E.cwiseAbs().maxCoeff(), (R - Rf).cwiseAbs().maxCoeff() / Rf.cwiseAbs().maxCoeff());
+}
+
+// A copy of a machine's file (prefix "m.") without the ridge field: a file written before it existed.
+FieldMap without_ridge(const FieldMap& f) {
+  FieldMap o;
+  for (const char* name : {"m.dim", "m.kernel.type", "m.kernel.degree", "m.next_key", "m.steps", "m.refactors",
+                           "m.since_check", "m.repairs"})
+    o.set_int(name, f.get_i64(name));
+  for (const char* name : {"m.kernel.gamma", "m.kernel.coef0", "m.C", "m.b"}) o.set(name, f.get_f64(name));
+  for (const char* name : {"m.x", "m.ya_s_g", "m.Q_S", "m.R"}) o.set_matrix(name, f.get_matrix(name));
+  for (const char* name : {"m.keys", "m.sets", "m.margin"}) o.set_ints(name, f.get_ints(name));
+  return o;
+}
+
+// Two 2-D Gaussian blobs (means +-0.5 apart in x), unit weights: the stream of the rank-deficient case.
+Data blobs(Index n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  Data s{RowMatrix(n, 2), std::vector<double>(static_cast<std::size_t>(n)), std::vector<double>(static_cast<std::size_t>(n), 1.0)};
+  for (Index i = 0; i < n; ++i) {
+    const double yi = (rng() & 1) ? 1.0 : -1.0;
+    s.X(i, 0) = nd(rng) + 0.5 * yi;
+    s.X(i, 1) = nd(rng);
+    s.y[static_cast<std::size_t>(i)] = yi;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("ridge: KT conditions and the inverse (against a fresh J^{-1}) hold after every update") {
+  const double ridge = 1e-3;
+  int fails = 0, checks = 0;
+  double max_drift = 0.0, max_inv = 0.0, max_at = 0.0;
+  for (const Kernel& k : kernels) {
+    for (double C : {0.1, 1.0, 10.0}) {
+      for (Index d : {2, 5}) {
+        const Data s = make_data(70, d, 600 + static_cast<std::uint64_t>(C * 10) + d, true, 0.8);
+        std::mt19937_64 rng(17 + d);
+        IncrementalSVM m(d, k, C, ridge);
+        CHECK(m.ridge() == ridge);
+        std::vector<std::int64_t> keys;
+        auto check = [&](const char* where) {
+          const double inv = fresh_inverse_gap(m);
+          max_inv = std::max(max_inv, inv);
+          fails += (check_kkt(m, where) > 0 || !(inv < 1e-8));
+          ++checks;
+        };
+        for (Index i = 0; i < s.X.rows(); ++i) {
+          keys.push_back(m.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]));
+          check("ridge learn");
+          // decision_at reports the plain f (no ridge term), as decision(x) does.
+          const std::int64_t key = keys[rng() % keys.size()];
+          max_at = std::max(max_at, std::abs(m.decision_at(key) - m.decision(m.X().row(m.index_of(key)).data())));
+          const auto r = rng() % 10;
+          if (r == 0 && keys.size() > 3) {
+            const std::size_t p = rng() % keys.size();
+            m.unlearn(keys[p]);
+            keys.erase(keys.begin() + static_cast<long>(p));
+            check("ridge unlearn");
+          } else if (r == 1) {
+            m.set_weight(keys[rng() % keys.size()], 0.2 + 2.8 * static_cast<double>(rng() % 1000) / 1000.0);
+            check("ridge set_weight");
+          } else if (r == 2 && i % 20 == 2) {
+            m.set_C(C * (rng() % 2 ? 3.0 : 0.3));
+            check("ridge set_C");
+            m.set_C(C);
+            check("ridge set_C back");
+          }
+        }
+        max_drift = std::max(max_drift, g_drift(m));
+        CHECK(m.kkt_violation() < 1e-8);
+        CHECK(m.n_repairs() == 0);
+        CHECK_NEAR(m.dual_objective(), dual_from_scratch(m), 1e-9 * (1 + std::abs(m.dual_objective())));
+      }
+    }
+  }
+  std::printf("  ridge %g: %d checks, %d failed; max |R - fresh J^-1| %.2g; g drift %.2g; |decision_at - decision| %.2g\n",
+              ridge, checks, fails, max_inv, max_drift, max_at);
+  CHECK(fails == 0);
+  CHECK(max_drift < 1e-9);
+  CHECK(max_at < 1e-9);
+}
+
+TEST_CASE("ridge: the machine equals an SMO solver on K + ridge I (objective, alphas, decision values)") {
+  double worst_obj = 0.0, worst_a = 0.0, worst_f = 0.0;
+  for (const Kernel& k : kernels) {
+    for (double C : {1.0, 20.0}) {
+      for (double ridge : {1e-3, 0.1}) {
+        for (Index n : {30, 60}) {
+          const Data s = make_data(n, 3, 900 + n + static_cast<std::uint64_t>(C), true, 0.7);
+          const IncrementalSVM m = train(s, k, C, iota(n), true, ridge);
+          const SMOResult o = smo(s.X, s.y, s.w, k, C, ridge);
+          const double obj = dual_from_scratch(m);
+          worst_obj = std::max(worst_obj, std::abs(obj - o.obj) / std::abs(o.obj));
+          CHECK_NEAR(m.dual_objective(), obj, 1e-10 * std::abs(obj));
+          // With a ridge the dual is strictly convex: the alphas are unique.
+          double ea = 0.0;
+          for (Index i = 0; i < n; ++i) ea = std::max(ea, std::abs(m.alpha(m.index_of(i)) - o.alpha(i)));
+          worst_a = std::max(worst_a, ea / C);
+          Vector a(n);
+          for (Index i = 0; i < n; ++i) a(i) = m.alpha(m.index_of(i));
+          const Data t = make_data(25, 3, 78, false);
+          double ef = 0.0;
+          for (Index i = 0; i < t.X.rows(); ++i)
+            ef = std::max(ef, std::abs(wpart(s.X, s.y, a, k, t.X.row(i).data(), 3) - wpart(s.X, s.y, o.alpha, k, t.X.row(i).data(), 3)));
+          worst_f = std::max(worst_f, ef);
+          if (o.has_free && m.n_margin() > 0) CHECK_NEAR(m.bias(), o.b, 1e-6);
+          CHECK(check_kkt(m, "ridge oracle") == 0);
+        }
+      }
+    }
+  }
+  std::printf("  vs SMO on K + ridge I: objective %.2g relative, alpha %.2g (/ C), f - b %.2g\n", worst_obj, worst_a, worst_f);
+  CHECK(worst_obj <= 1e-9);
+  CHECK(worst_a <= 1e-7);
+  CHECK(worst_f <= 1e-6);
+}
+
+TEST_CASE("ridge = 0 is the exact SVM bit for bit; a file without the ridge field loads with ridge 0") {
+  for (const Kernel& k : kernels) {
+    const Data s = make_data(60, 3, 1001, true, 0.7);
+    IncrementalSVM a(3, k, 1.5), b(3, k, 1.5, 0.0);
+    CHECK(a.ridge() == 0.0 && b.ridge() == 0.0);
+    auto ops = [&](IncrementalSVM& m, Index from, Index to) {
+      for (Index i = from; i < to; ++i) {
+        m.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]);
+        if (i % 9 == 4) m.unlearn(i - 3);
+        if (i % 11 == 5) m.set_weight(i, 0.4);
+      }
+      m.set_C(0.7);
+    };
+    ops(a, 0, 30);
+    ops(b, 0, 30);
+    FieldMap fa, fb;
+    a.save(fa, "m.");
+    b.save(fb, "m.");
+    CHECK(fa.to_bytes() == fb.to_bytes());
+    CHECK(fa.get_f64("m.ridge") == 0.0);
+    // An older file (no ridge field): loads with ridge 0 and continues bit for bit.
+    IncrementalSVM c;
+    c.load(without_ridge(fa), "m.");
+    CHECK(c.ridge() == 0.0);
+    ops(a, 30, 60);
+    ops(b, 30, 60);
+    ops(c, 30, 60);
+    FieldMap ga, gb, gc;
+    a.save(ga, "m.");
+    b.save(gb, "m.");
+    c.save(gc, "m.");
+    CHECK(ga.to_bytes() == gb.to_bytes());
+    CHECK(ga.to_bytes() == gc.to_bytes());
+    // ... and the exact SVM's own guarantees (g without a ridge term).
+    CHECK(check_kkt(a, "ridge 0") == 0);
+    CHECK(g_drift(a) < 1e-9);
+  }
+}
+
+TEST_CASE("ridge: save -> load -> continue bit for bit; invalid or mismatched ridge raises") {
+  for (const Kernel& k : kernels) {
+    const Data s = make_data(80, 3, 1101, true, 0.7);
+    IncrementalSVM a(3, k, 1.0, 0.05), b;
+    for (Index i = 0; i < 40; ++i) a.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]);
+    a.unlearn(3);
+    FieldMap fm;
+    a.save(fm, "m.");
+    CHECK(fm.get_f64("m.ridge") == 0.05);
+    b.load(FieldMap::from_bytes(fm.to_bytes()), "m.");
+    CHECK(b.ridge() == 0.05);
+    auto cont = [&](IncrementalSVM& m) {
+      for (Index i = 40; i < 80; ++i) m.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]);
+      m.unlearn(50);
+      m.set_C(3.0);
+      m.set_weight(60, 0.1);
+    };
+    cont(a);
+    cont(b);
+    FieldMap fa, fb;
+    a.save(fa, "m.");
+    b.save(fb, "m.");
+    CHECK(fa.to_bytes() == fb.to_bytes());
+    CHECK(check_kkt(b, "ridge resumed") == 0);
+    CHECK(a.n_margin() > 0);
+    auto broken = [&](auto&& edit) {
+      FieldMap f = fa;
+      edit(f);
+      IncrementalSVM c;
+      try {
+        c.load(f, "m.");
+      } catch (const std::runtime_error&) {
+        return true;
+      }
+      return false;
+    };
+    CHECK(broken([](FieldMap& f) { f.set("m.ridge", -1e-3); }));
+    CHECK(broken([](FieldMap& f) { f.set("m.ridge", std::nan("")); }));
+    CHECK(broken([](FieldMap& f) { f.set("m.ridge", 0.5); }));  // Q_S diagonal no longer matches
+    CHECK(broken([&](FieldMap& f) { f = without_ridge(f); }));  // read as ridge 0: mismatch
+    CHECK(!broken([](FieldMap&) {}));
+  }
+  const Kernel rbf(KernelType::RBF, 1.0);
+  CHECK_THROWS(IncrementalSVM(2, rbf, 1.0, -1e-12));
+  CHECK_THROWS(IncrementalSVM(2, rbf, 1.0, std::nan("")));
+  CHECK_THROWS(IncrementalSVM(2, rbf, 1.0, std::numeric_limits<double>::infinity()));
+}
+
+TEST_CASE("ridge: a numerically rank-deficient kernel matrix breaks the exact SVM, a small ridge works") {
+  // RBF with gamma * spread^2 ~ 0.01-0.04 and C = 1e5: cond(J) of the exact SVM explodes and
+  // learn() throws (every seed of this stream at n = 400; measured also with ridge <= 1e-8).
+  const Kernel k(KernelType::RBF, 0.01);
+  const double C = 1e5;
+  const Data s = blobs(400, 0);
+  bool threw = false;
+  std::string what;
+  IncrementalSVM exact(2, k, C);
+  try {
+    for (Index i = 0; i < s.X.rows(); ++i) exact.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)]);
+  } catch (const std::runtime_error& e) {
+    threw = true;
+    what = e.what();
+  }
+  CHECK(threw);
+  CHECK(what.find("ridge") != std::string::npos);
+  // ridge 1e-4 (~10 / C): KT conditions and a fresh inverse after every update.
+  const double ridge = 1e-4;
+  IncrementalSVM m(2, k, C, ridge);
+  int fails = 0;
+  double worst_inv = 0.0;
+  for (Index i = 0; i < s.X.rows(); ++i) {
+    m.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)]);
+    const double inv = fresh_inverse_gap(m);
+    worst_inv = std::max(worst_inv, inv);
+    fails += m.kkt_violation() > 1e-8 * C || !(inv < 1e-6);
+  }
+  for (std::int64_t key = 0; key < 40; key += 2) {
+    m.unlearn(key);
+    fails += m.kkt_violation() > 1e-8 * C;
+  }
+  m.set_C(1e4);
+  fails += m.kkt_violation() > 1e-8 * C;
+  m.set_C(C);
+  fails += m.kkt_violation() > 1e-8 * C;
+  std::printf("  rank-deficient case: |S| = %ld, repairs %ld, max inverse gap %.2g, g drift %.2g, KT violation %.2g\n",
+              static_cast<long>(m.n_margin()), static_cast<long>(m.n_repairs()), worst_inv, g_drift(m), m.kkt_violation());
+  CHECK(fails == 0);
+  CHECK(m.n_repairs() == 0);
+  CHECK(g_drift(m) < 1e-8);
+  // ... and it is the SVM on K + ridge I (an SMO solver on the examples kept).
+  Data kept{RowMatrix(m.size(), 2), {}, {}};
+  for (Index i = 0; i < m.size(); ++i) {
+    kept.X.row(i) = m.X().row(i);
+    kept.y.push_back(m.y(i));
+    kept.w.push_back(1.0);
+  }
+  const SMOResult o = smo(kept.X, kept.y, kept.w, k, C, ridge);
+  const double obj = dual_from_scratch(m);
+  std::printf("  vs SMO: objective %.17g vs %.17g\n", obj, o.obj);
+  CHECK(std::abs(obj - o.obj) <= 1e-9 * std::abs(o.obj));
+}
+
 namespace {
 struct Stream {
   RowMatrix X;
@@ -711,6 +1004,64 @@ TEST_CASE("IncrementalSVC: save -> load -> continue bit for bit; Model predicts 
   CHECK_THROWS(l.partial_fit_weighted(X, y, wn, nullptr));
   CHECK_THROWS(l.partial_fit(X, ybad));
   CHECK(l.counters().examples == 0);  // validated before learning anything
+}
+
+TEST_CASE("IncrementalSVC: ridge reaches every machine, resumes bit for bit, is validated") {
+  for (int c : {2, 3}) {
+    const Stream s = make_stream(80, c, 501 + static_cast<std::uint64_t>(c));
+    IDSVMParams p = svc_params();
+    p.ridge = 0.01;
+    IncrementalSVC a(2, c, p), b;
+    a.partial_fit_weighted(s.X.topRows(40), s.y.data(), s.w.data());
+    const Index outs = a.n_outputs();
+    // machine k equals an IncrementalSVM with the same ridge on the k-versus-rest labels
+    for (Index k = 0; k < outs; ++k) {
+      CHECK(a.machine(k).ridge() == 0.01);
+      IncrementalSVM ref(2, p.kernel, p.C, p.ridge);
+      for (Index i = 0; i < 40; ++i) {
+        const std::int32_t yi = s.y[static_cast<std::size_t>(i)];
+        ref.learn(s.X.row(i).data(), outs == 1 ? (yi == 1 ? 1.0 : -1.0) : (yi == k ? 1.0 : -1.0), s.w[static_cast<std::size_t>(i)]);
+      }
+      FieldMap f1, f2;
+      a.machine(k).save(f1, "m.");
+      ref.save(f2, "m.");
+      CHECK(f1.to_bytes() == f2.to_bytes());
+      CHECK(check_kkt(a.machine(k), "svc ridge") == 0);
+    }
+    FieldMap fm;
+    a.save(fm);
+    CHECK(fm.get_f64("ridge") == 0.01);
+    b.load(FieldMap::from_bytes(fm.to_bytes()));
+    CHECK(b.params().ridge == 0.01);
+    a.partial_fit_weighted(s.X.bottomRows(40), s.y.data() + 40, s.w.data() + 40);
+    b.partial_fit_weighted(s.X.bottomRows(40), s.y.data() + 40, s.w.data() + 40);
+    a.unlearn(5);
+    b.unlearn(5);
+    FieldMap fa, fb;
+    a.save(fa);
+    b.save(fb);
+    CHECK(fa.to_bytes() == fb.to_bytes());
+    auto raises = [&](auto&& edit) {
+      FieldMap f = fa;
+      edit(f);
+      IncrementalSVC x;
+      try {
+        x.load(f);
+      } catch (const std::runtime_error&) {
+        return true;
+      }
+      return false;
+    };
+    CHECK(raises([](FieldMap& f) { f.set("ridge", 0.02); }));  // the machines disagree with the learner
+    CHECK(raises([](FieldMap& f) { f.set("ridge", -1.0); }));
+  }
+  IDSVMParams p = svc_params();
+  p.ridge = -1e-9;
+  CHECK_THROWS(IncrementalSVC(2, 2, p));
+  p.ridge = std::nan("");
+  CHECK_THROWS(IncrementalSVC(2, 2, p));
+  p.ridge = std::numeric_limits<double>::infinity();
+  CHECK_THROWS(IncrementalSVC(2, 2, p));
 }
 
 TEST_CASE("larger streams: KT conditions after learning N examples and unlearning 20 (speed: bench/bench_tvm.py)") {

@@ -3,7 +3,8 @@
 // against an IDSVM trained from scratch on the twins, the unbudgeted equivalence with IDSVM,
 // reservoir sampling, multi-class, save/load resuming bit for bit, the Model fields, validation;
 // the overflow twin TV_{B+1} as a merge candidate (Algorithm 3 over all B + 1 twins): its partner
-// against brute force, a merge into a stored twin, and the regression test for the frozen model.
+// against brute force, a merge into a stored twin, and the regression test for the frozen model;
+// the diagonal ridge (TVMParams::ridge, machines on K + ridge I).
 #include <budgetkernel/io.hpp>
 #include <budgetkernel/learners/twin_vector_machine.hpp>
 
@@ -182,10 +183,10 @@ void run_bookkeeping(TVMMerge merge, const Kernel& kernel, bool one_sided, Index
   }
 }
 
-// IDSVM from scratch on the twins of machine k, at the machine's current C.
+// IDSVM from scratch on the twins of machine k, at the machine's current C (and the learner's ridge).
 IncrementalSVM scratch_machine(const TwinVectorMachine& m, Index k) {
   const detail::TwinSet& tw = m.twins(k);
-  IncrementalSVM svm(tw.dim(), m.params().kernel, m.machine(k).C());
+  IncrementalSVM svm(tw.dim(), m.params().kernel, m.machine(k).C(), m.params().ridge);
   for (Index j = 0; j < tw.size(); ++j) {
     const double* q = tw.points().data() + j * tw.dim();
     if (tw.s_plus(j) > 0.0) svm.learn(q, 1.0, tw.s_plus(j));
@@ -931,6 +932,58 @@ TEST_CASE("corrupt model fields raise") {
   }
 }
 
+TEST_CASE("ridge: machines on K + ridge I equal an IDSVM with that ridge on the twins; resumes bitwise") {
+  const Stream s = make_stream(600, 2, 23);
+  const RowMatrix P = probe_points(30, 24);
+  for (bool random : {false, true}) {
+    TVMParams p = tvm_params(12);
+    p.ridge = 1e-3;
+    p.random_baseline = random;
+    p.seed = 9;
+    TwinVectorMachine m(2, 2, p), first(2, 2, p);
+    CHECK(m.machine(0).ridge() == 1e-3);
+    double worst = 0.0, worst_f = 0.0;
+    for (Index i = 0; i < s.X.rows(); ++i) {
+      m.learn_one(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)]);
+      if (i % 5 == 0 || i + 1 == s.X.rows()) worst = std::max(worst, machine_gap(m.machine(0), scratch_machine(m, 0), P));
+      // TVM(q_j) (from the machine's g, without the ridge term) is the plain decision value
+      const detail::TwinSet& tw = m.twins(0);
+      if (!random)
+        for (Index j = 0; j < tw.size(); ++j)
+          worst_f = std::max(worst_f, std::fabs(m.machine(0).decision(tw.points().row(j).data()) - tw.fval(j)));
+    }
+    std::printf("  ridge 1e-3 random=%d: gap to scratch IDSVM %.2e, |TVM(q_j) - f(q_j)| %.2e\n", random, worst, worst_f);
+    CHECK(worst <= 1e-8);
+    CHECK(worst_f <= 1e-8);
+    CHECK(m.counters().maintenance > 0 || random);
+    first.partial_fit(s.X.topRows(300), s.y.data());
+    FieldMap fm;
+    first.save(fm);
+    CHECK(fm.get_f64("tvm.ridge") == 1e-3);
+    TwinVectorMachine resumed;
+    resumed.load(FieldMap::from_bytes(fm.to_bytes()));
+    CHECK(resumed.params().ridge == 1e-3);
+    resumed.partial_fit(s.X.bottomRows(300), s.y.data() + 300);
+    CHECK(same_bytes(m, resumed));
+    auto loads = [](const FieldMap& f) {
+      TwinVectorMachine t;
+      t.load(f);
+      return t.n_twins();
+    };
+    FieldMap f = fm;
+    f.set("tvm.ridge", 0.0);  // the machines were trained with 1e-3
+    CHECK_THROWS(loads(f));
+    f.set("tvm.ridge", -1.0);
+    CHECK_THROWS(loads(f));
+  }
+  // ridge 0 (the default) writes 0 and is the exact machine
+  TwinVectorMachine z(2, 2, tvm_params(8));
+  z.partial_fit(s.X.topRows(100), s.y.data());
+  FieldMap fz;
+  z.save(fz);
+  CHECK(fz.get_f64("tvm.ridge") == 0.0 && z.machine(0).ridge() == 0.0);
+}
+
 TEST_CASE("invalid parameters raise") {
   auto make = [](TVMParams p) {
     TwinVectorMachine m(2, 2, p);
@@ -967,6 +1020,15 @@ TEST_CASE("invalid parameters raise") {
   p = TVMParams();
   p.merge = static_cast<TVMMerge>(3);
   CHECK_THROWS(make(p));
+  p = TVMParams();
+  p.ridge = -1e-9;
+  CHECK_THROWS(make(p));
+  p.ridge = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS(make(p));
+  p.ridge = inf;
+  CHECK_THROWS(make(p));
+  p.ridge = 1e-6;
+  CHECK(make(p) == 0);
   p = TVMParams();
   CHECK_THROWS(TwinVectorMachine(0, 2, p));
   CHECK_THROWS(TwinVectorMachine(2, 1, p));

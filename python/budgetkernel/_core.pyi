@@ -151,7 +151,15 @@ class KernelPerceptron(_KernelExpansion):
 class IncrementalSVC(_Learner):
     n_support: int
     def __init__(
-        self, n_features: int, n_classes: int, kernel: int, gamma: float, degree: int, coef0: float, C: float
+        self,
+        n_features: int,
+        n_classes: int,
+        kernel: int,
+        gamma: float,
+        degree: int,
+        coef0: float,
+        C: float,
+        ridge: float = 0.0,
     ) -> None: ...
     def partial_fit_weighted(
         self, X: npt.NDArray[np.float64], y: npt.NDArray[np.int32], sample_weight: npt.NDArray[np.float64]
@@ -186,6 +194,7 @@ class TwinVectorMachine(_Learner):
         fixed_C_total: bool,
         random_baseline: bool,
         seed: int,
+        ridge: float = 0.0,
     ) -> None: ...
     def expansion(self) -> dict[str, Any]: ...
     @staticmethod

@@ -22,6 +22,11 @@ __all__ = ["IncrementalSVC", "TwinVectorMachine", "ReservoirSVC"]
 _MERGE = {"input": 0, "feature": 1}
 
 
+def _check_ridge(value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
+        raise ValueError(f"ridge must be a finite number >= 0; got {value!r}")
+
+
 class _ExpansionViews:
     """support_vectors_ / dual_coef_ / intercept_ of an SVM-type model (with a bias)."""
 
@@ -56,8 +61,9 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     ``partial_fit`` example is added by adiabatic increments that keep all Kuhn-Tucker
     conditions, :meth:`unlearn` removes an example the same way, :meth:`set_C` and
     :meth:`set_sample_weight` move the solution to a new C or example weight. The result
-    equals a batch SVM (LIBSVM's SVC) trained on the same weighted data. Memory and time
-    per example grow with the number of stored examples (the paper's unbudgeted "IDSVM").
+    equals a batch SVM (LIBSVM's SVC) trained on the same weighted data (with ``ridge > 0``:
+    on the precomputed kernel matrix K + ridge * I). Memory and time per example grow with
+    the number of stored examples (the paper's unbudgeted "IDSVM").
 
     Parameters
     ----------
@@ -71,15 +77,26 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None
         Seeds shuffling only.
+    ridge : float, default=0.0
+        Added to the diagonal of the training kernel matrix: the SVM dual on K + ridge * I
+        (Q_ii = k(x_i, x_i) + ridge for every stored example; off-diagonal entries and the
+        decision values, on any point, use the plain kernel). 0 is the exact SVM, unchanged.
+        A small ridge (1e-8 to 1e-6 times the kernel scale, k(x, x) = 1 for RBF; about
+        10 / C at a large C, e.g. 1e-4 at C = 1e5) is the way out of the numerical breakdown
+        (``RuntimeError``) on a numerically rank-deficient kernel matrix, e.g. RBF with gamma
+        far below 1 / spread**2 and a large C.
 
     Notes
     -----
     Binary at heart; more than two classes are learned one-vs-rest (one exact SVM per class,
-    each on all examples).
+    each on all examples). With a ridge, :meth:`machine_state` reports
+    g = y f(x) + ridge * alpha - 1 (the gradient of the ridged dual) and ``dual_objective``
+    of that dual, while ``decision_function`` is the plain f. Weights and copies are no
+    longer interchangeable with a ridge (each stored copy gets its own ridge).
     """
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1, shuffle=False,
-                 random_state=None):
+                 random_state=None, ridge=0.0):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -88,14 +105,16 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.ridge = ridge
 
     def _validate_params(self):
         _check_positive("C", self.C)
         self._check_kernel_params()
         _check_positive("n_epochs", self.n_epochs, integer=True)
+        _check_ridge(self.ridge)
 
     def _make_core(self, n_features, n_classes, X):
-        return _core.IncrementalSVC(n_features, n_classes, *self._kernel_args(X), float(self.C))
+        return _core.IncrementalSVC(n_features, n_classes, *self._kernel_args(X), float(self.C), float(self.ridge))
 
     @classmethod
     def _core_class(cls):
@@ -168,7 +187,11 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         return int(example)
 
     def machine_state(self, k=0):
-        """The state of binary machine k: stored examples, alpha, g, S/E/R sets, bias, C."""
+        """The state of binary machine k: stored examples, alpha, g, S/E/R sets, bias, C, ridge.
+
+        g_i = y_i f(x_i) + ridge * alpha_i - 1 (the gradient of the dual on K + ridge * I;
+        y_i f(x_i) - 1 when ridge = 0); ``dual_objective`` is that dual's objective.
+        """
         check_is_fitted(self, "_model")
         return self._model.machine_state(int(k))
 
@@ -197,6 +220,9 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
     fixed_C_total : bool, default=True
     kernel, gamma, degree, coef0, n_epochs, shuffle, random_state
         As in :class:`budgetkernel.BudgetedSGDClassifier`.
+    ridge : float, default=0.0
+        As in :class:`IncrementalSVC` (K + ridge * I; 0 = the exact SVM).
+        Each side of a twin is a stored example of the machine and gets the ridge.
 
     Notes
     -----
@@ -205,7 +231,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
 
     def __init__(self, budget=100, C=1.0, m1=1.0, m2=2.0, merge="input", one_sided=True, rejection_eta=0.2,
                  fixed_C_total=True, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1, shuffle=False,
-                 random_state=None):
+                 random_state=None, ridge=0.0):
         self.budget = budget
         self.C = C
         self.m1 = m1
@@ -221,6 +247,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.ridge = ridge
 
     def _validate_params(self):
         _check_positive("budget", self.budget, integer=True)
@@ -236,13 +263,14 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
         _check_positive("rejection_eta", self.rejection_eta, allow_none=True)
         self._check_kernel_params()
         _check_positive("n_epochs", self.n_epochs, integer=True)
+        _check_ridge(self.ridge)
 
     def _make_core(self, n_features, n_classes, X):
         eta = -1.0 if self.rejection_eta is None else float(self.rejection_eta)
         return _core.TwinVectorMachine(
             n_features, n_classes, *self._kernel_args(X), int(self.budget), float(self.C), float(self.m1),
             float(self.m2), _MERGE[self.merge], bool(self.one_sided), eta, bool(self.fixed_C_total),
-            False, _seed(self.random_state))
+            False, _seed(self.random_state), float(self.ridge))
 
     @classmethod
     def _core_class(cls):
@@ -269,10 +297,19 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
     one with probability B/t); each change of the sample is applied to the exact incremental
     SVM (decremental unlearning of the evicted example, incremental learning of the new one).
     C is fixed.
+
+    Parameters
+    ----------
+    budget : int, default=100
+    C : float, default=1.0
+    kernel, gamma, degree, coef0, n_epochs, shuffle, random_state
+        As in :class:`budgetkernel.BudgetedSGDClassifier`.
+    ridge : float, default=0.0
+        As in :class:`IncrementalSVC` (K + ridge * I; 0 = the exact SVM).
     """
 
     def __init__(self, budget=100, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1,
-                 shuffle=False, random_state=None):
+                 shuffle=False, random_state=None, ridge=0.0):
         self.budget = budget
         self.C = C
         self.kernel = kernel
@@ -282,18 +319,20 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.ridge = ridge
 
     def _validate_params(self):
         _check_positive("budget", self.budget, integer=True)
         _check_positive("C", self.C)
         self._check_kernel_params()
         _check_positive("n_epochs", self.n_epochs, integer=True)
+        _check_ridge(self.ridge)
 
     def _make_core(self, n_features, n_classes, X):
         # The TVM core in its reservoir mode: m1, m2, merge, one_sided, rejection are unused.
         return _core.TwinVectorMachine(
             n_features, n_classes, *self._kernel_args(X), int(self.budget), float(self.C), 1.0, 2.0, 0, True, -1.0,
-            False, True, _seed(self.random_state))
+            False, True, _seed(self.random_state), float(self.ridge))
 
     @classmethod
     def _core_class(cls):

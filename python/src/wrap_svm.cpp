@@ -21,14 +21,16 @@ py::dict expansion(const L& self) {
 void wrap_svm(py::module_& m) {
   py::class_<bk::IncrementalSVC> svc(m, "IncrementalSVC", py::module_local(),
                                      "Exact incremental-decremental SVM (Cauwenberghs & Poggio), one-vs-rest.");
-  svc.def(py::init([](bk::Index d, bk::Index c, int kernel, double gamma, int degree, double coef0, double C) {
+  svc.def(py::init([](bk::Index d, bk::Index c, int kernel, double gamma, int degree, double coef0, double C,
+                      double ridge) {
             bk::IDSVMParams p;
             p.kernel = make_kernel(kernel, gamma, degree, coef0);
             p.C = C;
+            p.ridge = ridge;
             return bk::IncrementalSVC(d, c, p);
           }),
           py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
-          py::arg("coef0"), py::arg("C"))
+          py::arg("coef0"), py::arg("C"), py::arg("ridge") = 0.0)
       .def(
           "partial_fit_weighted",
           [](bk::IncrementalSVC& self, const CArray& X, const LabelArray& y, const CArray& w) {
@@ -73,18 +75,21 @@ void wrap_svm(py::module_& m) {
             d["set"] = sets;
             d["bias"] = s.bias();
             d["C"] = s.C();
+            d["ridge"] = s.ridge();
             d["dual_objective"] = s.dual_objective();
             d["kkt_violation"] = s.kkt_violation();
             return d;
           },
-          py::arg("k"), "The state of binary machine k (stored examples, alpha, g, S/E/R sets, bias, C).");
+          py::arg("k"),
+          "The state of binary machine k (stored examples, alpha, g, S/E/R sets, bias, C, ridge; "
+          "g = y f(x) + ridge alpha - 1, the gradient of the dual on K + ridge I).");
   def_learner_common<bk::IncrementalSVC>(svc);
 
   py::class_<bk::TwinVectorMachine> tvm(m, "TwinVectorMachine", py::module_local(),
                                         "Twin Vector Machine (Wang & Vucetic, SDM 2009) on the exact IDSVM.");
   tvm.def(py::init([](bk::Index d, bk::Index c, int kernel, double gamma, int degree, double coef0, bk::Index budget,
                       double C, double m1, double m2, int merge, bool one_sided, double rejection_eta,
-                      bool fixed_C_total, bool random_baseline, std::uint64_t seed) {
+                      bool fixed_C_total, bool random_baseline, std::uint64_t seed, double ridge) {
             bk::TVMParams p;
             p.kernel = make_kernel(kernel, gamma, degree, coef0);
             p.budget = budget;
@@ -98,12 +103,13 @@ void wrap_svm(py::module_& m) {
             p.fixed_C_total = fixed_C_total;
             p.random_baseline = random_baseline;
             p.seed = seed;
+            p.ridge = ridge;
             return bk::TwinVectorMachine(d, c, p);
           }),
           py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
           py::arg("coef0"), py::arg("budget"), py::arg("C"), py::arg("m1"), py::arg("m2"), py::arg("merge"),
           py::arg("one_sided"), py::arg("rejection_eta"), py::arg("fixed_C_total"), py::arg("random_baseline"),
-          py::arg("seed"))
+          py::arg("seed"), py::arg("ridge") = 0.0)
       .def_property_readonly("n_twins", [](const bk::TwinVectorMachine& s) { return s.n_twins(); })
       .def_property_readonly("twin_points", [](const bk::TwinVectorMachine& s) { return to_numpy(s.twin_points()); })
       .def_property_readonly("twin_weights",

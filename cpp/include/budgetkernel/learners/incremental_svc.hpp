@@ -13,6 +13,10 @@
 ///
 /// Cost per example: O(N d) for the kernel row plus, per machine, O(N d) for the new
 /// example's kernel column and O(N |S| + |S|^2) per bookkeeping step (N = examples stored).
+///
+/// IDSVMParams::ridge > 0 makes every machine the SVM on the training kernel matrix
+/// K + ridge I (see IncrementalSVM): a way around the numerical breakdown on a numerically
+/// rank-deficient kernel matrix. Decision values use the plain kernel.
 
 #include "../svm/incremental_svm.hpp"
 #include "learner_base.hpp"
@@ -23,9 +27,12 @@ namespace budgetkernel {
 struct IDSVMParams {
   Kernel kernel{KernelType::RBF, 1.0};
   double C = 1.0;  ///< upper bound of alpha_i is C * weight_i
+  /// Added to the diagonal of the training kernel matrix (K + ridge I); 0 = the exact SVM.
+  double ridge = 0.0;
 
   void validate() const {
     detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
+    detail::require(std::isfinite(ridge) && ridge >= 0.0, "ridge must be a finite number >= 0");
   }
 };
 
@@ -39,7 +46,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     init_base(n_features, n_classes);
     m_p = params;
     m_machines.clear();
-    for (Index k = 0; k < n_outputs(); ++k) m_machines.emplace_back(n_features, params.kernel, params.C);
+    for (Index k = 0; k < n_outputs(); ++k) m_machines.emplace_back(n_features, params.kernel, params.C, params.ridge);
     m_krow.setZero(64);
     m_f.setZero(n_outputs());
   }
@@ -136,6 +143,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     write_base(fm, "idsvm");
     write_kernel(fm, m_p.kernel);
     fm.set("C", m_p.C);
+    fm.set("ridge", m_p.ridge);
     for (Index k = 0; k < n_outputs(); ++k) m_machines[static_cast<std::size_t>(k)].save(fm, prefix(k));
     const IncrementalSVM& m0 = m_machines.front();
     std::vector<Index> sv;
@@ -160,11 +168,13 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     fm.set_matrix("bias", b);
   }
 
+  /// A file without the ridge field (written before it existed) loads with ridge 0.
   /// \throws std::runtime_error ("model file: ...") on a missing, inconsistent or corrupt field.
   void load(const FieldMap& fm) {
     IDSVMParams p;
     p.kernel = read_kernel(fm);
     p.C = fm.get_f64("C");
+    p.ridge = fm.has("ridge") ? fm.get_f64("ridge") : 0.0;
     try {
       p.validate();
     } catch (const std::invalid_argument& e) {
@@ -176,8 +186,9 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     for (Index k = 0; k < t.n_outputs(); ++k) {
       IncrementalSVM& m = t.m_machines[static_cast<std::size_t>(k)];
       m.load(fm, prefix(k));
-      if (m.dim() != d || m.C() != p.C || m.kernel().type() != p.kernel.type() || m.kernel().gamma() != p.kernel.gamma() ||
-          m.kernel().degree() != p.kernel.degree() || m.kernel().coef0() != p.kernel.coef0())
+      if (m.dim() != d || m.C() != p.C || m.ridge() != p.ridge || m.kernel().type() != p.kernel.type() ||
+          m.kernel().gamma() != p.kernel.gamma() || m.kernel().degree() != p.kernel.degree() ||
+          m.kernel().coef0() != p.kernel.coef0())
         detail::corrupt("IDSVM machine " + std::to_string(k) + " does not match the learner's parameters");
     }
     // The machines must hold the same examples in the same rows (see the file comment).

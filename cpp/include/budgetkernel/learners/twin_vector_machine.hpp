@@ -43,7 +43,10 @@
 /// others were not needed: Beneficial looks at |TVM(x)| only); degradation stays 0.
 ///
 /// Failure: an IncrementalSVM operation that throws (std::runtime_error, see its header)
-/// leaves this learner inconsistent; reset() or load() it.
+/// leaves this learner inconsistent; reset() or load() it. TVMParams::ridge > 0 trains every
+/// machine on K + ridge I (IncrementalSVM's ridge; decision values, TVM(x) and TVM(q_j), use
+/// the plain kernel), the way around that breakdown on a numerically rank-deficient kernel
+/// matrix. The two sides of a twin are two stored examples: each gets the ridge.
 ///
 /// The "Random" baseline (TVMParams::random_baseline): an IDSVM on a reservoir sample of the
 /// stream (Vitter's Algorithm R: example t > B replaces slot j = uniform[0, t) when j < B),
@@ -77,6 +80,7 @@ struct TVMParams {
   bool fixed_C_total = true;
   bool random_baseline = false;  ///< the paper's "Random": an IDSVM on a reservoir sample of size B
   std::uint64_t seed = 0;        ///< seeds the reservoir sampling of the Random baseline
+  double ridge = 0.0;            ///< machines train on K + ridge I (IncrementalSVM); 0 = exact SVM
 
   void validate() const {
     detail::require(budget >= 1, "budget must be >= 1");
@@ -85,6 +89,7 @@ struct TVMParams {
     detail::require(!std::isnan(m2) && m2 > m1, "m2 must be greater than m1 (+inf: never remove)");
     detail::require(merge == TVMMerge::Input || merge == TVMMerge::Feature, "merge must be 'input' or 'feature'");
     detail::require(std::isfinite(rejection_eta), "rejection_eta must be finite (< 0 turns Rejection off)");
+    detail::require(std::isfinite(ridge) && ridge >= 0.0, "ridge must be a finite number >= 0");
   }
 };
 
@@ -535,7 +540,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     m_svm.clear();
     m_tw.clear();
     for (Index k = 0; k < c; ++k) {
-      m_svm.emplace_back(n_features, params.kernel, params.C);
+      m_svm.emplace_back(n_features, params.kernel, params.C, params.ridge);
       m_tw.emplace_back();
       m_tw.back().reset(n_features, params.budget, params.kernel, params.merge, params.one_sided);
     }
@@ -665,6 +670,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     fm.set_int("tvm.fixed_C_total", m_p.fixed_C_total ? 1 : 0);
     fm.set_int("tvm.random_baseline", m_p.random_baseline ? 1 : 0);
     fm.set_int("tvm.seed", static_cast<std::int64_t>(m_p.seed));
+    fm.set("tvm.ridge", m_p.ridge);
     fm.set_bytes("rng", detail::rng_state(m_rng));
     RowMatrix bias(1, n_outputs());
     for (Index k = 0; k < n_outputs(); ++k) {
@@ -708,6 +714,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     p.fixed_C_total = read_flag(fm, "tvm.fixed_C_total");
     p.random_baseline = read_flag(fm, "tvm.random_baseline");
     p.seed = static_cast<std::uint64_t>(fm.get_i64("tvm.seed"));
+    p.ridge = fm.has("tvm.ridge") ? fm.get_f64("tvm.ridge") : 0.0;  // absent in older files
     try {
       p.validate();
     } catch (const std::invalid_argument& e) {
@@ -846,6 +853,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
       detail::corrupt(std::string("invalid machine: ") + e.what());
     }
     if (svm.dim() != m_d) detail::corrupt("machine dimension differs from n_features");
+    if (svm.ridge() != m_p.ridge) detail::corrupt("machine ridge differs from the learner's");
     Index sides = 0;
     for (Index j = 0; j < n; ++j) {
       const double w[2] = {S(j, 0), S(j, 1)};

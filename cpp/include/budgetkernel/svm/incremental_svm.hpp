@@ -7,10 +7,24 @@
 /// summarised in sections 2.1-2.3 of the Twin Vector Machine paper (the TVM paper).
 ///
 /// Dual (TVM paper 2.1, with weights): min 1/2 a^T Q a - sum a, 0 <= a_i <= C s_i,
-/// sum y_i a_i = 0, Q_ij = y_i y_j K(x_i, x_j). With g_i = y_i f(x_i) - 1 the Kuhn-Tucker
-/// conditions partition the stored examples into
+/// sum y_i a_i = 0, Q_ij = y_i y_j K(x_i, x_j) + ridge [i == j]. With g_i = dW/da_i =
+/// y_i f(x_i) + ridge a_i - 1 the Kuhn-Tucker conditions partition the stored examples into
 ///   S (margin): g_i = 0, 0 <= a_i <= C s_i;  E (error): g_i <= 0, a_i = C s_i;
 ///   R (reserve): g_i >= 0, a_i = 0.
+///
+/// Ridge (opt-in, default 0 = the exact SVM above): the dual of the SVM whose training kernel
+/// matrix is K + ridge I, i.e. Q_ii = k(x_i, x_i) + ridge for every stored example (two
+/// stored copies of one point are two examples: ridge on each diagonal entry, none between
+/// them). The off-diagonal entries and f(x) = sum_i y_i a_i K(x_i, x) + b on any point,
+/// stored or new, use the plain kernel. Like the I / C2 of an L2-loss SVM's dual, it bounds
+/// the smallest eigenvalue of Q_SS (positive semi-definite kernel) and the Schur complement
+/// of every example entering S from below by ridge, so J stays invertible, cond(J) roughly
+/// (|S| max Q_ii) / ridge, and alpha_i = (1 - y_i f(x_i)) / ridge on S: the way out of the
+/// numerical breakdown described under "Failure" below. Every Q_ii is formed
+/// by q_diag() (columns, the bordering of R, the first margin vector, the scale estimate),
+/// so g, the KT conditions, dual_objective() and kkt_violation() refer to the ridged dual;
+/// decision(), decision_from_row() and decision_at() report the plain f (see decision_at).
+/// With ridge = 0 every computation is the exact SVM's, bit for bit.
 ///
 /// Every operation is one *adiabatic path* (eq. 2.1 of the TVM paper): a parameter t runs from
 /// 0 to 1 while some quantities are driven linearly in t, and the margin vectors and b follow
@@ -79,6 +93,12 @@
 /// gamma * spread^2 <= 0.01 at any C, or ~0.1 with C ~ 1e5, where cond(J) reaches 1e10 and
 /// more) triggers one repair and then std::runtime_error naming the violation: no silent
 /// wrong answer, but the object keeps the inaccurate state (later operations throw as well).
+/// The way out is a small ridge (constructor argument; see "Ridge" above), which changes the
+/// problem to the SVM on K + ridge I. Measured (2-D Gaussian blobs, N = 400, RBF gamma 1e-3,
+/// 1e-2 and 0.1, 8 streams each; without a ridge 0-4 of 8 break down at C = 1e2 to 1e4, all 8
+/// at C >= 1e5): every stream learned with ridge 1e-6 at C <= 1e4 and with 1e-4 at C = 1e5
+/// and 1e6 (1e-6 still failed 1-6 of 8 at C = 1e5, 1e-5 up to 1 of 8 at 1e6): a large C
+/// needs a ridge of ~10 / C (alpha then stays below ~1 / ridge).
 
 #include "../incremental_inverse.hpp"
 #include "../io.hpp"
@@ -100,13 +120,18 @@ class IncrementalSVM {
  public:
   IncrementalSVM() { reset_storage(1, 1); }
 
-  /// \throws std::invalid_argument on dim < 1 or C not positive and finite.
-  IncrementalSVM(Index dim, const Kernel& kernel, double C) {
+  /// ridge >= 0 is added to the diagonal of the training kernel matrix (K + ridge I, see the
+  /// file comment); 0 (the default) is the exact SVM.
+  /// \throws std::invalid_argument on dim < 1, C not positive and finite, or ridge negative
+  ///         or not finite.
+  IncrementalSVM(Index dim, const Kernel& kernel, double C, double ridge = 0.0) {
     detail::require(dim >= 1, "IncrementalSVM: dim must be >= 1");
     check_C(C);
+    check_ridge(ridge);
     m_d = dim;
     m_kernel = kernel;
     m_C = C;
+    m_ridge = ridge;
     reset_storage(dim, 16);
   }
 
@@ -114,6 +139,8 @@ class IncrementalSVM {
   Index dim() const { return m_d; }
   const Kernel& kernel() const { return m_kernel; }
   double C() const { return m_C; }
+  /// The diagonal ridge of the training kernel matrix (0: the exact SVM).
+  double ridge() const { return m_ridge; }
   double bias() const { return m_b; }
 
   /// Learns (x, y, weight): adiabatic increments until every KT condition holds again.
@@ -216,9 +243,12 @@ class IncrementalSVM {
       if (m_alpha(i) != 0.0) f += m_y(i) * m_alpha(i) * krow(i);
     return f;
   }
-  /// f(x_key) = y (g + 1), O(1).
+  /// f(x_key) of the stored example from its g, O(1): y (g + 1 - ridge alpha), the plain
+  /// decision function (no ridge term; equal to decision(x_key) up to rounding). With ridge
+  /// > 0, y f(x_key) - 1 = g - ridge alpha differs from g, the gradient of the ridged dual.
   double decision_at(std::int64_t key) const {
     const Index i = checked_index(key, "decision_at");
+    if (m_ridge > 0.0) return m_y(i) * (m_g(i) + 1.0 - m_ridge * m_alpha(i));
     return m_y(i) * (m_g(i) + 1.0);
   }
 
@@ -231,6 +261,7 @@ class IncrementalSVM {
   double y(Index i) const { return m_y(check_i(i)); }
   double alpha(Index i) const { return m_alpha(check_i(i)); }
   double weight(Index i) const { return m_s(check_i(i)); }
+  /// g_i = y_i f(x_i) + ridge alpha_i - 1, the gradient of the (ridged) dual.
   double g(Index i) const { return m_g(check_i(i)); }
   SVMSet set(Index i) const { return m_set[check_i(i)]; }
   Index n_margin() const { return static_cast<Index>(m_S.size()); }
@@ -242,7 +273,8 @@ class IncrementalSVM {
   /// Repairs after a numerically inaccurate operation (see the file comment; 0 when well conditioned).
   std::int64_t n_repairs() const { return m_repairs; }
 
-  /// 1/2 a^T Q a - sum a from g: a^T Q a = sum a_i (g_i + 1 - y_i b). O(N).
+  /// 1/2 a^T Q a - sum a from g: a^T Q a = sum a_i (g_i + 1 - y_i b). O(N). With a ridge, Q
+  /// includes it: the objective of the dual on K + ridge I.
   double dual_objective() const {
     double w = 0.0, ya = 0.0;
     for (Index i = 0; i < m_n; ++i) {
@@ -267,6 +299,12 @@ class IncrementalSVM {
     return std::max(v, std::abs(ya));
   }
 
+  /// The maintained R = J^{-1} ((|S| + 1) x (|S| + 1): row and column 0 the bias, then the
+  /// margin vectors in margin_set() order; empty when S is). A copy, for diagnostics.
+  Eigen::MatrixXd inverse_matrix() const {
+    return m_S.empty() ? Eigen::MatrixXd(0, 0) : Eigen::MatrixXd(m_R.inverse());
+  }
+
   /// max |R J - I| of the maintained inverse against J built from the stored Q_{:,S}. O(|S|^3).
   double inverse_residual() const {
     if (m_S.empty()) return 0.0;
@@ -282,6 +320,7 @@ class IncrementalSVM {
     fm.set_int(prefix + "dim", m_d);
     write_kernel_prefixed(fm, prefix);
     fm.set(prefix + "C", m_C);
+    fm.set(prefix + "ridge", m_ridge);
     fm.set(prefix + "b", m_b);
     fm.set_int(prefix + "next_key", m_next_key);
     fm.set_int(prefix + "steps", m_steps);
@@ -302,7 +341,8 @@ class IncrementalSVM {
     fm.set_matrix(prefix + "R", P > 0 ? Eigen::MatrixXd(m_R.inverse()) : Eigen::MatrixXd(0, 0));
   }
 
-  /// Restores what save() wrote. \throws std::runtime_error ("model file: ...") on missing,
+  /// Restores what save() wrote. A file without the ridge field (written before it existed)
+  /// loads with ridge 0. \throws std::runtime_error ("model file: ...") on missing,
   /// inconsistent or non-finite fields (the object is then left unchanged).
   void load(const FieldMap& fm, const std::string& prefix) {
     IncrementalSVM t;
@@ -310,8 +350,10 @@ class IncrementalSVM {
     if (t.m_d < 1) detail::corrupt("IDSVM: invalid dimension");
     t.m_kernel = read_kernel_prefixed(fm, prefix);
     t.m_C = fm.get_f64(prefix + "C");
+    t.m_ridge = fm.has(prefix + "ridge") ? fm.get_f64(prefix + "ridge") : 0.0;
     t.m_b = fm.get_f64(prefix + "b");
     if (!(std::isfinite(t.m_C) && t.m_C > 0.0) || !std::isfinite(t.m_b)) detail::corrupt("IDSVM: invalid C or b");
+    if (!(std::isfinite(t.m_ridge) && t.m_ridge >= 0.0)) detail::corrupt("IDSVM: invalid ridge");
     t.m_next_key = fm.get_i64(prefix + "next_key");
     t.m_steps = fm.get_i64(prefix + "steps");
     t.m_refactors = fm.get_i64(prefix + "refactors");
@@ -346,7 +388,7 @@ class IncrementalSVM {
       t.m_key[i] = k;
       t.m_set[i] = static_cast<SVMSet>(st);
       t.m_slot[i] = -1;
-      t.m_kmax = std::max(t.m_kmax, std::abs(t.m_kernel.self(t.m_sq(i))));
+      t.m_kmax = std::max(t.m_kmax, std::abs(t.q_diag(i)));
     }
     for (Index p = 0; p < P; ++p) {
       const std::int64_t i = S[static_cast<std::size_t>(p)];
@@ -356,6 +398,14 @@ class IncrementalSVM {
     }
     for (Index i = 0; i < n; ++i)
       if (t.m_set[i] == SVMSet::Margin && t.m_slot[i] < 0) detail::corrupt("IDSVM: margin vector missing from the margin set");
+    // The diagonal entries of the stored Q_{:,S} are Q_ii = k(x_i, x_i) + ridge (this catches a
+    // ridge that does not match the state).
+    for (Index p = 0; p < P; ++p) {
+      const Index i = t.m_S[static_cast<std::size_t>(p)];
+      const double q = t.q_diag(i);
+      if (!(std::abs(Q(i, p) - q) <= 1e-9 * std::max(1.0, std::abs(q))))
+        detail::corrupt("IDSVM: the stored Q_S does not match the kernel and ridge");
+    }
     t.grow_cols(P);
     t.m_Q.topLeftCorner(n, P) = Q;
     if (P > 0) t.m_R.assign(R);
@@ -377,6 +427,9 @@ class IncrementalSVM {
 
   static void check_C(double C) {
     detail::require(std::isfinite(C) && C > 0.0, "IncrementalSVM: C must be a positive finite number");
+  }
+  static void check_ridge(double r) {
+    detail::require(std::isfinite(r) && r >= 0.0, "IncrementalSVM: ridge must be a finite number >= 0");
   }
   static void check_weight(double w) {
     detail::require(std::isfinite(w) && w > 0.0, "IncrementalSVM: weight must be a positive finite number");
@@ -447,7 +500,7 @@ class IncrementalSVM {
     m_slot[c] = -1;
     m_key[c] = m_next_key++;
     m_index[m_key[c]] = c;
-    m_kmax = std::max(m_kmax, std::abs(m_kernel.self(m_sq(c))));
+    m_kmax = std::max(m_kmax, std::abs(q_diag(c)));
     return c;
   }
 
@@ -468,19 +521,26 @@ class IncrementalSVM {
     m_n = last;
   }
 
-  /// out(i) = Q_ij = y_i y_j K(x_i, x_j) for every stored i; the diagonal from k.self.
+  /// Q_ii = k(x_i, x_i) + ridge: the one place the diagonal of Q is formed (with ridge 0 the
+  /// kernel value itself, bit for bit).
+  double q_diag(Index i) const {
+    const double k = m_kernel.self(m_sq(i));
+    return m_ridge > 0.0 ? k + m_ridge : k;
+  }
+
+  /// out(i) = Q_ij = y_i y_j K(x_i, x_j) for every stored i; the diagonal from q_diag.
   void compute_column(Index j, Vector& out) const {
     m_kernel.row(m_X, m_sq, m_n, m_X.row(j).transpose(), m_sq(j), out);
     const double yj = m_y(j);
     for (Index i = 0; i < m_n; ++i) out(i) *= m_y(i) * yj;
-    out(j) = m_kernel.self(m_sq(j));
+    out(j) = q_diag(j);
   }
 
   /// Adds example i (with g_i = 0) to S if its row of J is independent. Returns false when
   /// dependent (Schur complement <= kDependent max(1, Q_ii)).
   bool enter_margin(Index i, const Vector* column) {
     const Index P = n_margin();
-    const double kappa = m_kernel.self(m_sq(i));
+    const double kappa = q_diag(i);
     if (P == 0) {
       Eigen::Matrix2d R;
       R << -kappa, m_y(i), m_y(i), 0.0;  // [[0, y], [y, q]]^{-1}
@@ -848,7 +908,8 @@ class IncrementalSVM {
   /// conditioned, which happens when the kernel matrix is numerically rank-deficient without
   /// being exactly so (e.g. RBF with gamma << 1 / spread^2 and a large C). Then one repair is
   /// tried (R refactorised, g recomputed from the alphas in O(N n_SV d), refinement); if the
-  /// conditions still fail, std::runtime_error is thrown and the object keeps that state.
+  /// conditions still fail, std::runtime_error is thrown and the object keeps that state. The
+  /// message points to the remedies: a larger gamma, a smaller C, or a small ridge.
   void verify(const char* what) {
     double gv, av, ascale;
     violations(gv, av, ascale);
@@ -863,7 +924,12 @@ class IncrementalSVM {
     msg << "IncrementalSVM::" << what << ": numerical breakdown, the KT conditions are violated by " << gv
         << " in g and " << av << " in alpha (bound scale " << ascale
         << ") after the update and a repair: the bordered Jacobian is ill-conditioned (the kernel matrix is "
-           "numerically rank-deficient without being exactly so; use a larger gamma or a smaller C)";
+           "numerically rank-deficient without being exactly so). Use a larger gamma, a smaller C or ";
+    if (m_ridge > 0.0)
+      msg << "a larger ridge than " << m_ridge;
+    else
+      msg << "a small ridge (e.g. 1e-8 to 1e-6 times the kernel scale; ~10 / C at a large C, 1e-4 at C = 1e5)";
+    msg << ", which trains the SVM on K + ridge I (kernel scale here: max |k(x, x) + ridge| = " << m_kmax << ")";
     throw std::runtime_error(msg.str());
   }
 
@@ -932,7 +998,7 @@ class IncrementalSVM {
 
   Index m_d = 1, m_n = 0;
   Kernel m_kernel;
-  double m_C = 1.0, m_b = 0.0, m_kmax = 0.0;
+  double m_C = 1.0, m_ridge = 0.0, m_b = 0.0, m_kmax = 0.0;  ///< m_kmax: max |Q_ii| seen (ridge included)
   RowMatrix m_X;
   Vector m_sq, m_y, m_alpha, m_g, m_s;
   std::vector<SVMSet> m_set;
