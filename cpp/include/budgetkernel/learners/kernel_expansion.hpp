@@ -81,6 +81,13 @@ class KernelExpansion {
 
   /// Decision values of one example (n_outputs values); thread-safe for concurrent readers.
   void decision(const double* xp, double* out) const {
+    thread_local Vector krow;
+    decision(xp, out, krow);
+  }
+
+  /// decision() that leaves the kernel row k(x_j, x) in krow (grown to size() when needed;
+  /// untouched when there are no SVs), for callers that score more than A (UniformAverage).
+  void decision(const double* xp, double* out, Vector& krow) const {
     const Eigen::Map<const Vector> x(xp, m_sv.dim());
     Eigen::Map<Vector> f(out, m_sv.n_coef());
     const Index n = m_sv.size();
@@ -88,7 +95,6 @@ class KernelExpansion {
       f.setZero();
       return;
     }
-    thread_local Vector krow;
     if (krow.size() < n) krow.resize(n);
     m_sv.kernel_row(m_kernel, x, x.squaredNorm(), krow);
     m_sv.scores(krow, f);

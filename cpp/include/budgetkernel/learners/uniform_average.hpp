@@ -100,18 +100,10 @@ class UniformAverage {
   /// thread-safe for concurrent readers.
   void decision(const KernelExpansion& ex, const double* xp, double N, double* out) const {
     if (!m_on) return ex.decision(xp, out);
-    const SupportVectors& sv = ex.sv();
-    const Eigen::Map<const Vector> x(xp, sv.dim());
-    Eigen::Map<Vector> f(out, sv.n_coef());
     thread_local Vector krow;
-    if (krow.size() < sv.size() + 1) krow.resize(sv.size() + 1);
-    f.setZero();
-    const double xsq = x.squaredNorm();
-    if (sv.size() > 0) {
-      sv.kernel_row(ex.kernel(), x, xsq, krow);
-      sv.scores(krow, f);
-    }
-    add_to_scores(sv, ex.kernel(), x, xsq, krow, N, f);
+    ex.decision(xp, out, krow);
+    const Eigen::Map<const Vector> x(xp, ex.sv().dim());
+    add_to_scores(ex.sv(), ex.kernel(), x, x.squaredNorm(), krow, N, Eigen::Map<Vector>(out, ex.sv().n_coef()));
   }
 
   /// SVs the average predicts with: the current ones plus the retired ones.
