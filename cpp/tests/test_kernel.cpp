@@ -2,8 +2,10 @@
 #include <budgetkernel/kernel.hpp>
 #include <budgetkernel/sv_store.hpp>
 
+#include <cstdio>
 #include <limits>
 #include <random>
+#include <utility>
 
 #include "test_util.hpp"
 
@@ -102,6 +104,71 @@ TEST_CASE("rbf kernel has a unit diagonal and k(x, x) = 1") {
   }
 }
 
+namespace {
+/// Distance from a to b in units of b's spacing (the smallest subnormal for b = 0 and below).
+double ulps(double a, double b) {
+  if (a == b) return 0.0;
+  const double spacing = std::max(std::nextafter(b, std::numeric_limits<double>::infinity()) - b,
+                                  std::numeric_limits<double>::denorm_min());
+  return std::fabs(a - b) / spacing;
+}
+
+/// exp(x) for x <= 0 through the RBF map: with |s|^2 = |x|^2 = 0, gamma = 1 and the dot
+/// product x/2, the map's argument is -max(0, -x) = x exactly.
+Vector rbf_exp_of(const Vector& x) {
+  Vector out = 0.5 * x;
+  const Vector zero = Vector::Zero(x.size());
+  budgetkernel::detail::rbf_finish(zero.data(), x.size(), 0.0, 1.0, out.data());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("the RBF map's exp is within 1 ulp of std::exp on [-746, 0], edges included") {
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> wide(-746.0, 0.0), unit(-1.0, 0.0), tiny(-1e-10, 0.0);
+  const Index n = 3000001;  // odd: the last value goes through the padded tail
+  Vector x(n);
+  for (Index i = 0; i < n; ++i) x(i) = i % 3 == 0 ? wide(rng) : i % 3 == 1 ? unit(rng) : tiny(rng);
+  const Vector e = rbf_exp_of(x);
+  double worst = 0.0;
+  for (Index i = 0; i < n; ++i) worst = std::max(worst, ulps(e(i), std::exp(x(i))));
+  std::printf("  max error %.2f ulp over %lld arguments (own SIMD exp: %s)\n", worst, static_cast<long long>(n),
+              budgetkernel::detail::kRbfExpPositionIndependent ? "yes" : "no, Eigen's");
+  CHECK(worst <= 1.0);
+  // Edges: exactly 1 at 0, the normal/subnormal boundary, the last subnormals, underflow to 0,
+  // -inf (an overflowing distance) to 0, NaN propagated.
+  const double inf = std::numeric_limits<double>::infinity();
+  Vector edge(11);
+  edge << 0.0, -0.0, -1e-300, -708.39, -708.4, -745.0, -745.13, -745.2, -746.0, -1e4, -inf;
+  const Vector ee = rbf_exp_of(edge);
+  for (Index i = 0; i < edge.size(); ++i) CHECK(ulps(ee(i), std::exp(edge(i))) <= 1.0);
+  CHECK(ee(0) == 1.0 && ee(1) == 1.0 && ee(10) == 0.0);
+  Vector nan(1);
+  nan << std::numeric_limits<double>::quiet_NaN();
+  CHECK(std::isnan(rbf_exp_of(nan)(0)));
+}
+
+TEST_CASE("an RBF kernel value does not depend on its position in the row (x86-64 builds)") {
+  if (!budgetkernel::detail::kRbfExpPositionIndependent) return;  // Eigen's exp has a scalar tail
+  const Kernel k(KernelType::RBF, 0.7);
+  const RowMatrix P = random_matrix(9, 2, 5);
+  const Vector x = random_matrix(1, 2, 6).row(0).transpose();
+  Vector sq(9), row(9);
+  for (Index i = 0; i < 9; ++i) sq(i) = P.row(i).squaredNorm();
+  // Row 0 at every position 0..8 of rows of length 1..9 (the others are other points).
+  for (Index len = 1; len <= 9; ++len)
+    for (Index pos = 0; pos < len; ++pos) {
+      RowMatrix S = P.topRows(len);
+      Vector s = sq.head(len);
+      S.row(0).swap(S.row(pos));
+      std::swap(s(0), s(pos));
+      k.row(S, s, len, x, x.squaredNorm(), row);
+      Vector ref(1);
+      k.row(RowMatrix(P.topRows(1)), Vector(sq.head(1)), 1, x, x.squaredNorm(), ref);
+      CHECK(row(pos) == ref(0));
+    }
+}
+
 TEST_CASE("kernel_row through the SV store agrees with value") {
   const Kernel k(KernelType::RBF, 0.8);
   const Index d = 3;
@@ -136,4 +203,15 @@ TEST_CASE("invalid kernel parameters throw") {
   CHECK_THROWS(Kernel(static_cast<KernelType>(7)));
 }
 
+#if defined(BUDGETKERNEL_TEST_NEEDS_AVX2)
+// The AVX2+FMA build of this file (test_kernel_avx2): nothing to test on a CPU without them.
+int main() {
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    std::printf("CPU without AVX2/FMA: skipped\n");
+    return 0;
+  }
+  return bk_test::run_all();
+}
+#else
 TEST_MAIN()
+#endif

@@ -695,7 +695,7 @@ TEST_CASE("merge partner search: pruned == exhaustive scan; the table's lower bo
     if (t % 7 == 0)  // far apart
       for (Index i = 0; i < B; ++i) sv.set_x(i, (100.0 * static_cast<double>(i)) * Eigen::VectorXd::Ones(d));
     double m_norm = 0.0;
-    const Index m = detail::merge_smallest(sv, m_norm);
+    const Index m = detail::merge_smallest(sv, m_norm, krow);
     if (m_norm == 0.0) continue;
     if (krow.size() < B) krow.resize(B);
     sv.kernel_row(k, sv.x(m).transpose(), sv.sqnorm()(m), krow);

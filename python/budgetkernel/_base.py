@@ -269,7 +269,8 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             X = validate_data(self, X, **kw)
         else:
             X, y = validate_data(self, X, y, **kw)
-            check_classification_targets(y)
+            if first:  # later chunks: _encode rejects every label outside classes_
+                check_classification_targets(y)
         if first:
             self._init_model(X, classes)
         elif classes is not None and not np.array_equal(unique_labels(classes), self.classes_):

@@ -22,7 +22,8 @@ namespace budgetkernel {
 /// Bitwise reproducibility (why canonical_tail exists). Kernel::row's value for entry j is
 /// not a function of (x_j, x) alone: Eigen evaluates the bulk of the row with its vectorised
 /// exp, but the last (n mod packet size) entries with std::exp (different in the last bit for
-/// ~14% of arguments), and for d > 4 the dot products of the last (n mod 8) rows go through
+/// ~14% of arguments; this applies where detail::rbf_finish falls back to Eigen, i.e. off
+/// x86-64), and for d > 4 the dot products of the last (n mod 8) rows go through
 /// narrower gemv blocks with a different summation order. Which SVs sat in those positions
 /// when a row was computed depends on the history, so a cache filled from the learner's rows
 /// could not be rebuilt bit for bit from a loaded store. The remedy: every cached value is
@@ -53,12 +54,13 @@ class GramCache {
                                        : 1;
 
   /// Granularity b of canonical_tail: entries before b floor(n/b) of a Kernel::row over n SVs
-  /// are already canonical. d <= 4: the dot products are position-independent, only the
-  /// vectorised exp (RBF) has a scalar tail; d > 4: Eigen's gemv rows come in blocks of 8
-  /// (kPacket divides 8). 1 = nothing to fix.
+  /// are already canonical. d <= 4: the dot products are position-independent, and so is the
+  /// RBF map on x86-64 (detail::rbf_finish pads its tail into a full packet); elsewhere Eigen's
+  /// vectorised exp has a scalar tail; d > 4: Eigen's gemv rows come in blocks of 8 (kPacket
+  /// divides 8). 1 = nothing to fix.
   static Index canonical_block(const Kernel& k, Index d) {
     if (d > 4) return kGemvBlock;
-    return k.type() == KernelType::RBF ? kPacket : 1;
+    return k.type() == KernelType::RBF && !detail::kRbfExpPositionIndependent ? kPacket : 1;
   }
 
   GramCache() = default;

@@ -7,6 +7,7 @@
 /// element-wise map (a vectorised exp for RBF).
 
 #include "common.hpp"
+#include "detail/rbf_exp.hpp"
 
 namespace budgetkernel {
 
@@ -102,7 +103,7 @@ class Kernel {
         break;
       }
       case KernelType::RBF:
-        o = (-m_gamma * (sqnorm.head(n).array() + x_sq - 2.0 * o).max(0.0)).exp();
+        detail::rbf_finish(sqnorm.data(), n, x_sq, m_gamma, out.data());
         break;
     }
   }

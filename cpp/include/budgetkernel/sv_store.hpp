@@ -25,6 +25,20 @@ inline bool smaller_or_older(double v, std::int64_t id, double best_v, std::int6
   return id < best_id;
 }
 
+/// argmin_j v[j] over n >= 1 values, near-ties to the smallest id: the smallest id among the j
+/// that smaller_or_older would not rank above the minimum (v[j] <= v_min + 1e-9 max(|v[j]|,
+/// |v_min|)). One vectorised minimum and one predictable pass, instead of a scan whose
+/// compare-with-tolerance branches on every element.
+inline Index argmin_oldest(const double* v, const std::int64_t* id, Index n) {
+  const double vmin = Eigen::Map<const Vector>(v, n).minCoeff();
+  Index best = -1;
+  for (Index j = 0; j < n; ++j) {
+    if (v[j] > vmin + 1e-9 * std::max(std::abs(v[j]), std::abs(vmin))) continue;
+    if (best < 0 || id[j] < id[best]) best = j;
+  }
+  return best;
+}
+
 }  // namespace detail
 
 /// Preallocated, contiguous storage for at most `capacity` support vectors.
