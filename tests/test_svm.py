@@ -4,6 +4,7 @@ With ``ridge > 0`` the machines solve the SVM dual on K + ridge * I: compared wi
 that precomputed training kernel (decision values from the plain test kernel)."""
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -251,3 +252,58 @@ def test_bad_weights_and_indices_raise():
         clf.unlearn(50)
     with pytest.raises(ValueError):
         clf.set_sample_weight(3, 0.0)
+
+
+# ---------------------------------------------------------------- failures lose nothing learned
+
+_FAILED = re.compile(r"example (\d+) of the chunk \(0-based\) could not be learned and was undone; the (\d+) examples")
+
+
+def _learned_before_failure(clf, X, y, classes=None):
+    """partial_fit that must raise RuntimeError; returns how many rows of the chunk stayed learned."""
+    with pytest.raises(RuntimeError) as exc:
+        clf.partial_fit(X, y, classes=classes)
+    m = _FAILED.search(str(exc.value))
+    assert m is not None and m.group(1) == m.group(2), str(exc.value)
+    assert "Cause: IncrementalSVM::" in str(exc.value)
+    return int(m.group(1))
+
+
+@pytest.mark.parametrize(
+    "make, n",
+    [(lambda: IncrementalSVC(C=1e5, gamma=0.01), 300),
+     (lambda: TwinVectorMachine(budget=100, C=1e5, gamma=0.01, random_state=0), 1500)],  # (the seed is saved)
+    ids=["IncrementalSVC", "TwinVectorMachine"],
+)
+def test_a_chunk_that_breaks_down_keeps_the_examples_before_it(make, n):
+    # The numerically rank-deficient case above (gamma * spread^2 ~ 0.04, C = 1e5, no ridge):
+    # some example breaks the exact SVM down. partial_fit raises RuntimeError naming it; the rows
+    # before it stay learned, the failed one is undone, and learning goes on.
+    X, y = datasets.two_gaussians(n, random_state=0)
+    classes = np.unique(y)
+    Xt, _ = datasets.two_gaussians(200, random_state=1)
+    clf = make()
+    j = _learned_before_failure(clf, X, y, classes)
+    assert 0 < j < n and clf.n_seen_ == j
+    # exactly the learner of the first j rows: same predictions, same model bytes
+    ref = make().partial_fit(X[:j], y[:j], classes=classes)
+    np.testing.assert_array_equal(clf.decision_function(Xt), ref.decision_function(Xt))
+    assert clf._model.to_bytes() == ref._model.to_bytes()
+    # Learning goes on: the rest of the stream, skipping each example that fails, equals a
+    # learner that never saw the skipped ones.
+    skipped, start = [j], j + 1
+    while start < n:
+        try:
+            clf.partial_fit(X[start:], y[start:])
+            break
+        except RuntimeError as e:
+            k = int(_FAILED.search(str(e)).group(1))
+            skipped.append(start + k)
+            start += k + 1
+    keep = np.setdiff1d(np.arange(n), skipped)
+    assert clf.n_seen_ == len(keep) and len(keep) - j >= (n - j) // 2
+    ref = make().partial_fit(X[keep], y[keep], classes=classes)
+    np.testing.assert_array_equal(clf.decision_function(Xt), ref.decision_function(Xt))
+    assert clf._model.to_bytes() == ref._model.to_bytes()
+    # and a model that failed resumes from a pickle like any other
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).decision_function(Xt), clf.decision_function(Xt))

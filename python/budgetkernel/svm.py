@@ -93,6 +93,12 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     g = y f(x) + ridge * alpha - 1 (the gradient of the ridged dual) and ``dual_objective``
     of that dual, while ``decision_function`` is the plain f. Weights and copies are no
     longer interchangeable with a ridge (each stored copy gets its own ridge).
+
+    A numerical breakdown (``RuntimeError``) loses nothing learned: the failing example, or
+    :meth:`unlearn` / :meth:`set_C` / :meth:`set_sample_weight` call, is undone in every
+    one-vs-rest machine and the model is exactly as before it. In a ``fit`` / ``partial_fit``
+    chunk the rows before the failing one stay learned; the message says how many
+    (``n_seen_`` counts them, the failed row is not counted) and learning can go on.
     """
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1, shuffle=False,
@@ -227,6 +233,11 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
     Notes
     -----
     Binary at heart; more than two classes one-vs-rest (one TVM per class).
+
+    A numerical breakdown of the exact SVM (``RuntimeError``, see ``ridge``) loses nothing
+    learned: the step of the failing example is undone (twins, machines, counters) and the
+    model is exactly as before it. In a ``fit`` / ``partial_fit`` chunk the rows before the
+    failing one stay learned; the message says how many and learning can go on.
     """
 
     def __init__(self, budget=100, C=1.0, m1=1.0, m2=2.0, merge="input", one_sided=True, rejection_eta=0.2,

@@ -14,6 +14,15 @@
 /// Cost per example: O(N d) for the kernel row plus, per machine, O(N d) for the new
 /// example's kernel column and O(N |S| + |S|^2) per bookkeeping step (N = examples stored).
 ///
+/// Failure: a numerical breakdown of a machine (std::runtime_error, see IncrementalSVM) in
+/// step, unlearn, set_C or set_weight leaves the learner exactly as before the call: each
+/// operation runs on every machine inside one IncrementalSVM transaction, and when machine k
+/// throws, machines 0..k-1, which already applied it, are rolled back (otherwise they would
+/// disagree about the example and its key). The counters do not count a failed example, so
+/// the example numbers stay the positions of the learned examples in the stream. In a chunk
+/// (partial_fit, partial_fit_weighted) the examples before the failing one stay learned and
+/// the exception says how many they are.
+///
 /// IDSVMParams::ridge > 0 makes every machine the SVM on the training kernel matrix
 /// K + ridge I (see IncrementalSVM): a way around the numerical breakdown on a numerically
 /// rank-deficient kernel matrix. Decision values use the plain kernel.
@@ -59,21 +68,27 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   /// Predicts, then learns (x, y) with weight s (alpha <= C s in every machine).
   /// \throws std::invalid_argument on a weight that is not positive and finite.
   /// \throws std::runtime_error on a numerical breakdown of a machine (see IncrementalSVM);
-  ///         the machines may then disagree about this example: reset() or load() the learner.
+  ///         the learner is then exactly as before the call (see the file comment).
   std::int32_t step_weighted(const double* xp, std::int32_t y, double weight) {
     detail::require(std::isfinite(weight) && weight > 0.0, "weight must be a positive finite number");
     decision_into(xp, m_f);
     const std::int32_t pred = detail::predict_from_scores(m_f);
-    ++m_count.examples;
     bool support = false;
-    for (Index k = 0; k < n_outputs(); ++k) {
-      IncrementalSVM& m = m_machines[static_cast<std::size_t>(k)];
+    on_every_machine([&](IncrementalSVM& m, Index k) {
       const double yk = n_outputs() == 1 ? (y == 1 ? 1.0 : -1.0) : (y == k ? 1.0 : -1.0);
       const std::int64_t key = m.learn(xp, yk, weight);
       support = support || m.alpha(m.index_of(key)) > 0.0;
-    }
+    });
+    ++m_count.examples;
     if (support) ++m_count.updates;
     return pred;
+  }
+
+  /// Test-then-train over a chunk (OnlineLearner::partial_fit); on a numerical breakdown the
+  /// examples before the failing one stay learned and the exception says how many they are.
+  void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
+    detail::report_chunk_failure("IncrementalSVC::partial_fit", m_count.examples,
+                                 [&] { OnlineLearner::partial_fit(X, y, pred); });
   }
 
   /// Test-then-train over a weighted chunk (validated like partial_fit; weights > 0, finite).
@@ -83,12 +98,14 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     detail::require(w != nullptr, "weights are required");
     for (Index i = 0; i < X.rows(); ++i)
       detail::require(std::isfinite(w[i]) && w[i] > 0.0, "weights must be positive finite numbers");
-    for (Index i = 0; i < X.rows(); ++i) {
-      const std::int32_t p = step_weighted(X.row(i).data(), y[i], w[i]);
-      if (p != y[i]) ++m_count.mistakes;
-      ++m_count.labels;
-      if (pred) pred[i] = p;
-    }
+    detail::report_chunk_failure("IncrementalSVC::partial_fit_weighted", m_count.examples, [&] {
+      for (Index i = 0; i < X.rows(); ++i) {
+        const std::int32_t p = step_weighted(X.row(i).data(), y[i], w[i]);
+        if (p != y[i]) ++m_count.mistakes;
+        ++m_count.labels;
+        if (pred) pred[i] = p;
+      }
+    });
   }
 
   /// Decision values of one example (n_outputs values). Thread-safe.
@@ -105,13 +122,13 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   /// \throws std::invalid_argument if it is unknown (never learned, or already forgotten).
   void unlearn(std::int64_t example) {
     check_example(example, "unlearn");
-    for (auto& m : m_machines) m.unlearn(example);
+    on_every_machine([&](IncrementalSVM& m, Index) { m.unlearn(example); });
   }
 
   /// Regularisation-parameter perturbation of every machine (exact, adiabatic).
   void set_C(double C) {
     detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
-    for (auto& m : m_machines) m.set_C(C);
+    on_every_machine([&](IncrementalSVM& m, Index) { m.set_C(C); });
     m_p.C = C;
   }
 
@@ -119,7 +136,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   void set_weight(std::int64_t example, double weight) {
     check_example(example, "set_weight");
     detail::require(std::isfinite(weight) && weight > 0.0, "weight must be a positive finite number");
-    for (auto& m : m_machines) m.set_weight(example, weight);
+    on_every_machine([&](IncrementalSVM& m, Index) { m.set_weight(example, weight); });
   }
 
   /// Machine k < n_outputs() (one for binary, one per class for one-vs-rest).
@@ -203,6 +220,23 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
 
  private:
   static std::string prefix(Index k) { return "m" + std::to_string(k) + "."; }
+
+  /// op(machine k, k) for every machine as one unit: inside a transaction per machine, all
+  /// committed at the end, all rolled back if one throws (the machines must agree).
+  template <class Op>
+  void on_every_machine(Op&& op) {
+    try {
+      for (Index k = 0; k < n_outputs(); ++k) {
+        IncrementalSVM& m = m_machines[static_cast<std::size_t>(k)];
+        m.begin_transaction();
+        op(m, k);
+      }
+    } catch (...) {
+      for (auto& m : m_machines) m.rollback();  // a no-op for the machines not reached
+      throw;
+    }
+    for (auto& m : m_machines) m.commit();
+  }
 
   bool is_support(Index i) const {
     for (const auto& m : m_machines)

@@ -42,8 +42,14 @@
 /// plus merges (summed over machines); labels = examples some machine found Beneficial (the
 /// others were not needed: Beneficial looks at |TVM(x)| only); degradation stays 0.
 ///
-/// Failure: an IncrementalSVM operation that throws (std::runtime_error, see its header)
-/// leaves this learner inconsistent; reset() or load() it. TVMParams::ridge > 0 trains every
+/// Failure: when an IncrementalSVM operation throws (std::runtime_error, a numerical
+/// breakdown, see its header), step() leaves the learner exactly as before the call (twin
+/// sets, machines, counters, generator) and rethrows: one UpdateTVM is several machine
+/// operations (unlearns, set_C, learns) after the twin set already changed, so each machine
+/// it touches runs them inside one IncrementalSVM transaction and its twin set is copied
+/// first (O(B d), small next to the update's O(B^2) steps); a failure in machine k rolls back
+/// machines 0..k of the step. In a chunk (partial_fit) the examples before the failing one
+/// stay learned and the exception says how many they are. TVMParams::ridge > 0 trains every
 /// machine on K + ridge I (IncrementalSVM's ridge; decision values, TVM(x) and TVM(q_j), use
 /// the plain kernel), the way around that breakdown on a numerically rank-deficient kernel
 /// matrix. The two sides of a twin are two stored examples: each gets the ridge.
@@ -544,6 +550,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
       m_tw.emplace_back();
       m_tw.back().reset(n_features, params.budget, params.kernel, params.merge, params.one_sided);
     }
+    m_tw_undo.assign(static_cast<std::size_t>(c), detail::TwinSet());
     m_f.setZero(c);
     m_z.setZero(n_features);
   }
@@ -552,36 +559,66 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
 
   /// Predicts with the current machines, then runs Algorithm 1 (or the reservoir step of the
   /// Random baseline) on every machine. Returns the prediction.
+  /// \throws std::runtime_error on a numerical breakdown of a machine (see IncrementalSVM); the
+  ///         learner is then exactly as before the call (see "Failure" in the file comment).
   std::int32_t step(const double* x, std::int32_t y) {
     const Index c = n_outputs();
     for (Index k = 0; k < c; ++k) m_f(k) = m_svm[static_cast<std::size_t>(k)].decision(x);
     const std::int32_t pred = detail::predict_from_scores(m_f);
+    const Counters count = m_count;
     const std::int64_t t = ++m_count.examples;
-    bool changed = false, used_label = false;
-    if (m_p.random_baseline) {
-      Index slot = -1;
-      const Index n = m_tw[0].size();
-      if (n < m_p.budget) {
-        slot = n;
+    bool changed = false, used_label = false, drew = false;
+    try {
+      if (m_p.random_baseline) {
+        Index slot = -1;
+        const Index n = m_tw[0].size();
+        if (n < m_p.budget) {
+          slot = n;
+        } else {
+          m_rng_undo = m_rng;  // a failed step must not consume its draw
+          drew = true;
+          const Index j = detail::uniform_index(m_rng, static_cast<Index>(t));  // Algorithm R
+          if (j < m_p.budget) slot = j;
+        }
+        if (slot >= 0) {
+          for (Index k = 0; k < c; ++k) {
+            begin_update(k);
+            replace_twin(k, slot, x, label_of(k, y));
+          }
+          changed = used_label = true;
+        }
       } else {
-        const Index j = detail::uniform_index(m_rng, static_cast<Index>(t));  // Algorithm R
-        if (j < m_p.budget) slot = j;
+        for (Index k = 0; k < c; ++k) {
+          const detail::TwinSet& tw = m_tw[static_cast<std::size_t>(k)];
+          if (!(tw.size() < m_p.budget || std::fabs(m_f(k)) <= m_p.m1)) continue;  // Algorithm 2
+          used_label = true;
+          begin_update(k);
+          changed = update_machine(k, x, label_of(k, y), m_f(k)) || changed;
+        }
       }
-      if (slot >= 0) {
-        for (Index k = 0; k < c; ++k) replace_twin(k, slot, x, label_of(k, y));
-        changed = used_label = true;
-      }
-    } else {
+    } catch (...) {
+      // Every machine that began this step goes back, with its twin set (they must agree).
       for (Index k = 0; k < c; ++k) {
-        const detail::TwinSet& tw = m_tw[static_cast<std::size_t>(k)];
-        if (!(tw.size() < m_p.budget || std::fabs(m_f(k)) <= m_p.m1)) continue;  // Algorithm 2
-        used_label = true;
-        changed = update_machine(k, x, label_of(k, y), m_f(k)) || changed;
+        IncrementalSVM& svm = m_svm[static_cast<std::size_t>(k)];
+        if (!svm.in_transaction()) continue;
+        svm.rollback();
+        std::swap(m_tw[static_cast<std::size_t>(k)], m_tw_undo[static_cast<std::size_t>(k)]);
       }
+      m_count = count;
+      if (drew) m_rng = m_rng_undo;
+      throw;
     }
+    for (auto& svm : m_svm) svm.commit();
     if (changed) ++m_count.updates;
     m_label_unused = !used_label;  // Beneficial needs no label (active-learning reading)
     return pred;
+  }
+
+  /// Test-then-train over a chunk (OnlineLearner::partial_fit); on a numerical breakdown the
+  /// examples before the failing one stay learned and the exception says how many they are.
+  void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
+    detail::report_chunk_failure("TwinVectorMachine::partial_fit", m_count.examples,
+                                 [&] { OnlineLearner::partial_fit(X, y, pred); });
   }
 
   /// Decision values TVM_k(x) of one example (n_outputs values).
@@ -740,6 +777,14 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     return y == k ? 1.0 : -1.0;
   }
 
+  /// Opens the undo of machine k's update in this step: a copy of its twin set (O(B d), no
+  /// allocation once the copy has the set's sizes) and a transaction of its IncrementalSVM
+  /// (whose journal costs O(B |S| + |S|^2) once, the order of one bookkeeping step).
+  void begin_update(Index k) {
+    m_tw_undo[static_cast<std::size_t>(k)] = m_tw[static_cast<std::size_t>(k)];
+    m_svm[static_cast<std::size_t>(k)].begin_transaction();
+  }
+
   /// Decremental unlearning of both sides of twin j (UpdateTVM).
   void unlearn_twin(IncrementalSVM& svm, detail::TwinSet& tw, Index j) {
     if (tw.key_plus(j) != detail::TwinSet::no_key) svm.unlearn(tw.key_plus(j));
@@ -895,6 +940,9 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   std::vector<IncrementalSVM> m_svm;
   std::vector<detail::TwinSet> m_tw;
   std::mt19937_64 m_rng;
+  // The undo of a step (see "Failure"): the twin sets as before it, the generator before its draw.
+  std::vector<detail::TwinSet> m_tw_undo;
+  std::mt19937_64 m_rng_undo;
   Vector m_f, m_z;
 };
 
