@@ -6,8 +6,9 @@ Protocol:
   ``test_size=0.3, random_state=0`` (not stratified); ``StandardScaler`` fitted on the
   training split only;
 * ``BudgetedSGDClassifier(budget=100, n_epochs=5, shuffle=True)`` with maintenance merge (the
-  target), project and remove-random; unbudgeted kernel Pegasos (same 5 passes) and
-  ``sklearn.svm.SVC(kernel='rbf')`` as references;
+  target), merge with ``average=True`` (the averaged predictor), project and remove-random;
+  unbudgeted kernel Pegasos (same 5 passes) and ``sklearn.svm.SVC(kernel='rbf')`` as
+  references;
 * hyper-parameters per method by 3-fold CV (``GridSearchCV``, StratifiedKFold with
   shuffling seeded by ``--seed``) on the training split only: gamma in {0.25, 0.5, 1, 2, 4}/64
   (64 = the number of features, so 1/64 is gamma='scale' for standardised data; the BSGD
@@ -56,7 +57,7 @@ def main():
     d = X.shape[1]
     gammas = [g / d for g in ((0.5, 2.0) if args.quick else (0.25, 0.5, 1.0, 2.0, 4.0))]
     lams = (1e-3, 1e-4) if args.quick else (1e-2, 1e-3, 1e-4, 1e-5)
-    methods = [("merge", 100), ("project", 100), ("remove-random", 100), ("pegasos", None), ("svc", None)]
+    methods = [("merge", 100), ("merge-avg", 100), ("project", 100), ("remove-random", 100), ("pegasos", None), ("svc", None)]
     runs = []
     for s in range(n_seeds):
         seed = args.seed + s
@@ -66,8 +67,9 @@ def main():
                 est = SVC(kernel="rbf")
                 grid = {"C": [1.0, 10.0, 100.0], "gamma": gammas}
             else:
-                est = BudgetedSGDClassifier(budget=B, maintenance="merge" if m == "pegasos" else m, n_epochs=5,
-                                            shuffle=True, random_state=seed)
+                maintenance = "merge" if m in ("pegasos", "merge-avg") else m
+                est = BudgetedSGDClassifier(budget=B, maintenance=maintenance, n_epochs=5, shuffle=True,
+                                            random_state=seed, average=m == "merge-avg")
                 grid = {"gamma": gammas, "lam": list(lams)}
             t0 = time.perf_counter()
             gs = GridSearchCV(est, grid, cv=cv, n_jobs=1).fit(Xtr, ytr)
@@ -90,7 +92,8 @@ def main():
         a = np.array([r["test_accuracy"] for r in rs])
         summary[m] = {"budget": B, "test_accuracy_mean": float(a.mean()),
                       "test_accuracy_std": float(a.std(ddof=1)) if len(a) > 1 else 0.0}
-        name = {"pegasos": "Pegasos, unbudgeted", "svc": "SVC (rbf, LIBSVM)"}.get(m, f"BSGD {m}")
+        name = {"pegasos": "Pegasos, unbudgeted", "svc": "SVC (rbf, LIBSVM)",
+                "merge-avg": "BSGD merge, averaged"}.get(m, f"BSGD {m}")
         params = "; ".join(", ".join(f"{k}={v:.3g}" for k, v in sorted(r["params"].items())) for r in rs)
         rows.append([name, B or "-", f"{100 * a.mean():.2f} ± {100 * summary[m]['test_accuracy_std']:.2f}",
                      f"{np.mean([r['n_support'] for r in rs]):.0f}", f"{np.mean([r['fit_seconds'] for r in rs]):.3f}",
@@ -101,7 +104,8 @@ def main():
         md_table(["method", "B", "test acc %", "#SV", "fit s", "chosen by 3-fold CV (per seed)"], rows,
                  ["l", "r", "r", "r", "r", "l"]), "",
         f"Target: BSGD merge B=100 >= {100 * TARGET:.0f}%: {100 * summary['merge']['test_accuracy_mean']:.2f}% "
-        f"-> {'met' if ok else '**missed**'}.", "", env_md(env)])
+        f"-> {'met' if ok else '**missed**'} (averaged: "
+        f"{100 * summary['merge-avg']['test_accuracy_mean']:.2f}%).", "", env_md(env)])
     write_results("bench_digits", {"protocol": __doc__, "env": env, "summary": summary, "runs": runs,
                                    "target": TARGET, "target_met": ok}, md, args)
 

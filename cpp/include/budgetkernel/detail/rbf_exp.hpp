@@ -31,10 +31,11 @@
 
 #include <cstdint>
 
-#if defined(__AVX2__) && defined(__FMA__)
+// MSVC defines __AVX2__ under /arch:AVX2 (which also enables FMA) but never __FMA__.
+#if defined(__AVX2__) && (defined(__FMA__) || defined(_MSC_VER))
 #include <immintrin.h>
 #define BUDGETKERNEL_RBF_EXP_AVX2 1
-#elif defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#elif defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>
 #define BUDGETKERNEL_RBF_EXP_SSE2 1
 #endif
