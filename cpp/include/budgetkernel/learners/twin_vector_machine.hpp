@@ -617,8 +617,10 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   /// Test-then-train over a chunk (OnlineLearner::partial_fit); on a numerical breakdown the
   /// examples before the failing one stay learned and the exception says how many they are.
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
-    detail::report_chunk_failure("TwinVectorMachine::partial_fit", m_count.examples,
-                                 [&] { OnlineLearner::partial_fit(X, y, pred); });
+    // Python's ReservoirSVC is this class with random_baseline: name what the user built.
+    const char* who = m_p.random_baseline ? "TwinVectorMachine::partial_fit (random baseline, ReservoirSVC)"
+                                          : "TwinVectorMachine::partial_fit";
+    detail::report_chunk_failure(who, m_count.examples, [&] { OnlineLearner::partial_fit(X, y, pred); });
   }
 
   /// Decision values TVM_k(x) of one example (n_outputs values).
