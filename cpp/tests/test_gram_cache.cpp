@@ -286,6 +286,18 @@ TEST_CASE("GramCache: erase/replace slot bookkeeping, growth, clear, errors") {
   CHECK(g(1, 1) == 1.0);
   CHECK(rel_diff(g, brute_rows(sv, k)) <= 1e-15);
   CHECK(g.row(2).size() == 4 && g.row(2)(1) == g(1, 2));
+  // replace_two: both points changed, written in one pass; equals two replace() calls.
+  sv.set_x(0, Vector::Constant(2, -0.5));
+  sv.set_x(3, Vector::Constant(2, 0.75));
+  const RowMatrix K = brute_rows(sv, k);
+  GramCache twice = g;
+  twice.replace(0, Vector(K.row(0).transpose()), K(0, 0));
+  twice.replace(3, Vector(K.row(3).transpose()), K(3, 3));
+  g.replace_two(0, Vector(K.row(0).transpose()).data(), 3, Vector(K.row(3).transpose()).data());
+  for (Index i = 0; i < 4; ++i)
+    for (Index j = 0; j < 4; ++j) CHECK(g(i, j) == twice(i, j) && g(i, j) == K(i, j));
+  CHECK_THROWS(g.replace_two(1, krow.data(), 1, krow.data()));
+  CHECK_THROWS(g.replace_two(0, krow.data(), 4, krow.data()));
   g.reserve(100);
   CHECK(g.capacity() == 100 && rel_diff(g, brute_rows(sv, k)) <= 1e-15);  // content kept
   CHECK_THROWS(g.erase(4));

@@ -31,6 +31,7 @@ inline void assertion_failed(const char* what, const char* file, int line) {
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <vector>
@@ -504,6 +505,38 @@ TEST_CASE("merge: no heap allocation once the work vectors are large enough") {
   }
 }
 
+TEST_CASE("argmin_oldest == a scan with smaller_or_older's tie rule (unique minima, near-ties, NaN)") {
+  std::mt19937_64 rng(44);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  int unique = 0, tied = 0;
+  for (int t = 0; t < 20000; ++t) {
+    const Index n = 1 + static_cast<Index>(U(rng) * 120);
+    std::vector<double> v(static_cast<std::size_t>(n));
+    std::vector<std::int64_t> id(static_cast<std::size_t>(n));
+    for (Index j = 0; j < n; ++j) {
+      // A few levels (Pegasos' equal |alpha|), some nudged by ~1e-12 (near-ties) or 1e-8 (not).
+      double x = 0.25 * static_cast<double>(1 + static_cast<int>(U(rng) * 4));
+      if (t % 3 == 0) x = U(rng);
+      if (U(rng) < 0.2) x *= 1.0 + (U(rng) < 0.5 ? 1e-12 : 1e-8);
+      v[static_cast<std::size_t>(j)] = x;
+      id[static_cast<std::size_t>(j)] = static_cast<std::int64_t>(U(rng) * 1e6);
+    }
+    if (t % 97 == 0) v[static_cast<std::size_t>(U(rng) * n)] = std::numeric_limits<double>::quiet_NaN();
+    const double vmin = Eigen::Map<const Vector>(v.data(), n).minCoeff();
+    Index ref = -1, ties = 0;
+    for (Index j = 0; j < n; ++j) {
+      const double vj = v[static_cast<std::size_t>(j)];
+      if (vj > vmin + 1e-9 * std::max(std::abs(vj), std::abs(vmin))) continue;
+      ++ties;
+      if (ref < 0 || id[static_cast<std::size_t>(j)] < id[static_cast<std::size_t>(ref)]) ref = j;
+    }
+    ++(ties == 1 ? unique : tied);
+    CHECK(detail::argmin_oldest(v.data(), id.data(), n) == ref);
+  }
+  std::printf("  20000 arrays: %d with a unique minimum, %d with near-ties\n", unique, tied);
+  CHECK(unique > 1000 && tied > 1000);
+}
+
 // ---- the cached path: Merging (GramCache) against merge_reduce -----------------------------
 
 namespace {
@@ -522,6 +555,7 @@ bool cache_bitwise_rebuilt(const GramCache& g, const SupportVectors& sv, const K
 
 struct CachedStats {
   int merges = 0, same_slots = 0, bitwise_store = 0, cache_bitwise = 0;
+  int held_merged = 0, held_moved = 0;  // merges after a push: the pushed SV merged away / kept
   double max_dx = 0.0, max_da = 0.0, max_ddeg = 0.0, max_norm_err = 0.0, max_deg_err = 0.0, max_cache_err = 0.0;
 };
 
@@ -541,11 +575,17 @@ CachedStats run_cached(Coef kind, Index c, int stores, std::uint64_t seed, Index
     SupportVectors sv = ref;
     Merging mg(k);
     mg.rebuild(sv, k);
+    Eigen::VectorXd pushed;
     for (int round = 0; round < 5; ++round) {
       const SupportVectors before = sv;
       const MaintenanceResult r1 = merge_reduce(ref, k, w1, w2);
       const MaintenanceResult r2 = mg.reduce(sv, k);
       ++st.merges;
+      if (round > 0) {  // Merging held the pushed SV's row back: both ways of writing it
+        bool kept = false;
+        for (Index i = 0; i < sv.size() && !kept; ++i) kept = sv.x(i).transpose() == pushed;
+        ++(kept ? st.held_moved : st.held_merged);
+      }
       bool slots = ref.size() == sv.size();
       for (Index i = 0; slots && i < sv.size(); ++i) slots = ref.id(i) == sv.id(i);
       st.same_slots += slots;
@@ -572,6 +612,7 @@ CachedStats run_cached(Coef kind, Index c, int stores, std::uint64_t seed, Index
       for (Index l = 0; l < d; ++l) x(l) = 2 * U(rng) - 1;
       for (Index i = 0; i < c; ++i) a(i) = (2 * U(rng) - 1) * std::exp(-3 * U(rng));
       if (krow.size() < n + 1) krow.resize(n + 1);
+      pushed = x;
       sv.push(x, a, kMergedId + 1 + 10 * t + round);
       ref.push(x, a, kMergedId + 1 + 10 * t + round);
       // The learner's row, with the query's |x|^2 equal to the store's (GramCache's premise for
@@ -602,9 +643,11 @@ TEST_CASE("Merging (cached) == merge_reduce: same partner, slots, h, z, alpha_z,
     const CachedStats st = run_cached(cs.kind, cs.c, cs.stores, seed++, cs.bmax);
     std::printf("  %-16s %d merges: same partner and slots %d, bitwise-identical result %d; max |dz| %.2g, "
                 "max |d alpha| %.2g, max |d degradation| %.2g; vs brute force: norm_change %.2g, degradation %.2g; "
-                "cache vs brute-force rows %.2g, == rebuild bitwise %d/%d\n",
+                "cache vs brute-force rows %.2g, == rebuild bitwise %d/%d; after a push, the new SV merged in %d, "
+                "kept in %d\n",
                 cs.name, st.merges, st.same_slots, st.bitwise_store, st.max_dx, st.max_da, st.max_ddeg, st.max_norm_err,
-                st.max_deg_err, st.max_cache_err, st.cache_bitwise, st.merges);
+                st.max_deg_err, st.max_cache_err, st.cache_bitwise, st.merges, st.held_merged, st.held_moved);
+    CHECK(st.held_merged > 0 && st.held_moved > 0);
     CHECK(st.same_slots == st.merges);
     CHECK(st.max_dx <= 1e-12 && st.max_da <= 1e-12 && st.max_ddeg <= 1e-12);
     CHECK(st.max_norm_err <= 1e-10 && st.max_deg_err <= 1e-10);
@@ -615,10 +658,21 @@ TEST_CASE("Merging (cached) == merge_reduce: same partner, slots, h, z, alpha_z,
 
 TEST_CASE("Merging (cached): special stores (m last, duplicates, far points, zero alpha) and errors") {
   const Kernel k(KernelType::RBF, 1.0);
-  auto both = [&](SupportVectors sv) {
+  // held: the last SV arrives through on_push (its row held back until reduce), as in a learner.
+  auto check = [&](SupportVectors sv, bool held) {
     SupportVectors ref = sv;
     Merging mg(k);
-    mg.rebuild(sv, k);
+    if (held) {
+      SupportVectors earlier = sv;
+      const Index last = sv.size() - 1;
+      earlier.erase(last);
+      mg.rebuild(earlier, k);
+      Vector krow(sv.size());
+      k.row(sv.X(), sv.sqnorm(), last, sv.x(last).transpose(), sv.sqnorm()(last), krow);
+      mg.on_push(sv, krow, 1.0);
+    } else {
+      mg.rebuild(sv, k);
+    }
     Vector w1, w2;
     const SupportVectors before = sv;
     const MaintenanceResult r1 = merge_reduce(ref, k, w1, w2), r2 = mg.reduce(sv, k);
@@ -630,6 +684,10 @@ TEST_CASE("Merging (cached): special stores (m last, duplicates, far points, zer
     CHECK_NEAR(r1.degradation, r2.degradation, 1e-14);
     CHECK_NEAR(r2.norm_change, cross(sv, sv, k) - cross(before, before, k), 1e-12);
     CHECK(cache_bitwise_rebuilt(mg.gram(), sv, k));
+  };
+  auto both = [&](const SupportVectors& sv) {
+    check(sv, false);
+    check(sv, true);
   };
   both(store_of({{0.5, 0.0}, {0.0, 0.0}}, {{-1.0}, {0.3}}));                            // m last: z goes to n's slot
   both(store_of({{0.0, 0.0}, {0.4, 0.1}, {-1.0, 2.0}}, {{0.8}, {1.5}, {-0.2}}));        // m last of three

@@ -114,10 +114,28 @@ class GramCache {
     if (!(krow_p.size() >= m_n)) detail::invalid("GramCache::replace: krow is shorter than the number of SVs");
     double* rp = ptr(p);
     for (Index j = 0; j < m_n; ++j) rp[j] = krow_p(j);
+    for (Index j = 0; j < m_n; ++j) ptr(j)[p] = rp[j];  // the mirrored column (its diagonal next)
     rp[p] = kappa;
-    for (Index j = 0; j < m_n; ++j)
-      if (j != p) ptr(j)[p] = rp[j];
   }
+
+  /// Rows and columns p and q (p != q, both < size()) from full rows vp and vq (vp[q] must
+  /// equal vq[p]), in one pass over the rows: two stores per row where replace() twice
+  /// would walk the cache's columns twice. (At B = 100 the matrix outgrows L1, and the strided
+  /// column stores are the cache's main cost.)
+  void replace_two(Index p, const double* vp, Index q, const double* vq) {
+    if (!(p >= 0 && p < m_n && q >= 0 && q < m_n && p != q)) detail::invalid("GramCache::replace_two: bad indices");
+    std::memcpy(ptr(p), vp, static_cast<std::size_t>(m_n) * sizeof(double));
+    std::memcpy(ptr(q), vq, static_cast<std::size_t>(m_n) * sizeof(double));
+    for (Index j = 0; j < m_n; ++j) {  // rows p and q too: the same values, by the symmetry
+      double* rj = ptr(j);
+      rj[p] = vp[j];
+      rj[q] = vq[j];
+    }
+  }
+
+  /// Row i for writing: its entries at and beyond size() (up to capacity()) are not part of
+  /// the matrix, so a caller may use them as scratch (Merging appends a pending column there).
+  double* row_data(Index i) { return ptr(i); }
 
   /// From scratch, as if the SVs had been pushed in store order: row i = Kernel::row of x_i
   /// over the first i SVs, made canonical, and k.self on the diagonal. O(n^2 d).
@@ -256,7 +274,7 @@ class GramTracked {
 
  protected:
   Kernel m_kernel;
-  GramCache m_gram;
+  mutable GramCache m_gram;  // mutable: Merging writes a held-back row when gram() is read
 };
 
 }  // namespace budgetkernel
