@@ -115,7 +115,8 @@ def write_results(name, data, markdown, args=None):
     with open(mpath, "w") as f:
         f.write(markdown.rstrip() + "\n")
     print(markdown)
-    print(f"\nwrote {jpath.relative_to(HERE.parent)} and {mpath.relative_to(HERE.parent)}")
+    shown = [p.relative_to(HERE.parent) if p.is_relative_to(HERE.parent) else p for p in (jpath, mpath)]
+    print(f"\nwrote {shown[0]} and {shown[1]}")
     return jpath, mpath
 
 
