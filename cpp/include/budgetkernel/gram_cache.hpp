@@ -258,9 +258,7 @@ class GramTracked {
   /// evaluation except at most 7 canonical tail values.
   /// \throws std::logic_error when the cache does not track the other n - 1 SVs.
   void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
-    const Index n = sv.size();
-    if (n != m_gram.size() + 1) detail::cache_out_of_sync("on_push", n - 1, m_gram.size());
-    if (m_gram.capacity() < n) m_gram.reserve(std::max(sv.capacity(), 2 * m_gram.capacity()));
+    const Index n = prepare_push(sv);
     m_gram.on_push(krow, kappa);
     m_gram.canonicalize_row(sv, m_kernel, n - 1, n - 1);
   }
@@ -273,6 +271,15 @@ class GramTracked {
   }
 
  protected:
+  /// on_push's checks and growth: the store must hold exactly one SV more than the cache, and
+  /// the cache gets room for it. Returns the store's size.
+  Index prepare_push(const SupportVectors& sv) {
+    const Index n = sv.size();
+    if (n != m_gram.size() + 1) detail::cache_out_of_sync("on_push", n - 1, m_gram.size());
+    if (m_gram.capacity() < n) m_gram.reserve(std::max(sv.capacity(), 2 * m_gram.capacity()));
+    return n;
+  }
+
   Kernel m_kernel;
   mutable GramCache m_gram;  // mutable: Merging writes a held-back row when gram() is read
 };

@@ -619,10 +619,8 @@ class Merging : public GramTracked {
   /// held back for the next reduce() (see the class comment).
   void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
     flush();
-    const Index n = sv.size();
-    if (n != m_gram.size() + 1) detail::cache_out_of_sync("on_push", n - 1, m_gram.size());
+    const Index n = prepare_push(sv);
     if (!(krow.size() >= n - 1)) detail::invalid("Merging::on_push: krow is shorter than the number of previous SVs");
-    if (m_gram.capacity() < n) m_gram.reserve(std::max(sv.capacity(), 2 * m_gram.capacity()));
     if (m_new.size() < n) m_new.resize(std::max(n, sv.capacity()));
     m_new.head(n - 1) = krow.head(n - 1);
     m_gram.canonical_tail(sv, m_kernel, n - 1, sv.x(n - 1).transpose(), sv.sqnorm()(n - 1), m_new);
@@ -696,18 +694,16 @@ class Merging : public GramTracked {
     sv.carry_combine(keep, m, n, pair.k_mz, pair.k_nz);
     sv.set_id(keep, id);
     const Index last = B - 1;
-    if (!m_held) {
-      m_gram.replace(keep, m_row, m_row(keep));
-      m_gram.erase(drop);
-    } else if (drop == last) {  // the held SV merged away (keep < last)
-      m_gram.replace(keep, m_row, m_row(keep));
-    } else {
+    if (m_held && drop != last) {
       // The held SV (last) moves into drop's slot, as in the store: z's row and its row go in
       // together, each with the other's slot renamed.
       m_row(drop) = m_row(last);  // k(z, x_new)
       m_new(keep) = m_row(last);
       m_new(drop) = m_new(last);  // k(x_new, x_new)
       m_gram.replace_two(keep, m_row.data(), drop, m_new.data());
+    } else {
+      m_gram.replace(keep, m_row, m_row(keep));
+      if (!m_held) m_gram.erase(drop);  // (held and drop == last: the held SV merged away)
     }
     m_held = false;
     sv.erase(drop);

@@ -627,6 +627,19 @@ class IncrementalSVM {
     return c;
   }
 
+  /// Row `from` (x, the per-example values, set, key, slot, its first P entries of Q_{:,S})
+  /// into row `to`, and the index map pointed at `to`; S is the caller's (erase and unerase
+  /// differ there).
+  void move_row(Index from, Index to, Index P) noexcept {
+    m_X.row(to) = m_X.row(from);
+    for (Vector* v : {&m_sq, &m_y, &m_alpha, &m_g, &m_s}) (*v)(to) = (*v)(from);
+    m_set[to] = m_set[from];
+    m_key[to] = m_key[from];
+    m_slot[to] = m_slot[from];
+    m_Q.row(to).head(P) = m_Q.row(from).head(P);
+    m_index.find(m_key[to])->second = to;
+  }
+
   /// Swap-with-last removal of example i (not in S), journaled: the row is saved first and
   /// its index-map node kept, so that unerase() restores both without allocating.
   void erase_example(Index i) {
@@ -634,13 +647,7 @@ class IncrementalSVM {
     const Index last = m_n - 1;
     m_tx.nodes.push_back(m_index.extract(m_key[i]));  // capacity reserved by journal_erase: no throw
     if (i != last) {
-      m_X.row(i) = m_X.row(last);
-      for (Vector* v : {&m_sq, &m_y, &m_alpha, &m_g, &m_s}) (*v)(i) = (*v)(last);
-      m_set[i] = m_set[last];
-      m_key[i] = m_key[last];
-      m_slot[i] = m_slot[last];
-      m_Q.row(i).head(n_margin()) = m_Q.row(last).head(n_margin());
-      m_index.find(m_key[i])->second = i;
+      move_row(last, i, n_margin());
       if (m_slot[i] >= 0) m_S[m_slot[i]] = i;
     }
     m_n = last;
@@ -1267,13 +1274,7 @@ class IncrementalSVM {
   void unerase(const Journal::Entry& e) noexcept {
     const Index i = e.i, last = e.n - 1, P = e.p;
     if (i != last) {
-      m_X.row(last) = m_X.row(i);
-      for (Vector* v : {&m_sq, &m_y, &m_alpha, &m_g, &m_s}) (*v)(last) = (*v)(i);
-      m_set[last] = m_set[i];
-      m_key[last] = m_key[i];
-      m_slot[last] = m_slot[i];
-      m_Q.row(last).head(P) = m_Q.row(i).head(P);
-      m_index.find(m_key[last])->second = last;
+      move_row(i, last, P);
       // (a path after the erase may have changed S; the snapshot taken before it restores S)
       if (m_slot[last] >= 0 && m_slot[last] < n_margin()) m_S[m_slot[last]] = last;
     }
