@@ -505,7 +505,7 @@ TEST_CASE("merge: no heap allocation once the work vectors are large enough") {
   }
 }
 
-TEST_CASE("argmin_oldest == a scan with smaller_or_older's tie rule (unique minima, near-ties, NaN)") {
+TEST_CASE("argmin_oldest == a scan with smaller_or_older's tie rule (unique minima, near-ties, signs, NaN)") {
   std::mt19937_64 rng(44);
   std::uniform_real_distribution<double> U(0.0, 1.0);
   int unique = 0, tied = 0;
@@ -518,6 +518,7 @@ TEST_CASE("argmin_oldest == a scan with smaller_or_older's tie rule (unique mini
       double x = 0.25 * static_cast<double>(1 + static_cast<int>(U(rng) * 4));
       if (t % 3 == 0) x = U(rng);
       if (U(rng) < 0.2) x *= 1.0 + (U(rng) < 0.5 ? 1e-12 : 1e-8);
+      if (t % 5 == 1 && U(rng) < 0.5) x = -x;  // the tolerance takes |v|
       v[static_cast<std::size_t>(j)] = x;
       id[static_cast<std::size_t>(j)] = static_cast<std::int64_t>(U(rng) * 1e6);
     }
