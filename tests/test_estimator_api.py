@@ -157,6 +157,29 @@ def test_bad_input_raises_clear_errors():
         BudgetedSGDClassifier().partial_fit(X, np.ones(100), classes=[1])
 
 
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: repr(e))
+def test_rows_whose_squared_norm_overflows_are_rejected(est):
+    # A finite row with |x|^2 > 1e300 would make kernel distances inf - inf = NaN inside the
+    # model (found: BPA-NN then wrote bookkeeping its own loader rejected). Every entry point
+    # refuses it before anything is learned, and the model stays usable.
+    X, y = datasets.checkerboard(200, random_state=1)
+    clf = clone(est).fit(X, y)
+    before = clf.decision_function(X)
+    huge = X[:3].copy()
+    huge[1] = [1e151, 1e151]
+    for call in (
+        lambda: clf.partial_fit(huge, y[:3]),
+        lambda: clf.decision_function(huge),
+        lambda: clf.predict(huge),
+        lambda: clf.learn_one(huge[1], y[1]),
+        lambda: clf.predict_one(huge[1]),
+    ):
+        with pytest.raises(ValueError, match="too large|NaN or inf"):
+            call()
+    np.testing.assert_array_equal(clf.decision_function(X), before)
+    clf.partial_fit(X[:3] * 1e149, y[:3])  # large but representable: accepted
+
+
 def test_corrupt_and_truncated_model_files(tmp_path):
     X, y = datasets.checkerboard(300, random_state=0)
     clf = BudgetedSGDClassifier(budget=20, gamma=1.0).fit(X, y)
@@ -221,3 +244,4 @@ def test_simd_builds_share_the_model_format():
     np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), rtol=1e-12, atol=1e-12)
     back = _core.KernelPegasos.from_bytes(b.to_bytes())
     np.testing.assert_array_equal(back.decision_function(X), a.decision_function(X))
+

@@ -31,5 +31,26 @@ inline bool all_finite(const double* p, Index n) {
   return true;
 }
 
+/// Largest squared norm of an input row the learners accept. Up to it every kernel
+/// quantity of two rows stays finite (|x.z| <= 1e300, |x - z|^2 <= 4e300); a row whose
+/// squared norm overflows would make RBF distances inf - inf = NaN and poison the model.
+constexpr double kMaxRowSqNorm = 1e300;
+
+/// nullptr when the row x[0..n) is usable input, else what is wrong with it: NaN or infinity,
+/// or values so large that its squared norm exceeds kMaxRowSqNorm. One vectorised pass.
+inline const char* row_problem(const double* x, Index n) {
+  const double s = Eigen::Map<const Eigen::VectorXd>(x, n).squaredNorm();  // NaN and inf propagate
+  if (s <= kMaxRowSqNorm) return nullptr;
+  return all_finite(x, n) ? "contains values too large for kernel arithmetic (squared norm above 1e300); rescale it"
+                          : "contains NaN or infinity";
+}
+
+/// Whether every row of a row-major n x d block passes row_problem (model files: stored SVs).
+inline bool rows_usable(const double* X, Index n, Index d) {
+  for (Index i = 0; i < n; ++i)
+    if (row_problem(X + i * d, d)) return false;
+  return true;
+}
+
 }  // namespace detail
 }  // namespace budgetkernel

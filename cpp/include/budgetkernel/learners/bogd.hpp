@@ -61,7 +61,7 @@ class BOGD : public OnlineLearner<BOGD> {
   /// Starts over. \throws std::invalid_argument on invalid parameters or dimensions.
   void reset(Index n_features, Index n_classes, const BOGDParams& params) {
     params.validate();
-    init_base(n_features, n_classes);
+    init_base(n_features, n_classes, params.budget);
     m_p = params;
     m_ex.reset(n_features, n_outputs(), params.kernel, params.budget > 0 ? params.budget + 1 : 64);
     m_avg.reset(m_ex.sv(), params.averaged);

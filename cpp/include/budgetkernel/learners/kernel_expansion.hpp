@@ -125,8 +125,8 @@ class KernelExpansion {
     const RowMatrix A = fm.get_matrix("sv.alpha", X.rows(), n_outputs);
     const auto ids = fm.get_ints("sv.id", X.rows());
     if (max_size > 0 && X.rows() > max_size) detail::corrupt("more support vectors than the budget");
-    if (!detail::all_finite(X.data(), X.size()) || !detail::all_finite(A.data(), A.size()))
-      detail::corrupt("non-finite support vectors or coefficients");
+    if (!detail::rows_usable(X.data(), X.rows(), X.cols()) || !detail::all_finite(A.data(), A.size()))
+      detail::corrupt("non-finite (or overflowing) support vectors or non-finite coefficients");
     m_kernel = k;
     m_sv.assign(X, A, ids, std::max<Index>(capacity, X.rows()));
     m_krow.setZero(m_sv.capacity());

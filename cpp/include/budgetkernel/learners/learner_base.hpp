@@ -81,7 +81,9 @@ inline void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t
   // Messages are built only on failure: this runs once per chunk, ahead of the hot loop.
   if (X.cols() != n_features)
     invalid("X has " + std::to_string(X.cols()) + " features, expected " + std::to_string(n_features));
-  if (!all_finite(X.data(), X.size())) invalid("X contains NaN or infinity");
+  for (Index i = 0; i < X.rows(); ++i)
+    if (const char* problem = row_problem(X.row(i).data(), X.cols()))
+      invalid("X row " + std::to_string(i) + " " + problem);
   if (y)
     for (Index i = 0; i < X.rows(); ++i)
       if (y[i] < 0 || y[i] >= n_classes)
@@ -138,9 +140,16 @@ class OnlineLearner {
   std::string metadata;
 
  protected:
-  void init_base(Index n_features, Index n_classes) {
+  /// `budget` > 0: the store is preallocated with budget + 1 rows of n_features values, so
+  /// (budget + 1) * n_features is capped at 2^31 values (16 GiB); this also keeps budget + 1
+  /// from overflowing for a budget read from a crafted model file.
+  void init_base(Index n_features, Index n_classes, Index budget = 0) {
     detail::require(n_features >= 1, "n_features must be >= 1");
     detail::require(n_classes >= 2, "need at least 2 classes");
+    constexpr Index max_values = Index{1} << 31;
+    detail::require(budget <= max_values / n_features - 1,
+                    "budget too large: " + std::to_string(budget) + " support vectors of " + std::to_string(n_features) +
+                        " features exceed 2^31 preallocated values");
     m_d = n_features;
     m_c = n_classes;
     m_count = Counters{};

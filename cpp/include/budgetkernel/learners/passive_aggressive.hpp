@@ -83,7 +83,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// \throws std::invalid_argument on invalid parameters or dimensions.
   void reset(Index n_features, Index n_classes, const PAParams& params) {
     params.validate();
-    init_base(n_features, n_classes);
+    init_base(n_features, n_classes, params.budget);
     m_p = params;
     const Index cap = params.budget > 0 ? params.budget + 1 : 64;
     m_ex.reset(n_features, n_outputs(), params.kernel, cap);
@@ -189,7 +189,8 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     detail::require(start >= 0 && start <= X.rows(), "active_run: start out of range");
     for (Index i = start; i < X.rows(); ++i) {
       const double* row = X.row(i).data();
-      if (!detail::all_finite(row, m_d)) detail::invalid("active_run: row " + std::to_string(i) + " contains NaN or infinity");
+      if (const char* problem = detail::row_problem(row, m_d))
+        detail::invalid("active_run: row " + std::to_string(i) + " " + problem);
       if (observe(row, pred ? pred + i : nullptr)) return i;
     }
     return X.rows();

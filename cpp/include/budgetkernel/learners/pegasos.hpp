@@ -90,7 +90,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
 
   void reset(Index n_features, Index n_classes, const BSGDParams& params) {
     params.validate();
-    init_base(n_features, n_classes);
+    init_base(n_features, n_classes, params.budget);
     m_p = params;
     // Without a budget no maintenance runs: no side state (kernel cache, inverse), no check.
     m_maint = BudgetMaintainer(params.maintenance, params.kernel, params.budget > 0);
@@ -267,8 +267,8 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     const RowMatrix A = fm.get_matrix("sv.alpha", X.rows(), n_outputs());
     const auto ids = fm.get_ints("sv.id", X.rows());
     if (p.budget > 0 && X.rows() > p.budget) detail::corrupt("more support vectors than the budget");
-    if (!detail::all_finite(X.data(), X.size()) || !detail::all_finite(A.data(), A.size()))
-      detail::corrupt("non-finite support vectors or coefficients");
+    if (!detail::rows_usable(X.data(), X.rows(), X.cols()) || !detail::all_finite(A.data(), A.size()))
+      detail::corrupt("non-finite (or overflowing) support vectors or non-finite coefficients");
     m_sv.assign(X, A, ids, p.budget > 0 ? p.budget + 1 : std::max<Index>(64, X.rows()));
     if (p.average_start > 0) {
       m_avg_count = fm.get_i64("average_count");

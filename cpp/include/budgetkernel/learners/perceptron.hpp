@@ -95,7 +95,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
   /// \throws std::invalid_argument on invalid parameters or dimensions.
   void reset(Index n_features, Index n_classes, const PerceptronParams& params) {
     params.validate();
-    init_base(n_features, n_classes);
+    init_base(n_features, n_classes, params.budget);
     m_p = params;
     m_rng.seed(params.seed);
     const Index c = n_outputs();

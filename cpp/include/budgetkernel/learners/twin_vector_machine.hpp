@@ -539,7 +539,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   /// \throws std::invalid_argument on invalid parameters or dimensions.
   void reset(Index n_features, Index n_classes, const TVMParams& params) {
     params.validate();
-    init_base(n_features, n_classes);
+    init_base(n_features, n_classes, params.budget);
     m_p = params;
     m_rng.seed(params.seed);
     sync_rng_undo();

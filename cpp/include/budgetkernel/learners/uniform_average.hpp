@@ -150,7 +150,7 @@ class UniformAverage {
     const RowMatrix X = fm.get_matrix("avg.retired.x", -1, sv.dim());
     const RowMatrix S = fm.get_matrix("avg.retired.sum", X.rows(), sv.n_coef());
     const auto ids = fm.get_ints("avg.retired.id", X.rows());
-    if (!detail::all_finite(C.data(), C.size()) || !detail::all_finite(X.data(), X.size()) ||
+    if (!detail::all_finite(C.data(), C.size()) || !detail::rows_usable(X.data(), X.rows(), X.cols()) ||
         !detail::all_finite(S.data(), S.size()))
       detail::corrupt("non-finite averaged coefficients");
     sv.C().topRows(sv.size()) = C;
