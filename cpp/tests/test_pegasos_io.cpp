@@ -169,6 +169,51 @@ TEST_CASE("corrupt, truncated and foreign model files are rejected with an error
   CHECK(accepted == 0);
 }
 
+namespace {
+// A container around an arbitrary payload with a correct header and checksum: what a
+// crafted file looks like once the cheap checks pass.
+std::string container(const std::string& payload) {
+  std::string out(model_magic, 8);
+  detail::put_raw<std::uint32_t>(out, model_format_version);
+  detail::put_raw<std::uint64_t>(out, payload.size());
+  out += payload;
+  detail::put_raw<std::uint64_t>(out, detail::fnv1a(payload.data(), payload.size()));
+  return out;
+}
+std::string field_header(const std::string& name, std::uint8_t type, const std::vector<std::uint64_t>& shape) {
+  std::string p;
+  detail::put_raw<std::uint16_t>(p, static_cast<std::uint16_t>(name.size()));
+  p += name;
+  detail::put_raw<std::uint8_t>(p, type);
+  detail::put_raw<std::uint8_t>(p, static_cast<std::uint8_t>(shape.size()));
+  for (auto s : shape) detail::put_raw<std::uint64_t>(p, s);
+  return p;
+}
+}  // namespace
+
+TEST_CASE("crafted payloads with a valid checksum are rejected, never read out of bounds") {
+  // A field header that runs into the checksum (found with ASan: the reader checked against
+  // the whole file, then its unsigned bounds wrapped).
+  CHECK_THROWS(FieldMap::from_bytes(container(std::string(1, '\0'))));
+  CHECK_THROWS(FieldMap::from_bytes(container(std::string("\x05\x00ab", 4))));
+  // A shape whose product overflows to a small count (2^63 + 1 rows x 2 = 2 values), and one
+  // huge dimension times zero: both once loaded as matrices with negative row counts.
+  std::string p = field_header("sv.x", 0, {(std::uint64_t{1} << 63) + 1, 2});
+  for (int i = 0; i < 2; ++i) detail::put_raw<double>(p, 1.0);
+  CHECK_THROWS(FieldMap::from_bytes(container(p)));
+  CHECK_THROWS(FieldMap::from_bytes(container(field_header("sv.x", 0, {std::uint64_t{1} << 62, 0}))));
+  CHECK_THROWS(FieldMap::from_bytes(container(field_header("k", 1, {std::uint64_t{1} << 40}))));
+  // A well-formed empty matrix still loads, and a non-printable name is escaped in messages.
+  const FieldMap ok = FieldMap::from_bytes(container(field_header("e", 0, {3, 0})));
+  CHECK(ok.get_matrix("e").rows() == 3);
+  try {
+    FieldMap::from_bytes(container(field_header(std::string("\xff\x01", 2), 7, {})));
+    CHECK(false);
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find("\\xff\\x01") != std::string::npos);
+  }
+}
+
 TEST_CASE("invalid parameters and inputs throw std::invalid_argument") {
   CHECK_THROWS(Kernel(KernelType::RBF, 0.0));
   CHECK_THROWS(Kernel(KernelType::RBF, -1.0));

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -66,9 +67,13 @@ struct Field {
   std::vector<std::int64_t> i64;
   std::string bytes;
 
+  /// Number of values; UINT64_MAX when the product of the shape overflows.
   std::uint64_t count() const {
     std::uint64_t n = 1;
-    for (auto s : shape) n *= s;
+    for (auto s : shape) {
+      if (s != 0 && n > std::numeric_limits<std::uint64_t>::max() / s) return std::numeric_limits<std::uint64_t>::max();
+      n *= s;
+    }
     return n;
   }
 };
@@ -133,7 +138,7 @@ class FieldMap {
     const Field& f = get(name, Field::F64);
     if (f.shape.size() != 2) detail::corrupt("field '" + name + "' is not a matrix");
     const auto r = static_cast<Index>(f.shape[0]), c = static_cast<Index>(f.shape[1]);
-    if ((rows >= 0 && r != rows) || (cols >= 0 && c != cols))
+    if ((rows >= 0 && r != rows) || (cols >= 0 && c != cols) || static_cast<std::uint64_t>(r * c) != f.f64.size())
       detail::corrupt("field '" + name + "' has an inconsistent shape");
     RowMatrix m(r, c);
     for (Index i = 0; i < r * c; ++i) m.data()[i] = f.f64[static_cast<std::size_t>(i)];
@@ -141,7 +146,7 @@ class FieldMap {
   }
   std::vector<std::int64_t> get_ints(const std::string& name, Index n = -1) const {
     const Field& f = get(name, Field::I64);
-    if (f.shape.size() != 1 || (n >= 0 && static_cast<Index>(f.shape[0]) != n))
+    if (f.shape.size() != 1 || f.shape[0] != f.i64.size() || (n >= 0 && static_cast<Index>(f.shape[0]) != n))
       detail::corrupt("field '" + name + "' has an inconsistent shape");
     return f.i64;
   }
@@ -175,7 +180,7 @@ class FieldMap {
 
   /// Parses and validates a container; throws std::runtime_error naming the problem.
   static FieldMap from_bytes(const std::string& data) {
-    Reader r{data, 0};
+    Reader r{data, 0, data.size()};
     if (data.size() < 8 || std::memcmp(data.data(), model_magic, 8) != 0)
       detail::corrupt("not a budgetkernel model (bad magic)");
     r.pos = 8;
@@ -187,25 +192,32 @@ class FieldMap {
     if (size > data.size() - r.pos || data.size() - r.pos - size != 8)
       detail::corrupt("truncated or oversized (payload size does not match the file)");
     const std::size_t start = r.pos, end = r.pos + size;
-    Reader tail{data, end};
+    Reader tail{data, end, data.size()};
+    r.end = end;  // fields are read from the payload only, never from the checksum after it
     if (tail.get<std::uint64_t>() != detail::fnv1a(data.data() + start, size))
       detail::corrupt("checksum mismatch (corrupt file)");
     FieldMap fm;
     while (r.pos < end) {
       const auto len = r.get<std::uint16_t>();
-      std::string name = r.take(len, end);
+      std::string name = printable(r.take(len));
       Field f;
       const auto type = r.get<std::uint8_t>();
       if (type > Field::Bytes) detail::corrupt("field '" + name + "' has an unknown type");
       f.type = static_cast<Field::Type>(type);
       const auto rank = r.get<std::uint8_t>();
       if (rank > 2) detail::corrupt("field '" + name + "' has rank > 2");
-      for (int i = 0; i < rank; ++i) f.shape.push_back(r.get<std::uint64_t>());
+      for (int i = 0; i < rank; ++i) {
+        // No dimension of a real model exceeds the payload's size in bytes (also for empty
+        // matrices: their other dimension counts stored rows): this keeps every dimension a
+        // valid non-negative Index however the product comes out.
+        f.shape.push_back(r.get<std::uint64_t>());
+        if (f.shape.back() > size) detail::corrupt("field '" + name + "' has an impossible dimension");
+      }
       const std::uint64_t n = f.count();
       const std::size_t width = f.type == Field::Bytes ? 1 : 8;
       if (n > (end - r.pos) / width) detail::corrupt("field '" + name + "' runs past the end");
       if (f.type == Field::Bytes) {
-        f.bytes = r.take(static_cast<std::size_t>(n), end);
+        f.bytes = r.take(static_cast<std::size_t>(n));
       } else if (f.type == Field::F64) {
         f.f64.resize(static_cast<std::size_t>(n));
         for (auto& v : f.f64) v = r.get<double>();
@@ -219,12 +231,13 @@ class FieldMap {
   }
 
  private:
+  /// Reads d[pos, end) (pos <= end <= d.size() always holds: every read checks against end).
   struct Reader {
     const std::string& d;
-    std::size_t pos;
+    std::size_t pos, end;
     template <class T>
     T get() {
-      if (d.size() - pos < sizeof(T)) detail::corrupt("truncated");
+      if (end - pos < sizeof(T)) detail::corrupt("truncated");
       char buf[sizeof(T)];
       std::memcpy(buf, d.data() + pos, sizeof(T));
       if (!detail::little_endian()) std::reverse(buf, buf + sizeof(T));
@@ -233,13 +246,29 @@ class FieldMap {
       std::memcpy(&v, buf, sizeof(T));
       return v;
     }
-    std::string take(std::size_t n, std::size_t end) {
+    std::string take(std::size_t n) {
       if (n > end - pos) detail::corrupt("truncated");
       std::string s = d.substr(pos, n);
       pos += n;
       return s;
     }
   };
+
+  /// A field name from a file as it may appear in a message: printable ASCII, others as \xNN.
+  static std::string printable(const std::string& name) {
+    std::string out;
+    for (unsigned char ch : name) {
+      if (ch >= 0x20 && ch < 0x7f) {
+        out += static_cast<char>(ch);
+      } else {
+        static const char hex[] = "0123456789abcdef";
+        out += "\\x";
+        out += hex[ch >> 4];
+        out += hex[ch & 15];
+      }
+    }
+    return out;
+  }
 
   void scalar_f(const std::string& name, double v) {
     Field f;
