@@ -203,7 +203,7 @@ class IncrementalSVM {
   /// returns none, and the next learn gets the key it would have had (see "Failure").
   std::int64_t learn(const double* xp, double y, double weight = 1.0) {
     detail::require(xp != nullptr, "IncrementalSVM::learn: x is null");
-    detail::require(detail::all_finite(xp, m_d), "IncrementalSVM::learn: x contains NaN or infinity");
+    if (const char* problem = detail::row_problem(xp, m_d)) detail::invalid(std::string("IncrementalSVM::learn: x ") + problem);
     detail::require(y == 1.0 || y == -1.0, "IncrementalSVM::learn: y must be +1 or -1");
     check_weight(weight);
     Operation op(*this);
@@ -443,6 +443,10 @@ class IncrementalSVM {
     fm.set_int(prefix + "refactors", m_refactors);
     fm.set_int(prefix + "since_check", m_since_check);
     fm.set_int(prefix + "repairs", m_repairs);
+    // max |Q_ii| over every example seen, unlearned ones included: it scales the path's noise
+    // and pivot thresholds, so recomputing it from the remaining examples on load changed the
+    // path after a reservoir's removals (resumed ~1e-13 off).
+    fm.set(prefix + "kmax", m_kmax);
     fm.set_matrix(prefix + "x", m_X.topRows(n));
     RowMatrix v(n, 4);
     for (Index i = 0; i < n; ++i) v.row(i) << m_y(i), m_alpha(i), m_s(i), m_g(i);
@@ -485,7 +489,7 @@ class IncrementalSVM {
     const Index P = static_cast<Index>(S.size());
     const RowMatrix Q = fm.get_matrix(prefix + "Q_S", n, P);
     const RowMatrix R = fm.get_matrix(prefix + "R", P > 0 ? P + 1 : 0, P > 0 ? P + 1 : 0);
-    if (!detail::all_finite(X.data(), X.size()) || !detail::all_finite(v.data(), v.size()) ||
+    if (!detail::rows_usable(X.data(), X.rows(), X.cols()) || !detail::all_finite(v.data(), v.size()) ||
         !detail::all_finite(Q.data(), Q.size()) || !detail::all_finite(R.data(), R.size()))
       detail::corrupt("IDSVM: non-finite state");
     t.reset_storage(t.m_d, std::max<Index>(16, n));
@@ -505,6 +509,11 @@ class IncrementalSVM {
       t.m_set[i] = static_cast<SVMSet>(st);
       t.m_slot[i] = -1;
       t.m_kmax = std::max(t.m_kmax, std::abs(t.q_diag(i)));
+    }
+    if (fm.has(prefix + "kmax")) {  // files written before it: the remaining examples' maximum
+      const double kmax = fm.get_f64(prefix + "kmax");
+      if (!(std::isfinite(kmax) && kmax >= t.m_kmax)) detail::corrupt("IDSVM: invalid kmax");
+      t.m_kmax = kmax;
     }
     for (Index p = 0; p < P; ++p) {
       const std::int64_t i = S[static_cast<std::size_t>(p)];
@@ -528,7 +537,20 @@ class IncrementalSVM {
     // Loose consistency checks (a saved state satisfies them to ~1e-8 at worst).
     const double scale = 1.0 + t.m_C * (n > 0 ? t.m_s.head(n).maxCoeff() : 0.0);
     if (t.kkt_violation() > 1e-6 * scale) detail::corrupt("IDSVM: the state violates the KT conditions");
-    if (P > 0 && t.probe_residual() > 1e-6) detail::corrupt("IDSVM: the inverse does not match J");
+    if (P > 0 && t.probe_residual() > 1e-6) {
+      // An ill-conditioned J (e.g. a linear kernel on large features with a small ridge) can
+      // leave even a fresh inverse above 1e-6, and the learner itself keeps such an R after
+      // refactorising: compare with what a refactorisation of the stored J reaches.
+      IncrementalInverse fresh;
+      const Eigen::MatrixXd J = t.build_J();
+      try {
+        fresh.refactor(J);
+      } catch (const std::runtime_error&) {
+        detail::corrupt("IDSVM: the stored margin set makes J singular");
+      }
+      if (!(t.probe_residual() <= std::max(1e-6, 1e3 * fresh.probe_residual(J))))
+        detail::corrupt("IDSVM: the inverse does not match J");
+    }
     *this = std::move(t);
   }
 
