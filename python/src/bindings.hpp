@@ -10,8 +10,48 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <unordered_map>
+
 namespace py = pybind11;
 namespace bk = budgetkernel;
+
+/// One learner used from several Python threads at once: chunk calls release the GIL, so
+/// another thread could read or change the learner while one of them runs (found: training in
+/// one thread while another predicted crashed the interpreter). Every call that releases the
+/// GIL, and every shared accessor below, registers its use here while it holds the GIL; a use
+/// that conflicts (any use during a writer, a writer during any use) raises RuntimeError
+/// instead. Concurrent readers (decision_function in two threads) are fine. The table is only
+/// touched with the GIL held, which is its lock.
+class UseGuard {
+ public:
+  UseGuard(const void* learner, bool write) : m_learner(learner), m_write(write) {
+    int& uses = table()[learner];  // > 0: readers, -1: a writer
+    if (write ? uses != 0 : uses < 0) {
+      if (uses == 0) table().erase(learner);
+      throw std::runtime_error(
+          "this model is in use by another thread (a budgetkernel estimator must not be trained while it is "
+          "used elsewhere; guard it with a lock)");
+    }
+    uses = write ? -1 : uses + 1;
+  }
+  ~UseGuard() {  // the GIL is held again here: guards are made before releasing it
+    auto it = table().find(m_learner);
+    if (m_write || it->second == 1)
+      table().erase(it);
+    else
+      --it->second;
+  }
+  UseGuard(const UseGuard&) = delete;
+  UseGuard& operator=(const UseGuard&) = delete;
+
+ private:
+  static std::unordered_map<const void*, int>& table() {
+    static std::unordered_map<const void*, int> uses;
+    return uses;
+  }
+  const void* m_learner;
+  bool m_write;
+};
 
 using CArray = py::array_t<double, py::array::c_style>;
 using LabelArray = py::array_t<std::int32_t, py::array::c_style>;
@@ -31,6 +71,7 @@ void def_learner_common(Cls& cls) {
            if (y.ndim() != 1 || y.shape(0) != Xm.rows()) throw std::invalid_argument("y must be 1-D with one label per row");
            LabelArray pred(record ? Xm.rows() : 0);
            std::int32_t* out = record ? pred.mutable_data() : nullptr;
+           UseGuard use(&self, true);
            {
              py::gil_scoped_release release;
              self.partial_fit(Xm, y.data(), out);
@@ -46,6 +87,7 @@ void def_learner_common(Cls& cls) {
             auto Xm = as_matrix(X);
             py::array_t<double> out({static_cast<py::ssize_t>(Xm.rows()), static_cast<py::ssize_t>(self.n_outputs())});
             Eigen::Map<bk::RowMatrix> o(out.mutable_data(), Xm.rows(), self.n_outputs());
+            UseGuard use(&self, false);
             {
               py::gil_scoped_release release;
               self.decision_function(Xm, o);
@@ -58,6 +100,7 @@ void def_learner_common(Cls& cls) {
           [](const L& self, const CArray& X) {
             auto Xm = as_matrix(X);
             LabelArray out(Xm.rows());
+            UseGuard use(&self, false);
             {
               py::gil_scoped_release release;
               self.predict(Xm, out.mutable_data());
@@ -74,6 +117,7 @@ void def_learner_common(Cls& cls) {
             if (const char* problem = bk::detail::row_problem(x.data(), x.shape(0)))
               throw std::invalid_argument(std::string("x ") + problem);
             if (y < 0 || y >= self.n_classes()) throw std::invalid_argument("label index out of range");
+            UseGuard use(&self, true);
             return self.learn_one(x.data(), y);
           },
           py::arg("x"), py::arg("y"))
@@ -85,6 +129,7 @@ void def_learner_common(Cls& cls) {
             if (const char* problem = bk::detail::row_problem(x.data(), x.shape(0)))
               throw std::invalid_argument(std::string("x ") + problem);
             py::array_t<double> out(self.n_outputs());
+            UseGuard use(&self, false);
             self.decision(x.data(), out.mutable_data());
             return out;
           },
@@ -94,6 +139,7 @@ void def_learner_common(Cls& cls) {
       .def_property_readonly("n_outputs", &L::n_outputs)
       .def_property_readonly("counters",
                              [](const L& self) {
+                               UseGuard use(&self, false);
                                const bk::Counters& c = self.counters();
                                py::dict d;
                                d["examples"] = c.examples;
@@ -105,10 +151,18 @@ void def_learner_common(Cls& cls) {
                                return d;
                              })
       .def_property(
-          "metadata", [](const L& self) { return py::bytes(self.metadata); },
-          [](L& self, const py::bytes& b) { self.metadata = std::string(b); })
+          "metadata",
+          [](const L& self) {
+            UseGuard use(&self, false);
+            return py::bytes(self.metadata);
+          },
+          [](L& self, const py::bytes& b) {
+            UseGuard use(&self, true);
+            self.metadata = std::string(b);
+          })
       .def("to_bytes",
            [](const L& self) {
+             UseGuard use(&self, false);
              bk::FieldMap fm;
              self.save(fm);
              return py::bytes(fm.to_bytes());
@@ -133,14 +187,24 @@ inline py::array_t<double> to_numpy(const bk::RowMatrix& m) {
 /// The read-only views every kernel-expansion learner L (support_vectors(), coefficients()) has.
 template <class L, class Cls>
 void def_kernel_expansion(Cls& cls) {
-  cls.def_property_readonly("n_support", [](const L& s) { return s.support_vectors().size(); })
+  cls.def_property_readonly("n_support",
+                            [](const L& s) {
+                              UseGuard use(&s, false);
+                              return s.support_vectors().size();
+                            })
       .def_property_readonly("support_vectors",
                              [](const L& s) {
+                               UseGuard use(&s, false);
                                const auto& sv = s.support_vectors();
                                return to_numpy(sv.X().topRows(sv.size()));
                              })
-      .def_property_readonly("coefficients", [](const L& s) { return to_numpy(s.coefficients()); })
+      .def_property_readonly("coefficients",
+                             [](const L& s) {
+                               UseGuard use(&s, false);
+                               return to_numpy(s.coefficients());
+                             })
       .def_property_readonly("support_ids", [](const L& s) {
+        UseGuard use(&s, false);
         const auto& sv = s.support_vectors();
         return std::vector<std::int64_t>(sv.ids().begin(), sv.ids().begin() + sv.size());
       });
@@ -150,11 +214,16 @@ void def_kernel_expansion(Cls& cls) {
 template <class L, class Cls>
 void def_average(Cls& cls) {
   cls.def_property_readonly(
-         "n_support_average", [](const L& s) { return s.average().size(s.support_vectors()); },
+         "n_support_average",
+         [](const L& s) {
+           UseGuard use(&s, false);
+           return s.average().size(s.support_vectors());
+         },
          "SVs the averaged classifier predicts with (current + retired)")
       .def_property_readonly(
           "average_expansion",
           [](const L& s) {
+            UseGuard use(&s, false);
             bk::RowMatrix X, A;
             s.average().predictor(s.support_vectors(), s.n_classifiers(), X, A);
             return py::make_tuple(to_numpy(X), to_numpy(A));

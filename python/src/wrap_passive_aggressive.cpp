@@ -31,10 +31,11 @@ void wrap_passive_aggressive(py::module_& m) {
             if (start < 0 || start > Xm.rows()) throw std::invalid_argument("start out of range");
             bk::detail::check_chunk(Xm, nullptr, self.n_features(), self.n_classes());
             std::int32_t* out = pred.mutable_data();
+            UseGuard use(&self, true);
             py::gil_scoped_release release;
             return self.active_run(Xm, start, out);
           },
-          py::arg("X"), py::arg("start"), py::arg("pred"),
+          py::arg("X"), py::arg("start"), py::arg("pred").noconvert(),
           "Predicts rows start.. that need no label (ramp loss outside the margin); returns the index of the "
           "first row whose label is needed (len(X) when none).");
   def_kernel_expansion<bk::PassiveAggressive>(pa);

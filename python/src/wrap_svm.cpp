@@ -37,15 +37,35 @@ void wrap_svm(py::module_& m) {
             auto Xm = as_matrix(X);
             if (y.ndim() != 1 || y.shape(0) != Xm.rows() || w.ndim() != 1 || w.shape(0) != Xm.rows())
               throw std::invalid_argument("y and sample_weight must be 1-D with one entry per row");
+            UseGuard use(&self, true);
             py::gil_scoped_release release;
             self.partial_fit_weighted(Xm, y.data(), w.data(), nullptr);
           },
           py::arg("X"), py::arg("y"), py::arg("sample_weight"))
-      .def("unlearn", &bk::IncrementalSVC::unlearn, py::arg("example"),
-           py::call_guard<py::gil_scoped_release>())
-      .def("set_C", &bk::IncrementalSVC::set_C, py::arg("C"), py::call_guard<py::gil_scoped_release>())
-      .def("set_weight", &bk::IncrementalSVC::set_weight, py::arg("example"), py::arg("weight"),
-           py::call_guard<py::gil_scoped_release>())
+      .def(
+          "unlearn",
+          [](bk::IncrementalSVC& self, std::int64_t example) {
+            UseGuard use(&self, true);
+            py::gil_scoped_release release;
+            self.unlearn(example);
+          },
+          py::arg("example"))
+      .def(
+          "set_C",
+          [](bk::IncrementalSVC& self, double C) {
+            UseGuard use(&self, true);
+            py::gil_scoped_release release;
+            self.set_C(C);
+          },
+          py::arg("C"))
+      .def(
+          "set_weight",
+          [](bk::IncrementalSVC& self, std::int64_t example, double weight) {
+            UseGuard use(&self, true);
+            py::gil_scoped_release release;
+            self.set_weight(example, weight);
+          },
+          py::arg("example"), py::arg("weight"))
       .def_property_readonly("n_support", &bk::IncrementalSVC::n_support)
       .def("expansion", &expansion<bk::IncrementalSVC>)
       .def(
