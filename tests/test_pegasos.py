@@ -211,6 +211,35 @@ def test_learn_one_accepts_dicts_and_sequences():
     assert c.predict_one([0.0, 1.0]) in (True, False)
 
 
+
+
+def test_dict_feature_order_is_fixed_only_by_learning(tmp_path):
+    # predict_one never fixes the key order: neither before learning nor with a rejected dict.
+    a = BudgetedSGDClassifier(budget=10, gamma=1.0, random_state=0)
+    assert a.predict_one({"x": 1.0}) is None
+    with pytest.raises(ValueError, match="classes"):
+        a.learn_one({"p": 1.0, "q": 2.0}, 1)  # a failed first call records nothing either
+    a.learn_one({"q": 2.0, "p": 1.0}, 1, classes=[0, 1])
+    assert list(a.feature_names_in_) == ["q", "p"] and a.n_features_in_ == 2
+    with pytest.raises(ValueError, match="unknown feature"):
+        a.predict_one({"r": 1.0})
+    assert a.predict_one({"p": 1.0, "q": 2.0}) == a.predict_one([2.0, 1.0])
+    a.save(tmp_path / "m.bkm")
+    assert budgetkernel.load(tmp_path / "m.bkm").predict_one({"p": 1.0, "q": 2.0}) == a.predict_one([2.0, 1.0])
+    # An array-fitted model has no key order: a dict is an error, not a guessed column order.
+    b = BudgetedSGDClassifier(budget=10, gamma=1.0).fit([[0.0, 1.0], [1.0, 0.0]], [0, 1])
+    for bad in ({}, {"a": 0.0, "b": 1.0}):
+        with pytest.raises(ValueError, match="without feature names"):
+            b.predict_one(bad)
+    assert b.predict_one([0.0, 1.0]) in (0, 1)
+    # fit() forgets a dict order learned before; a DataFrame fit lends its column names.
+    a.fit(np.ones((4, 3)) * np.arange(4)[:, None], [0, 1, 0, 1])
+    assert not hasattr(a, "feature_names_in_")
+    with pytest.raises(ValueError, match="without feature names"):
+        a.learn_one({"q": 1.0}, 0)
+    pd = pytest.importorskip("pandas")
+    a.fit(pd.DataFrame({"u": [0.0, 1.0, 2.0, 3.0], "v": [1.0, 0.0, 1.0, 0.0]}), [0, 1, 0, 1])
+    assert a.predict_one({"v": 1.0, "u": 2.0}) == a.predict_one([2.0, 1.0])
 @pytest.mark.parametrize("maintenance, floor", [("merge", 0.8), ("project", 0.8), ("remove-random", 0.65)])
 def test_multiclass_accuracy_on_waveform(maintenance, floor):
     X, y = datasets.waveform(6000, random_state=0)

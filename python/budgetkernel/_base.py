@@ -192,7 +192,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             )
         return idx.astype(np.int32)
 
-    def _init_model(self, X, classes):
+    def _init_model(self, X, classes, feature_order=None):
         self._validate_params()
         classes = np.asarray(classes)
         if classes.ndim != 1:
@@ -206,6 +206,12 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         self._label_index = {c: i for i, c in enumerate(classes.tolist())}
         self._model = self._make_core(X.shape[1], len(classes), X)
         self.prequential_curve_ = [(0, 0)]
+        self._set_feature_order(feature_order)
+
+    def _set_feature_order(self, names):
+        """The key order of dict examples (learn_one's first dict; None: arrays only)."""
+        self._feature_order = names
+        self._feature_pos = None if names is None else {k: i for i, k in enumerate(names)}
 
     # --------------------------------------------------------------- fitting
     def fit(self, X, y):
@@ -299,25 +305,34 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------- single examples
     def _as_vector(self, x):
+        """One example as a float64 vector, and the key order used when x is a dict."""
         if isinstance(x, Mapping):
             names = getattr(self, "_feature_order", None)
+            pos = getattr(self, "_feature_pos", None)
             if names is None:
-                names = list(x.keys())
-                self._feature_order = names
-                self._feature_pos = {k: i for i, k in enumerate(names)}
+                if hasattr(self, "_model"):
+                    if getattr(self, "feature_names_in_", None) is None:
+                        raise ValueError(
+                            "this model was fitted on arrays without feature names: pass x as a 1-D array "
+                            f"of {self.n_features_in_} values"
+                        )
+                    names = list(self.feature_names_in_)
+                else:  # before the first learn_one: this dict's keys (recorded once a model exists)
+                    names = list(x.keys())
+                pos = {k: i for i, k in enumerate(names)}
             v = np.zeros(len(names))
             for k, val in x.items():
-                i = self._feature_pos.get(k)
+                i = pos.get(k)
                 if i is None:
                     raise ValueError(f"unknown feature {k!r}; the model was built with features {names}")
                 v[i] = val
-            return v
+            return v, names
         if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous:
-            return x
+            return x, None
         v = np.asarray(x, dtype=np.float64)
         if v.ndim != 1:
             raise ValueError(f"x must be one example (1-D); got shape {v.shape}")
-        return np.ascontiguousarray(v)
+        return np.ascontiguousarray(v), None
 
     def learn_one(self, x, y, classes=None):
         """Scores and learns one example (the true-streaming path).
@@ -333,7 +348,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        v = self._as_vector(x)
+        v, names = self._as_vector(x)
         if not hasattr(self, "_model"):
             if classes is None:
                 if isinstance(y, (bool, np.bool_)):
@@ -341,12 +356,16 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
                 else:
                     raise ValueError("classes must be passed on the first call to learn_one (unless labels are bool)")
             X1 = v.reshape(1, -1)
-            self.n_features_in_ = X1.shape[1]
-            if getattr(self, "_feature_order", None) is not None:
-                self.feature_names_in_ = np.asarray(self._feature_order, dtype=object)
+            if X1.shape[1] == 0:
+                raise ValueError("x has 0 features")
             if not np.all(np.isfinite(X1)):
                 raise ValueError("x contains NaN or infinity")
-            self._init_model(X1, classes)
+            self._init_model(X1, classes, feature_order=names)
+            self.n_features_in_ = X1.shape[1]
+            if names is not None:
+                self.feature_names_in_ = np.asarray(names, dtype=object)
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
         try:
             yi = self._label_index[y]
         except (KeyError, TypeError):
@@ -356,7 +375,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def predict_one(self, x):
         """Predicted label of one example; works before any learning (None without classes)."""
-        v = self._as_vector(x)
+        v, _ = self._as_vector(x)
         if not hasattr(self, "_model"):
             return None
         return self.classes_[self._model.predict(v.reshape(1, -1))[0]]
@@ -469,14 +488,12 @@ def load(path):
     est.n_features_in_ = meta["n_features_in"]
     if meta.get("feature_names_in"):
         est.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
-    if meta.get("feature_order"):
-        est._feature_order = meta["feature_order"]
-        est._feature_pos = {k: i for i, k in enumerate(est._feature_order)}
+    est._set_feature_order(meta.get("feature_order") or None)
     for k, v in meta.get("fitted", {}).items():
         setattr(est, k, v)
     est.prequential_curve_ = [tuple(p) for p in meta.get("curve", [(0, 0)])]
     try:
         est._model = cls._core_class().from_bytes(data)
-    except (RuntimeError, ValueError) as e:
+    except (RuntimeError, ValueError, MemoryError) as e:
         raise ValueError(f"cannot load {os.fspath(path)!r}: {e}") from None
     return est
