@@ -50,6 +50,13 @@ def test_errors_are_reported_not_raised(tmp_path, capsys):
     assert cli.main(["train", str(bad), "-o", str(tmp_path / "m.bkm"), "-q"]) == 2
     assert "line 2" in capsys.readouterr().err
     assert cli.main(["predict", str(tmp_path / "missing.bkm"), str(bad)]) == 2
+    empty = tmp_path / "empty.libsvm"
+    empty.write_text("")
+    assert cli.main(["train", str(empty), "-o", str(tmp_path / "m.bkm"), "-q"]) == 2
+    assert "no examples" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:  # argparse names the option
+        cli.main(["train", str(bad), "-o", str(tmp_path / "m.bkm"), "-q", "--epochs", "0"])
+    assert e.value.code == 2 and "--epochs" in capsys.readouterr().err
 
 
 def test_demo_small_with_plot(tmp_path):

@@ -24,6 +24,13 @@ DEMO_GAMMA = 4.0
 DEMO_LAM = 3e-3
 
 
+
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1; got {value}")
+    return value
+
 def _add_model_args(p):
     p.add_argument(
         "--learner",
@@ -60,7 +67,7 @@ def _add_model_args(p):
     p.add_argument("--gamma", default="scale", help="kernel gamma or 'scale' (default)")
     p.add_argument("--degree", type=int, default=3)
     p.add_argument("--coef0", type=float, default=0.0)
-    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--epochs", type=_positive_int, default=1)
     p.add_argument("--random-state", type=int, default=0)
     p.add_argument("--chunk-size", type=int, default=10_000)
     p.add_argument("--n-features", type=int, default=None, help="feature count of the LIBSVM file")
@@ -257,4 +264,7 @@ def main(argv=None):
         return args.func(args)
     except (ValueError, OSError) as e:
         print(f"budgetkernel: error: {e}", file=sys.stderr)
+        return 2
+    except MemoryError as e:  # e.g. a LIBSVM file whose feature indices ask for a huge dense chunk
+        print(f"budgetkernel: error: out of memory ({e or 'allocation failed'})", file=sys.stderr)
         return 2

@@ -91,6 +91,8 @@ def evaluate_prequential(estimator, chunks, *, classes, test=None, progress=Fals
         n += len(y)
         bar.update(len(y), err=f"{estimator.online_error_:.4f}")
     bar.close()
+    if n == 0:
+        raise ValueError("the stream holds no examples")
     curve = [(int(e), 1.0 - m / e) for e, m in estimator.prequential_curve_ if e > 0]
     out = {
         "examples": n,
