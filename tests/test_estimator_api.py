@@ -203,6 +203,68 @@ def test_corrupt_and_truncated_model_files(tmp_path):
         type(clf._model).from_bytes(data[:-3])
 
 
+def test_model_files_with_inconsistent_metadata_raise_value_error(tmp_path):
+    # Valid container and checksum, metadata that does not fit the model: load() raised
+    # AttributeError/KeyError/TypeError, or loaded a model whose predict raised IndexError.
+    import json
+
+    X, y = datasets.checkerboard(200, random_state=0)
+    clf = BudgetedSGDClassifier(budget=10, gamma=1.0).fit(X, y)
+    clf.save(tmp_path / "good.bkm")
+    meta = json.loads(budgetkernel._core.load_model_info((tmp_path / "good.bkm").read_bytes())["metadata"])
+    bad = {
+        "a list": [1, 2],
+        "no classes": {k: v for k, v in meta.items() if k != "classes"},
+        "bad dtype": {**meta, "classes_dtype": "<zz"},
+        "other estimator": {**meta, "estimator": "KernelPerceptron"},
+        "one class": {**meta, "classes": meta["classes"][:1]},
+        "three features": {**meta, "n_features_in": 3},
+    }
+    for name, m in bad.items():
+        clf._model.metadata = json.dumps(m).encode()
+        (tmp_path / "bad.bkm").write_bytes(clf._model.to_bytes())
+        with pytest.raises(ValueError, match="cannot load"):
+            budgetkernel.load(tmp_path / "bad.bkm")
+
+
+def test_set_params_after_fitting_must_not_be_silently_ignored(tmp_path):
+    X, y = datasets.checkerboard(200, random_state=0)
+    clf = BudgetedPAClassifier(budget=10, C=1.0, gamma=1.0).partial_fit(X, y, classes=[-1, 1])
+    clf.set_params(C=5.0, n_epochs=3)  # n_epochs is read by fit() only
+    for call in (lambda: clf.partial_fit(X, y), lambda: clf.learn_one(X[0], y[0]), lambda: clf.save(tmp_path / "m")):
+        with pytest.raises(ValueError, match=r"C=5.0 \(the model was built with 1.0\)"):
+            call()
+    clf.set_params(C=1.0)  # set back: the model and its parameters agree again
+    clf.partial_fit(X, y)
+    clf.set_params(C=5.0).fit(X, y)  # fit() starts over with the new value
+    assert clf.get_params()["C"] == 5.0
+    clf.partial_fit(X, y)
+    svc = IncrementalSVC(C=1.0, gamma=1.0).fit(X, y).set_C(0.5)  # set_C moves the machine itself
+    svc.partial_fit(X[:10], y[:10])
+    assert svc.machine_state(0)["C"] == 0.5
+
+
+def test_random_states_the_docs_allow_work_with_shuffling():
+    X, y = datasets.checkerboard(200, random_state=0)
+    for rs in (np.random.default_rng(3), 2**40, 2**64 + 5, np.random.RandomState(1)):
+        BudgetedSGDClassifier(budget=10, gamma=1.0, n_epochs=2, shuffle=True, random_state=rs).fit(X, y)
+    a = BudgetedSGDClassifier(budget=10, gamma=1.0, n_epochs=2, shuffle=True, random_state=2**40).fit(X, y)
+    b = BudgetedSGDClassifier(budget=10, gamma=1.0, n_epochs=2, shuffle=True, random_state=2**40).fit(X, y)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+def test_extreme_parameters_raise_instead_of_garbage():
+    X, y = datasets.checkerboard(100, random_state=0)
+    with pytest.raises(ValueError, match="lam"):  # 1e-160 ended with w = 0, 1e-310 with NaN
+        LinearPegasosClassifier(lam=1e-160).fit(X, y)
+    with pytest.raises(ValueError, match="lam"):
+        BudgetedSGDClassifier(lam=1e-310).fit(X, y)
+    with pytest.raises(ValueError, match="budget too large"):
+        BudgetedSGDClassifier(budget=2**40).fit(X, y)
+    with pytest.raises(ValueError, match="complex"):
+        BudgetedSGDClassifier(budget=5).fit(X, y).learn_one(np.array([1 + 5j, 2 - 7j]), 1)
+
+
 def test_clone_and_params():
     clf = BudgetedSGDClassifier(budget=7, maintenance="project", lam=0.5)
     c = clone(clf)

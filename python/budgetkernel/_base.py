@@ -61,8 +61,18 @@ def _seed(random_state):
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(0, 2**63))
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 0:
-        return int(random_state)
+        return int(random_state) % 2**64
     raise ValueError(f"random_state must be None, a non-negative int or a numpy generator; got {random_state!r}")
+
+
+def _shuffler(random_state):
+    """fit's row shuffler: a Generator as given, ints beyond RandomState's 2^32 through
+    default_rng, everything else as scikit-learn's check_random_state."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 2**32:
+        return np.random.default_rng(int(random_state))
+    return check_random_state(random_state)
 
 
 class _KernelParamsMixin:
@@ -207,6 +217,36 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         self._model = self._make_core(X.shape[1], len(classes), X)
         self.prequential_curve_ = [(0, 0)]
         self._set_feature_order(feature_order)
+        self._built_params = self.get_params(deep=False)
+        self._params_changed = False
+
+    # Parameters that only fit() reads: changing them never disagrees with a built model.
+    _FIT_ONLY_PARAMS = frozenset({"n_epochs", "shuffle"})
+
+    def set_params(self, **params):
+        """scikit-learn's set_params. On a fitted model, a changed parameter that the built model
+        cannot follow makes the next partial_fit/learn_one/save raise (fit() starts over)."""
+        super().set_params(**params)
+        if hasattr(self, "_model") and getattr(self, "_built_params", None) is not None:
+            self._params_changed = bool(self._changed_params())
+        return self
+
+    def _changed_params(self):
+        now, built = self.get_params(deep=False), self._built_params
+        return [
+            f"{k}={now[k]!r} (the model was built with {built.get(k)!r})"
+            for k in now
+            if k not in self._FIT_ONLY_PARAMS and not _same_param(now[k], built.get(k))
+        ]
+
+    def _check_params_unchanged(self):
+        if getattr(self, "_params_changed", False):
+            changed = self._changed_params()
+            if changed:
+                raise ValueError(
+                    "parameters changed after the model was built: " + ", ".join(changed)
+                    + "; fit() starts over with them, or set them back"
+                )
 
     def _set_feature_order(self, names):
         """The key order of dict examples (learn_one's first dict; None: arrays only)."""
@@ -242,7 +282,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def _epochs(self, n):
         """Row orders of fit's n_epochs passes (shuffled when ``shuffle``)."""
-        rng = check_random_state(self.random_state) if getattr(self, "shuffle", False) else None
+        rng = _shuffler(self.random_state) if getattr(self, "shuffle", False) else None
         for _ in range(self.n_epochs):
             yield rng.permutation(n) if rng is not None else slice(None)
 
@@ -279,7 +319,9 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
                 check_classification_targets(y)
         if first:
             self._init_model(X, classes)
-        elif classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
+        else:
+            self._check_params_unchanged()
+        if not first and classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
             raise ValueError(f"classes={list(classes)} differs from the classes of the first call {list(self.classes_)}")
         return X, y
 
@@ -329,7 +371,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             return v, names
         if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous:
             return x, None
-        v = np.asarray(x, dtype=np.float64)
+        v = np.asarray(x)
+        if np.iscomplexobj(v):  # as fit/partial_fit: no silent drop of the imaginary part
+            raise ValueError("complex data is not supported")
+        v = v.astype(np.float64, copy=False)
         if v.ndim != 1:
             raise ValueError(f"x must be one example (1-D); got shape {v.shape}")
         return np.ascontiguousarray(v), None
@@ -366,6 +411,8 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
                 self.feature_names_in_ = np.asarray(names, dtype=object)
             elif hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
+        elif getattr(self, "_params_changed", False):
+            self._check_params_unchanged()
         try:
             yi = self._label_index[y]
         except (KeyError, TypeError):
@@ -428,6 +475,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         (``budgetkernel::load_model``) and with :func:`budgetkernel.load`.
         """
         check_is_fitted(self, "_model")
+        self._check_params_unchanged()
         meta = {
             "format": _FORMAT_TAG,
             "estimator": type(self).__name__,
@@ -452,6 +500,13 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         return {}
 
 
+def _same_param(a, b):
+    try:
+        return a is b or bool(a == b)
+    except (TypeError, ValueError):  # e.g. arrays
+        return False
+
+
 def _jsonable(v):
     if isinstance(v, np.generic):
         return v.item()
@@ -471,29 +526,48 @@ def load(path):
     """
     with open(path, "rb") as f:
         data = f.read()
+    where = f"cannot load {os.fspath(path)!r}"
     try:
         info = _core.load_model_info(data)
         meta = json.loads(info["metadata"].decode() or "{}")
     except (RuntimeError, ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"cannot load {os.fspath(path)!r}: {e}") from None
-    if meta.get("format") != _FORMAT_TAG:
-        raise ValueError(f"cannot load {os.fspath(path)!r}: not written by a budgetkernel estimator")
+        raise ValueError(f"{where}: {e}") from None
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT_TAG:
+        raise ValueError(f"{where}: not written by a budgetkernel estimator")
     cls = _REGISTRY.get(meta.get("estimator"))
     if cls is None:
-        raise ValueError(f"cannot load {os.fspath(path)!r}: unknown estimator {meta.get('estimator')!r}")
+        raise ValueError(f"{where}: unknown estimator {meta.get('estimator')!r}")
+    try:
+        est = _restore_metadata(cls, meta)
+        est._model = cls._core_class().from_bytes(data)
+    except (RuntimeError, ValueError, MemoryError) as e:
+        raise ValueError(f"{where}: {e}") from None
+    except (KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{where}: inconsistent metadata ({type(e).__name__}: {e})") from None
+    model = est._model
+    if model.n_classes != len(est.classes_) or model.n_features != est.n_features_in_:
+        raise ValueError(
+            f"{where}: the metadata ({len(est.classes_)} classes, {est.n_features_in_} features) disagrees with "
+            f"the model ({model.n_classes} classes, {model.n_features} features)"
+        )
+    return est
+
+
+def _restore_metadata(cls, meta):
+    """An unfitted estimator of class cls with the fitted attributes that save() recorded."""
     est = cls(**meta["params"])
+    est._built_params = est.get_params(deep=False)
+    est._params_changed = False
     dtype = meta["classes_dtype"]
     est.classes_ = np.asarray(meta["classes"], dtype=None if dtype == "object" else np.dtype(dtype))
+    if est.classes_.ndim != 1:
+        raise ValueError("classes must be a list of labels")
     est._label_index = {c: i for i, c in enumerate(est.classes_.tolist())}
-    est.n_features_in_ = meta["n_features_in"]
+    est.n_features_in_ = int(meta["n_features_in"])
     if meta.get("feature_names_in"):
         est.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
     est._set_feature_order(meta.get("feature_order") or None)
     for k, v in meta.get("fitted", {}).items():
         setattr(est, k, v)
     est.prequential_curve_ = [tuple(p) for p in meta.get("curve", [(0, 0)])]
-    try:
-        est._model = cls._core_class().from_bytes(data)
-    except (RuntimeError, ValueError, MemoryError) as e:
-        raise ValueError(f"cannot load {os.fspath(path)!r}: {e}") from None
     return est

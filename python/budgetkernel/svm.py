@@ -176,6 +176,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         _check_positive("C", C)
         if hasattr(self, "_model"):
             self._model.set_C(float(C))
+            self._built_params["C"] = C  # the machine follows: not a pending change
         self.C = C
         return self
 

@@ -323,7 +323,9 @@ class Model {
     m_learner = fm.get_bytes("learner");
     m_d = fm.get_i64("n_features");
     m_outputs = fm.get_i64("n_outputs");
-    if (m_d < 1 || m_outputs < 1) detail::corrupt("invalid dimensions");
+    // Bounded before anything is sized by them (a few-KB file asked for a 2 GB bias row).
+    if (m_d < 1 || m_outputs < 1 || m_d > (std::int64_t{1} << 40) || m_outputs > (std::int64_t{1} << 24))
+      detail::corrupt("invalid dimensions");
     m_bias = fm.has("bias") ? fm.get_matrix("bias", 1, m_outputs) : RowMatrix::Zero(1, m_outputs);
     bool averaged = false;
     if (fm.has("weights")) {

@@ -75,6 +75,12 @@ inline std::pair<Index, Index> read_dims(const FieldMap& fm) {
   return {d, c};
 }
 
+/// Pegasos' lambda: below 1e-30 the first step 1/lambda already squares past the double range
+/// for ordinary inputs (lam = 1e-160 silently ended with w = 0, 1e-310 with NaN).
+inline void check_lam(double lam) {
+  require(std::isfinite(lam) && lam >= 1e-30, "lam must be a finite number >= 1e-30");
+}
+
 /// Checks a chunk before the hot loop so the loop itself never throws.
 inline void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, Index n_features,
                         Index n_classes) {

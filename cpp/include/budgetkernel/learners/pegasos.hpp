@@ -58,7 +58,7 @@ struct BSGDParams {
   double average_decay = 10.0;
 
   void validate() const {
-    detail::require(std::isfinite(lam) && lam > 0.0, "lam must be a positive finite number");
+    detail::check_lam(lam);
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
     detail::require(average_start >= 0, "average must be >= 0 (0 = off)");
     detail::require(std::isfinite(average_decay) && average_decay >= 0.0,
@@ -312,7 +312,7 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
   }
 
   void reset(Index n_features, Index n_classes, double lam, Index batch_size) {
-    detail::require(std::isfinite(lam) && lam > 0.0, "lam must be a positive finite number");
+    detail::check_lam(lam);
     detail::require(batch_size >= 1, "batch_size must be >= 1");
     init_base(n_features, n_classes);
     m_lam = lam;
