@@ -263,6 +263,14 @@ def test_extreme_parameters_raise_instead_of_garbage():
         BudgetedSGDClassifier(budget=2**40).fit(X, y)
     with pytest.raises(ValueError, match="complex"):
         BudgetedSGDClassifier(budget=5).fit(X, y).learn_one(np.array([1 + 5j, 2 - 7j]), 1)
+    # Degree 7 on inputs ~1e30: (x.z)^7 overflowed and the model turned NaN without an error.
+    # The polynomial kernel's own input bound, (gamma |x|^2 + |coef0|)^degree <= 1e300, says no.
+    poly = KernelPerceptron(budget=10, kernel="poly", degree=7, gamma=1.0)
+    with pytest.raises(ValueError, match="too large"):
+        poly.fit(X * 1e30, y)
+    poly.fit(X * 1e5, y)  # |x|^2 ~ 1e11: fine
+    with pytest.raises(ValueError, match="too large"):
+        poly.predict(X[:2] * 1e30)
 
 
 def test_clone_and_params():

@@ -114,7 +114,7 @@ void def_learner_common(Cls& cls) {
           [](L& self, const CArray& x, std::int32_t y) {
             if (x.ndim() != 1 || x.shape(0) != self.n_features())
               throw std::invalid_argument("x must be 1-D with n_features values");
-            if (const char* problem = bk::detail::row_problem(x.data(), x.shape(0)))
+            if (const char* problem = bk::detail::row_problem(x.data(), x.shape(0), self.input_sqnorm_limit()))
               throw std::invalid_argument(std::string("x ") + problem);
             if (y < 0 || y >= self.n_classes()) throw std::invalid_argument("label index out of range");
             UseGuard use(&self, true);
@@ -126,7 +126,7 @@ void def_learner_common(Cls& cls) {
           [](const L& self, const CArray& x) {
             if (x.ndim() != 1 || x.shape(0) != self.n_features())
               throw std::invalid_argument("x must be 1-D with n_features values");
-            if (const char* problem = bk::detail::row_problem(x.data(), x.shape(0)))
+            if (const char* problem = bk::detail::row_problem(x.data(), x.shape(0), self.input_sqnorm_limit()))
               throw std::invalid_argument(std::string("x ") + problem);
             py::array_t<double> out(self.n_outputs());
             UseGuard use(&self, false);

@@ -31,17 +31,30 @@ inline bool all_finite(const double* p, Index n) {
   return true;
 }
 
+/// m.setZero(size...) for an Eigen object that may own memory, for allocations that scale with
+/// the budget. Eigen 3.4's DenseStorage::resize frees the old buffer before allocating the new
+/// one, so a failed allocation (std::bad_alloc) left a dangling pointer that the destructor
+/// freed again (found: a model with a large budget loaded under an address-space cap crashed
+/// with "double free"). Releasing the old storage first leaves the object empty instead.
+template <class M, class... Size>
+void zero_fresh(M& m, Size... size) {
+  M().swap(m);
+  m.setZero(size...);
+}
+
 /// Largest squared norm of an input row the learners accept. Up to it every kernel
 /// quantity of two rows stays finite (|x.z| <= 1e300, |x - z|^2 <= 4e300); a row whose
 /// squared norm overflows would make RBF distances inf - inf = NaN and poison the model.
 constexpr double kMaxRowSqNorm = 1e300;
 
 /// nullptr when the row x[0..n) is usable input, else what is wrong with it: NaN or infinity,
-/// or values so large that its squared norm exceeds kMaxRowSqNorm. One vectorised pass.
-inline const char* row_problem(const double* x, Index n) {
+/// or values so large that its squared norm exceeds `max_sqnorm` (Kernel::max_input_sqnorm:
+/// kMaxRowSqNorm, lower for a polynomial kernel). One vectorised pass.
+inline const char* row_problem(const double* x, Index n, double max_sqnorm = kMaxRowSqNorm) {
   const double s = Eigen::Map<const Eigen::VectorXd>(x, n).squaredNorm();  // NaN and inf propagate
-  if (s <= kMaxRowSqNorm) return nullptr;
-  return all_finite(x, n) ? "contains values too large for kernel arithmetic (squared norm above 1e300); rescale it"
+  if (s <= max_sqnorm) return nullptr;
+  return all_finite(x, n) ? "contains values too large for the kernel's arithmetic (its squared norm would make "
+                            "kernel values overflow); rescale it"
                           : "contains NaN or infinity";
 }
 

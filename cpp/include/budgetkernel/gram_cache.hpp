@@ -203,12 +203,12 @@ class GramCache {
   }
 
   void grow(Index cap) {
+    detail::zero_fresh(m_work, cap);  // first: a failed allocation leaves the cache as it was
     Vector k(cap * cap);
     for (Index i = 0; i < m_n; ++i)
       std::memcpy(k.data() + static_cast<std::size_t>(i * cap), ptr(i), static_cast<std::size_t>(m_n) * sizeof(double));
     m_k.swap(k);
     m_cap = cap;
-    m_work.resize(cap);
   }
 
   Index m_n = 0, m_cap = 0;

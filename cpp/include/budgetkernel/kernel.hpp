@@ -9,6 +9,8 @@
 #include "common.hpp"
 #include "detail/rbf_exp.hpp"
 
+#include <algorithm>
+
 namespace budgetkernel {
 
 enum class KernelType : std::int32_t { Linear = 0, Polynomial = 1, RBF = 2 };
@@ -68,6 +70,16 @@ class Kernel {
 
   /// Whether k(x, x) = 1 for every x (the merging derivation of the BSGD paper needs it).
   bool unit_diagonal() const { return m_type == KernelType::RBF; }
+
+  /// Largest squared norm of an input row for which every kernel value of two such rows stays
+  /// below 1e300: detail::kMaxRowSqNorm, and for the polynomial kernel s with
+  /// (gamma s + |coef0|)^degree <= 1e300 (|x.z| <= s), e.g. ~1e42 at degree 7, gamma 1: beyond
+  /// it the kernel rows overflowed to inf and models turned NaN without an error.
+  double max_input_sqnorm() const {
+    if (m_type != KernelType::Polynomial) return detail::kMaxRowSqNorm;
+    const double root = std::pow(1e300, 1.0 / static_cast<double>(m_degree));
+    return std::min(detail::kMaxRowSqNorm, std::max(0.0, root - std::abs(m_coef0)) / m_gamma);
+  }
 
   /// out(i) = k(S_i, x) for the first n rows of S, given their squared norms and |x|^2.
   /// One pass of dot products over the contiguous SV block, then one element-wise map.

@@ -124,7 +124,7 @@ class SupportVectors {
   /// the maintenance steps map them (carry_project / carry_combine) or leave them alone.
   void set_carry_columns(Index k, bool mapped = true) {
     detail::require(k >= 0, "number of carried columns must be >= 0");
-    m_carry.setZero(capacity(), k);
+    detail::zero_fresh(m_carry, capacity(), k);
     m_crow.setZero(k);
     m_carry_mapped = mapped;
   }

@@ -46,8 +46,8 @@ class NearestNeighbors {
     m_d2.reserve(cap);
     m_k.reserve(cap);
     m_stale.reserve(cap);
-    m_dots.resize(std::max<Index>(capacity, 1));
-    m_qd2.resize(std::max<Index>(capacity, 1));
+    detail::zero_fresh(m_dots, std::max<Index>(capacity, 1));
+    detail::zero_fresh(m_qd2, std::max<Index>(capacity, 1));
   }
 
   void clear() {

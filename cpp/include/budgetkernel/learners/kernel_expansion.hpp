@@ -47,7 +47,7 @@ class KernelExpansion {
   void reset(Index dim, Index n_outputs, const Kernel& kernel, Index capacity) {
     m_kernel = kernel;
     m_sv.reset(dim, n_outputs, std::max<Index>(capacity, 1));
-    m_krow.setZero(m_sv.capacity());
+    detail::zero_fresh(m_krow, m_sv.capacity());
     m_f.setZero(n_outputs);
   }
 
@@ -129,7 +129,7 @@ class KernelExpansion {
       detail::corrupt("non-finite (or overflowing) support vectors or non-finite coefficients");
     m_kernel = k;
     m_sv.assign(X, A, ids, std::max<Index>(capacity, X.rows()));
-    m_krow.setZero(m_sv.capacity());
+    detail::zero_fresh(m_krow, m_sv.capacity());
     m_f.setZero(n_outputs);
   }
 

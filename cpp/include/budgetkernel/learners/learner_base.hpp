@@ -7,6 +7,7 @@
 
 #include <random>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 namespace budgetkernel {
@@ -75,6 +76,12 @@ inline std::pair<Index, Index> read_dims(const FieldMap& fm) {
   return {d, c};
 }
 
+/// Whether learner L has params().kernel (every kernel learner; not LinearPegasos).
+template <class L, class = void>
+struct has_kernel_params : std::false_type {};
+template <class L>
+struct has_kernel_params<L, std::void_t<decltype(std::declval<const L&>().params().kernel)>> : std::true_type {};
+
 /// Pegasos' lambda: below 1e-30 the first step 1/lambda already squares past the double range
 /// for ordinary inputs (lam = 1e-160 silently ended with w = 0, 1e-310 with NaN).
 inline void check_lam(double lam) {
@@ -83,12 +90,12 @@ inline void check_lam(double lam) {
 
 /// Checks a chunk before the hot loop so the loop itself never throws.
 inline void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, Index n_features,
-                        Index n_classes) {
+                        Index n_classes, double max_sqnorm = kMaxRowSqNorm) {
   // Messages are built only on failure: this runs once per chunk, ahead of the hot loop.
   if (X.cols() != n_features)
     invalid("X has " + std::to_string(X.cols()) + " features, expected " + std::to_string(n_features));
   for (Index i = 0; i < X.rows(); ++i)
-    if (const char* problem = row_problem(X.row(i).data(), X.cols()))
+    if (const char* problem = row_problem(X.row(i).data(), X.cols(), max_sqnorm))
       invalid("X row " + std::to_string(i) + " " + problem);
   if (y)
     for (Index i = 0; i < X.rows(); ++i)
@@ -108,10 +115,19 @@ class OnlineLearner {
   Index n_outputs() const { return detail::n_outputs_for(m_c); }
   const Counters& counters() const { return m_count; }
 
+  /// Largest accepted squared norm of an input row: the learner's kernel's bound
+  /// (Kernel::max_input_sqnorm) when its parameters have one, else detail::kMaxRowSqNorm.
+  double input_sqnorm_limit() const {
+    if constexpr (detail::has_kernel_params<Derived>::value)
+      return self().params().kernel.max_input_sqnorm();
+    else
+      return detail::kMaxRowSqNorm;
+  }
+
   /// Test-then-train over a chunk: for each row, predict, then learn. Writes the
   /// predictions into `pred` when given (the prequential record). Validates first.
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
-    detail::check_chunk(X, y, m_d, m_c);
+    detail::check_chunk(X, y, m_d, m_c, input_sqnorm_limit());
     for (Index i = 0; i < X.rows(); ++i) {
       const std::int32_t p = learn_one(X.row(i).data(), y[i]);
       if (pred) pred[i] = p;
@@ -130,7 +146,7 @@ class OnlineLearner {
 
   /// Decision values, n x n_outputs.
   void decision_function(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out) const {
-    detail::check_chunk(X, nullptr, m_d, m_c);
+    detail::check_chunk(X, nullptr, m_d, m_c, input_sqnorm_limit());
     detail::require(out.rows() == X.rows() && out.cols() == n_outputs(), "decision_function: bad output shape");
     for (Index i = 0; i < X.rows(); ++i) self().decision(X.row(i).data(), out.row(i).data());
   }

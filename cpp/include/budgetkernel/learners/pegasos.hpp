@@ -284,7 +284,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
 
  private:
   void resize_work(Index cap) {
-    m_krow.setZero(cap);
+    detail::zero_fresh(m_krow, cap);
     m_f.setZero(n_outputs());
     m_favg.setZero(n_outputs());
     m_beta.setZero(n_outputs());

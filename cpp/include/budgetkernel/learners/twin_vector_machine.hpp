@@ -166,10 +166,10 @@ class TwinSet {
     m_one_sided = one_sided;
     m_n = 0;
     // budget + 1 rows: slot size() <= budget is the overflow twin's scratch slot
-    m_q.setZero(budget + 1, dim);
-    m_sp.setZero(budget + 1);
-    m_sm.setZero(budget + 1);
-    m_f.setZero(budget + 1);
+    detail::zero_fresh(m_q, budget + 1, dim);
+    detail::zero_fresh(m_sp, budget + 1);
+    detail::zero_fresh(m_sm, budget + 1);
+    detail::zero_fresh(m_f, budget + 1);
     m_dist.setConstant(budget, std::numeric_limits<double>::infinity());
     m_kp.assign(static_cast<std::size_t>(budget), no_key);
     m_km.assign(static_cast<std::size_t>(budget), no_key);
