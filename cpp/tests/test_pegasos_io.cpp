@@ -170,16 +170,9 @@ TEST_CASE("corrupt, truncated and foreign model files are rejected with an error
 }
 
 namespace {
-// A container around an arbitrary payload with a correct header and checksum: what a
-// crafted file looks like once the cheap checks pass.
-std::string container(const std::string& payload) {
-  std::string out(model_magic, 8);
-  detail::put_raw<std::uint32_t>(out, model_format_version);
-  detail::put_raw<std::uint64_t>(out, payload.size());
-  out += payload;
-  detail::put_raw<std::uint64_t>(out, detail::fnv1a(payload.data(), payload.size()));
-  return out;
-}
+// A container around an arbitrary payload has a correct header and checksum: what a crafted
+// file looks like once the cheap checks pass.
+std::string container(const std::string& payload) { return FieldMap::container(payload); }
 std::string field_header(const std::string& name, std::uint8_t type, const std::vector<std::uint64_t>& shape) {
   std::string p;
   detail::put_raw<std::uint16_t>(p, static_cast<std::uint16_t>(name.size()));

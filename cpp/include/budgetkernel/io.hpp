@@ -170,6 +170,11 @@ class FieldMap {
         case Field::Bytes: payload += f.bytes; break;
       }
     }
+    return container(payload);
+  }
+
+  /// The versioned container around a payload: magic, version, size, payload, checksum.
+  static std::string container(const std::string& payload) {
     std::string out(model_magic, 8);
     detail::put_raw<std::uint32_t>(out, model_format_version);
     detail::put_raw<std::uint64_t>(out, payload.size());
