@@ -468,7 +468,7 @@ class IncrementalSVM {
   void load(const FieldMap& fm, const std::string& prefix) {
     IncrementalSVM t;
     t.m_d = fm.get_i64(prefix + "dim");
-    if (t.m_d < 1) detail::corrupt("IDSVM: invalid dimension");
+    if (t.m_d < 1 || t.m_d > (std::int64_t{1} << 40)) detail::corrupt("IDSVM: invalid dimension");
     t.m_kernel = read_kernel_prefixed(fm, prefix);
     t.m_C = fm.get_f64(prefix + "C");
     t.m_ridge = fm.has(prefix + "ridge") ? fm.get_f64(prefix + "ridge") : 0.0;
@@ -585,7 +585,7 @@ class IncrementalSVM {
 
   void reset_storage(Index d, Index cap) {
     m_n = 0;
-    m_X.setZero(cap, d);
+    detail::zero_fresh(m_X, cap, d);  // d from a file is checked against the learner only later
     m_sq.setZero(cap);
     m_y.setZero(cap);
     m_alpha.setZero(cap);
