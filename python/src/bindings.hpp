@@ -56,6 +56,16 @@ class UseGuard {
 using CArray = py::array_t<double, py::array::c_style>;
 using LabelArray = py::array_t<std::int32_t, py::array::c_style>;
 
+/// A const member getter of L as a binding lambda that holds a read UseGuard while it runs
+/// (the result is copied out under the guard).
+template <class L, class R>
+auto read_guarded(R (L::*getter)() const) {
+  return [getter](const L& self) {
+    UseGuard use(&self, false);
+    return std::decay_t<R>((self.*getter)());
+  };
+}
+
 inline Eigen::Map<const bk::RowMatrix> as_matrix(const CArray& X) {
   if (X.ndim() != 2) throw std::invalid_argument("expected a 2-D array");
   return {X.data(), X.shape(0), X.shape(1)};

@@ -32,11 +32,14 @@ void wrap_pegasos(py::module_& m) {
          py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
          py::arg("coef0"), py::arg("lam"), py::arg("budget"), py::arg("maintenance"), py::arg("seed"),
          py::arg("average_start") = 0, py::arg("average_decay") = 10.0)
-      .def_property_readonly("averaged_iterates", &bk::KernelPegasos::averaged_iterates)
+      .def_property_readonly("averaged_iterates", read_guarded(&bk::KernelPegasos::averaged_iterates))
       .def_property_readonly("predictor_coefficients",
-                             [](const bk::KernelPegasos& s) { return to_numpy(s.predictor_coefficients()); })
-      .def_property_readonly("scale", &bk::KernelPegasos::scale)
-      .def_property_readonly("norm2", &bk::KernelPegasos::norm2);
+                             [](const bk::KernelPegasos& s) {
+                               UseGuard use(&s, false);
+                               return to_numpy(s.predictor_coefficients());
+                             })
+      .def_property_readonly("scale", read_guarded(&bk::KernelPegasos::scale))
+      .def_property_readonly("norm2", read_guarded(&bk::KernelPegasos::norm2));
   def_kernel_expansion<bk::KernelPegasos>(kp);
   def_learner_common<bk::KernelPegasos>(kp);
 
@@ -45,9 +48,10 @@ void wrap_pegasos(py::module_& m) {
          py::arg("lam"), py::arg("batch_size"))
       .def_property_readonly("weights",
                              [](const bk::LinearPegasos& s) {
+                               UseGuard use(&s, false);
                                const Eigen::MatrixXd w = s.weights();
                                return to_numpy(bk::RowMatrix(w));
                              })
-      .def_property_readonly("iterations", &bk::LinearPegasos::iterations);
+      .def_property_readonly("iterations", read_guarded(&bk::LinearPegasos::iterations));
   def_learner_common<bk::LinearPegasos>(lp);
 }

@@ -20,7 +20,7 @@ void wrap_sparse(py::module_& m) {
           py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
           py::arg("coef0"), py::arg("alpha"), py::arg("beta"), py::arg("eta"), py::arg("averaged"), py::arg("seed"),
           py::arg("force_sample") = false)
-      .def_property_readonly("expected_support", &bk::SparsePA::expected_support,
+      .def_property_readonly("expected_support", read_guarded(&bk::SparsePA::expected_support),
                              "sum of the sampling probabilities so far: E[#SV] (Theorem 3.2)");
   def_kernel_expansion<bk::SparsePA>(spa);
   def_average<bk::SparsePA>(spa);
@@ -46,7 +46,13 @@ void wrap_sparse(py::module_& m) {
            py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
            py::arg("coef0"), py::arg("eta"), py::arg("lam"), py::arg("budget"), py::arg("sampling"),
            py::arg("max_coef"), py::arg("averaged"), py::arg("seed"))
-      .def("reseed", &bk::BOGD::reseed, py::arg("seed"));
+      .def(
+          "reseed",
+          [](bk::BOGD& self, std::uint64_t seed) {
+            UseGuard use(&self, true);
+            self.reseed(seed);
+          },
+          py::arg("seed"));
   def_kernel_expansion<bk::BOGD>(bogd);
   def_average<bk::BOGD>(bogd);
   def_learner_common<bk::BOGD>(bogd);

@@ -7,6 +7,7 @@ namespace {
 /// model file writes them (the fields budgetkernel::Model reads).
 template <class L>
 py::dict expansion(const L& self) {
+  UseGuard use(&self, false);
   bk::FieldMap fm;
   self.save(fm);
   py::dict d;
@@ -66,12 +67,13 @@ void wrap_svm(py::module_& m) {
             self.set_weight(example, weight);
           },
           py::arg("example"), py::arg("weight"))
-      .def_property_readonly("n_support", &bk::IncrementalSVC::n_support)
+      .def_property_readonly("n_support", read_guarded(&bk::IncrementalSVC::n_support))
       .def("expansion", &expansion<bk::IncrementalSVC>)
       .def(
           "machine_state",
           [](const bk::IncrementalSVC& self, bk::Index k) {
             if (k < 0 || k >= self.n_outputs()) throw std::invalid_argument("machine index out of range");
+            UseGuard use(&self, false);
             const bk::IncrementalSVM& s = self.machine(k);
             const bk::Index n = s.size();
             py::array_t<double> alpha(n), g(n), y(n), w(n);
@@ -130,10 +132,16 @@ void wrap_svm(py::module_& m) {
           py::arg("coef0"), py::arg("budget"), py::arg("C"), py::arg("m1"), py::arg("m2"), py::arg("merge"),
           py::arg("one_sided"), py::arg("rejection_eta"), py::arg("fixed_C_total"), py::arg("random_baseline"),
           py::arg("seed"), py::arg("ridge") = 0.0)
-      .def_property_readonly("n_twins", [](const bk::TwinVectorMachine& s) { return s.n_twins(); })
-      .def_property_readonly("twin_points", [](const bk::TwinVectorMachine& s) { return to_numpy(s.twin_points()); })
-      .def_property_readonly("twin_weights",
-                             [](const bk::TwinVectorMachine& s) { return to_numpy(s.twin_weights()); })
+      .def_property_readonly("n_twins", read_guarded(&bk::TwinVectorMachine::n_twins))
+      .def_property_readonly("twin_points",
+                             [](const bk::TwinVectorMachine& s) {
+                               UseGuard use(&s, false);
+                               return to_numpy(s.twin_points());
+                             })
+      .def_property_readonly("twin_weights", [](const bk::TwinVectorMachine& s) {
+        UseGuard use(&s, false);
+        return to_numpy(s.twin_weights());
+      })
       .def("expansion", &expansion<bk::TwinVectorMachine>);
   def_learner_common<bk::TwinVectorMachine>(tvm);
 }
