@@ -108,6 +108,10 @@ def test_save_load_resumes_identically(tmp_path, make):
         (dict(budget=0), "budget"),
         (dict(budget=-3), "budget"),
         (dict(budget=2.5), "budget"),
+        (dict(budget=10**30), "budget"),  # was an opaque numpy TypeError
+        (dict(gamma=10**400), "gamma"),  # an int beyond the float range
+        (dict(n_epochs=2**64), "n_epochs"),
+        (dict(degree=2**40, kernel="poly", maintenance="project"), "degree"),
         (dict(gamma=0.0), "gamma"),
         (dict(gamma=-1.0), "gamma"),
         (dict(gamma=float("nan")), "gamma"),

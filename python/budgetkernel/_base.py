@@ -37,8 +37,18 @@ def _check_positive(name, value, *, integer=False, allow_none=False):
     if value is None and allow_none:
         return
     kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value <= 0:
-        what = "a positive integer" if integer else "a positive finite number"
+    # Integers are compared as Python ints (np.isfinite rejects ints beyond 64 bits), and
+    # capped at 2^62 so that the core's 64-bit fields take them (the core caps sizes further).
+    ok = not isinstance(value, bool) and isinstance(value, kind)
+    if ok and integer:
+        ok = 0 < int(value) <= 2**62
+    elif ok:
+        try:
+            ok = bool(np.isfinite(float(value))) and value > 0
+        except OverflowError:  # an int beyond the float range
+            ok = False
+    if not ok:
+        what = "a positive integer (at most 2^62)" if integer else "a positive finite number"
         raise ValueError(f"{name} must be {what}; got {value!r}")
 
 
@@ -83,6 +93,8 @@ class _KernelParamsMixin:
         if not (isinstance(self.gamma, str) and self.gamma == "scale"):
             _check_positive("gamma", self.gamma)
         _check_positive("degree", self.degree, integer=True)
+        if self.degree > 2**31 - 1:
+            raise ValueError(f"degree must be at most 2^31 - 1; got {self.degree!r}")
         if isinstance(self.coef0, bool) or not isinstance(self.coef0, numbers.Real) or not np.isfinite(self.coef0):
             raise ValueError(f"coef0 must be a finite number; got {self.coef0!r}")
 
