@@ -333,8 +333,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             self._init_model(X, classes)
         else:
             self._check_params_unchanged()
-        if not first and classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
-            raise ValueError(f"classes={list(classes)} differs from the classes of the first call {list(self.classes_)}")
+            if classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
+                raise ValueError(
+                    f"classes={list(classes)} differs from the classes of the first call {list(self.classes_)}"
+                )
         return X, y
 
     def _learn_chunk(self, X, yi, record=False):
