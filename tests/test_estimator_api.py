@@ -320,43 +320,35 @@ def test_simd_builds_share_the_model_format():
     np.testing.assert_array_equal(back.decision_function(X), a.decision_function(X))
 
 
-def test_a_model_used_by_two_threads_at_once_raises_instead_of_crashing():
+def test_a_model_used_by_two_threads_at_once_waits_instead_of_crashing():
     # partial_fit releases the GIL; a second thread reading the learner meanwhile used to read
-    # a store being reallocated (a segfault). Now the conflicting call raises RuntimeError.
+    # a store being reallocated (a segfault). Now a conflicting call waits for the other one,
+    # as a lock around the model would: every call succeeds and every example is counted.
     import threading
     import time
 
     X, y = datasets.noisy_checkerboard(30_000, random_state=3)
     clf = KernelPerceptron(budget=None, gamma=4.0).partial_fit(X[:10], y[:10], classes=[-1, 1])
-    errors, conflicts = [], []
+    errors = []
 
     def train():
-        # Unbudgeted: a few thousand SVs, long enough to overlap. Whichever call comes second
-        # raises, before touching the model, so the worker may have to try again.
-        for _ in range(1000):
-            try:
-                clf.partial_fit(X, y)
-                return
-            except RuntimeError as e:
-                assert "in use by another thread" in str(e)
-            except Exception as e:  # pragma: no cover - reported below
-                errors.append(e)
-                return
-        errors.append("never got the model")  # pragma: no cover
+        try:  # unbudgeted: a few thousand SVs, long enough to overlap; chunks let calls in between
+            for i in range(0, 30_000, 3_000):
+                clf.partial_fit(X[i : i + 3_000], y[i : i + 3_000])
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
 
     worker = threading.Thread(target=train)
     worker.start()
+    learned = 0
     while worker.is_alive():
-        for call in (lambda: clf.decision_function(X[:5]), lambda: clf.n_support_, lambda: clf.learn_one(X[0], y[0])):
-            try:
-                call()
-            except RuntimeError as e:
-                assert "in use by another thread" in str(e)
-                conflicts.append(e)
-            time.sleep(0.002)  # leaves the worker windows to start in
+        d = clf.decision_function(X[:5])
+        assert d.shape == (5,) and np.all(np.isfinite(d))
+        assert clf.n_support_ >= 1
+        clf.learn_one(X[learned], y[learned])
+        learned += 1
+        time.sleep(0.001)
     worker.join()
-    assert errors == [] and conflicts
-    # The whole chunk was learned (plus any learn_one that got in before the worker started)
-    # and the model stays usable.
-    assert clf.counters_["examples"] >= 30_010
+    assert errors == [] and learned >= 1
+    assert clf.counters_["examples"] == 10 + 30_000 + learned
     clf.decision_function(X[:100])

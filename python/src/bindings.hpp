@@ -10,6 +10,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
 #include <unordered_map>
 
 namespace py = pybind11;
@@ -18,21 +21,28 @@ namespace bk = budgetkernel;
 /// One learner used from several Python threads at once: chunk calls release the GIL, so
 /// another thread could read or change the learner while one of them runs (found: training in
 /// one thread while another predicted crashed the interpreter). Every call that releases the
-/// GIL, and every shared accessor below, registers its use here while it holds the GIL; a use
-/// that conflicts (any use during a writer, a writer during any use) raises RuntimeError
-/// instead. Concurrent readers (decision_function in two threads) are fine. The table is only
-/// touched with the GIL held, which is its lock.
+/// GIL, and every accessor, registers its use here while it holds the GIL; a use that
+/// conflicts (any use during a writer, a writer during any use) waits, with the GIL released,
+/// until the other uses end: what a lock around the model would do. Concurrent readers
+/// (decision_function in two threads) run together. The table is only touched with the GIL
+/// held, which is its lock; a waiting thread holds no use, so waits cannot form a cycle (no
+/// call takes a second use of a learner while it holds one).
 class UseGuard {
  public:
   UseGuard(const void* learner, bool write) : m_learner(learner), m_write(write) {
-    int& uses = table()[learner];  // > 0: readers, -1: a writer
-    if (write ? uses != 0 : uses < 0) {
-      if (uses == 0) table().erase(learner);
-      throw std::runtime_error(
-          "this model is in use by another thread (a budgetkernel estimator must not be trained while it is "
-          "used elsewhere; guard it with a lock)");
+    for (;;) {
+      int& uses = table()[learner];  // > 0: readers, -1: a writer
+      if (write ? uses == 0 : uses >= 0) {
+        uses = write ? -1 : uses + 1;
+        return;
+      }
+      // Wait for some use to end (~UseGuard bumps the generation under the mutex, so one
+      // that ends between here and the wait is not missed), then look again.
+      const std::uint64_t seen = generation();
+      py::gil_scoped_release nogil;
+      std::unique_lock<std::mutex> lock(mutex());
+      ended().wait(lock, [seen] { return generation() != seen; });
     }
-    uses = write ? -1 : uses + 1;
   }
   ~UseGuard() {  // the GIL is held again here: guards are made before releasing it
     auto it = table().find(m_learner);
@@ -40,6 +50,11 @@ class UseGuard {
       table().erase(it);
     else
       --it->second;
+    {
+      std::lock_guard<std::mutex> lock(mutex());
+      ++generation();
+    }
+    ended().notify_all();
   }
   UseGuard(const UseGuard&) = delete;
   UseGuard& operator=(const UseGuard&) = delete;
@@ -48,6 +63,18 @@ class UseGuard {
   static std::unordered_map<const void*, int>& table() {
     static std::unordered_map<const void*, int> uses;
     return uses;
+  }
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::condition_variable& ended() {
+    static std::condition_variable cv;
+    return cv;
+  }
+  static std::uint64_t& generation() {  // read and written under mutex() (or the GIL, to seed a wait)
+    static std::uint64_t g = 0;
+    return g;
   }
   const void* m_learner;
   bool m_write;
