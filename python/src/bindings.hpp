@@ -98,6 +98,24 @@ inline Eigen::Map<const bk::RowMatrix> as_matrix(const CArray& X) {
   return {X.data(), X.shape(0), X.shape(1)};
 }
 
+/// The single-example path's only validation (no copies): shape and the learner's row check.
+template <class L>
+void check_one(const L& self, const CArray& x) {
+  if (x.ndim() != 1 || x.shape(0) != self.n_features()) throw std::invalid_argument("x must be 1-D with n_features values");
+  if (const char* problem = self.row_problem(x.data())) throw std::invalid_argument(std::string("x ") + problem);
+}
+
+/// A member function of L that changes it, as a binding lambda that holds a write UseGuard
+/// and releases the GIL while it runs.
+template <class L, class... A>
+auto write_released(void (L::*method)(A...)) {
+  return [method](L& self, A... args) {
+    UseGuard use(&self, true);
+    py::gil_scoped_release release;
+    (self.*method)(args...);
+  };
+}
+
 /// The methods shared by every learner class L (an OnlineLearner with save/load).
 template <class L, class Cls>
 void def_learner_common(Cls& cls) {
@@ -149,10 +167,7 @@ void def_learner_common(Cls& cls) {
       .def(
           "learn_one",
           [](L& self, const CArray& x, std::int32_t y) {
-            if (x.ndim() != 1 || x.shape(0) != self.n_features())
-              throw std::invalid_argument("x must be 1-D with n_features values");
-            if (const char* problem = bk::detail::row_problem(x.data(), x.shape(0), self.input_sqnorm_limit()))
-              throw std::invalid_argument(std::string("x ") + problem);
+            check_one(self, x);
             if (y < 0 || y >= self.n_classes()) throw std::invalid_argument("label index out of range");
             UseGuard use(&self, true);
             return self.learn_one(x.data(), y);
@@ -161,10 +176,7 @@ void def_learner_common(Cls& cls) {
       .def(
           "decision_one",
           [](const L& self, const CArray& x) {
-            if (x.ndim() != 1 || x.shape(0) != self.n_features())
-              throw std::invalid_argument("x must be 1-D with n_features values");
-            if (const char* problem = bk::detail::row_problem(x.data(), x.shape(0), self.input_sqnorm_limit()))
-              throw std::invalid_argument(std::string("x ") + problem);
+            check_one(self, x);
             py::array_t<double> out(self.n_outputs());
             UseGuard use(&self, false);
             self.decision(x.data(), out.mutable_data());

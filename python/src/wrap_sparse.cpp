@@ -46,13 +46,7 @@ void wrap_sparse(py::module_& m) {
            py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
            py::arg("coef0"), py::arg("eta"), py::arg("lam"), py::arg("budget"), py::arg("sampling"),
            py::arg("max_coef"), py::arg("averaged"), py::arg("seed"))
-      .def(
-          "reseed",
-          [](bk::BOGD& self, std::uint64_t seed) {
-            UseGuard use(&self, true);
-            self.reseed(seed);
-          },
-          py::arg("seed"));
+      .def("reseed", write_released(&bk::BOGD::reseed), py::arg("seed"));
   def_kernel_expansion<bk::BOGD>(bogd);
   def_average<bk::BOGD>(bogd);
   def_learner_common<bk::BOGD>(bogd);

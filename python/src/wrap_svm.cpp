@@ -43,30 +43,9 @@ void wrap_svm(py::module_& m) {
             self.partial_fit_weighted(Xm, y.data(), w.data(), nullptr);
           },
           py::arg("X"), py::arg("y"), py::arg("sample_weight"))
-      .def(
-          "unlearn",
-          [](bk::IncrementalSVC& self, std::int64_t example) {
-            UseGuard use(&self, true);
-            py::gil_scoped_release release;
-            self.unlearn(example);
-          },
-          py::arg("example"))
-      .def(
-          "set_C",
-          [](bk::IncrementalSVC& self, double C) {
-            UseGuard use(&self, true);
-            py::gil_scoped_release release;
-            self.set_C(C);
-          },
-          py::arg("C"))
-      .def(
-          "set_weight",
-          [](bk::IncrementalSVC& self, std::int64_t example, double weight) {
-            UseGuard use(&self, true);
-            py::gil_scoped_release release;
-            self.set_weight(example, weight);
-          },
-          py::arg("example"), py::arg("weight"))
+      .def("unlearn", write_released(&bk::IncrementalSVC::unlearn), py::arg("example"))
+      .def("set_C", write_released(&bk::IncrementalSVC::set_C), py::arg("C"))
+      .def("set_weight", write_released(&bk::IncrementalSVC::set_weight), py::arg("example"), py::arg("weight"))
       .def_property_readonly("n_support", read_guarded(&bk::IncrementalSVC::n_support))
       .def("expansion", &expansion<bk::IncrementalSVC>)
       .def(

@@ -90,7 +90,7 @@ inline void check_lam(double lam) {
 
 /// Checks a chunk before the hot loop so the loop itself never throws.
 inline void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, Index n_features,
-                        Index n_classes, double max_sqnorm = kMaxRowSqNorm) {
+                        Index n_classes, double max_sqnorm) {
   // Messages are built only on failure: this runs once per chunk, ahead of the hot loop.
   if (X.cols() != n_features)
     invalid("X has " + std::to_string(X.cols()) + " features, expected " + std::to_string(n_features));
@@ -124,10 +124,18 @@ class OnlineLearner {
       return detail::kMaxRowSqNorm;
   }
 
+  /// Validates a chunk (width, finite rows within input_sqnorm_limit(), label range when y is
+  /// given) before any of it is learned or scored. \throws std::invalid_argument.
+  void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y) const {
+    detail::check_chunk(X, y, m_d, m_c, input_sqnorm_limit());
+  }
+  /// What is wrong with one input row x[0..n_features()) (nullptr: nothing), as check_chunk.
+  const char* row_problem(const double* x) const { return detail::row_problem(x, m_d, input_sqnorm_limit()); }
+
   /// Test-then-train over a chunk: for each row, predict, then learn. Writes the
   /// predictions into `pred` when given (the prequential record). Validates first.
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
-    detail::check_chunk(X, y, m_d, m_c, input_sqnorm_limit());
+    check_chunk(X, y);
     for (Index i = 0; i < X.rows(); ++i) {
       const std::int32_t p = learn_one(X.row(i).data(), y[i]);
       if (pred) pred[i] = p;
@@ -146,7 +154,7 @@ class OnlineLearner {
 
   /// Decision values, n x n_outputs.
   void decision_function(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out) const {
-    detail::check_chunk(X, nullptr, m_d, m_c, input_sqnorm_limit());
+    check_chunk(X, nullptr);
     detail::require(out.rows() == X.rows() && out.cols() == n_outputs(), "decision_function: bad output shape");
     for (Index i = 0; i < X.rows(); ++i) self().decision(X.row(i).data(), out.row(i).data());
   }
