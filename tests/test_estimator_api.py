@@ -352,3 +352,39 @@ def test_a_model_used_by_two_threads_at_once_waits_instead_of_crashing():
     assert errors == [] and learned >= 1
     assert clf.counters_["examples"] == 10 + 30_000 + learned
     clf.decision_function(X[:100])
+
+
+def test_a_waiting_writer_goes_before_new_readers():
+    # Two threads predicting in a loop overlap one another, so some read was always running and
+    # a partial_fit in a third thread waited for a moment without readers forever (measured: not
+    # done after 20 s). A waiting writer now holds new readers back.
+    import threading
+
+    X, y = datasets.noisy_checkerboard(30_000, random_state=1)
+    clf = BudgetedSGDClassifier(budget=500, maintenance="remove-random", gamma=4.0, random_state=0)
+    clf.partial_fit(X[:20_000], y[:20_000], classes=[-1, 1])
+    assert clf.n_support_ == 500
+    stop, started, done = threading.Event(), threading.Barrier(3), threading.Event()
+
+    def reader():
+        started.wait()
+        while not stop.is_set():
+            clf.decision_function(X[:20_000])
+
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    for r in readers:
+        r.start()
+    started.wait()
+
+    def writer():
+        clf.partial_fit(X[20_000:21_000], y[20_000:21_000])
+        done.set()
+
+    w = threading.Thread(target=writer)
+    w.start()
+    finished = done.wait(30)
+    stop.set()
+    for t in (*readers, w):
+        t.join()
+    assert finished
+    assert clf.counters_["examples"] == 21_000

@@ -24,17 +24,25 @@ namespace bk = budgetkernel;
 /// GIL, and every accessor, registers its use here while it holds the GIL; a use that
 /// conflicts (any use during a writer, a writer during any use) waits, with the GIL released,
 /// until the other uses end: what a lock around the model would do. Concurrent readers
-/// (decision_function in two threads) run together. The table is only touched with the GIL
-/// held, which is its lock; a waiting thread holds no use, so waits cannot form a cycle (no
-/// call takes a second use of a learner while it holds one).
+/// (decision_function in two threads) run together, but a waiting writer goes first: no new
+/// reader starts while one waits (else readers that overlap one another, e.g. two threads
+/// predicting in a loop, kept the count above 0 and a partial_fit waited forever). The table
+/// is only touched with the GIL held, which is its lock; a waiting thread holds no use, so
+/// waits cannot form a cycle (no call takes a second use of a learner while it holds one).
 class UseGuard {
  public:
   UseGuard(const void* learner, bool write) : m_learner(learner), m_write(write) {
+    bool queued = false;  // this writer counted in writers_waiting
     for (;;) {
-      int& uses = table()[learner];  // > 0: readers, -1: a writer
-      if (write ? uses == 0 : uses >= 0) {
-        uses = write ? -1 : uses + 1;
+      Uses& u = table()[learner];
+      if (write ? u.active == 0 : u.active >= 0 && u.writers_waiting == 0) {
+        if (queued) --u.writers_waiting;
+        u.active = write ? -1 : u.active + 1;
         return;
+      }
+      if (write && !queued) {
+        ++u.writers_waiting;
+        queued = true;
       }
       // Wait for some use to end (~UseGuard bumps the generation under the mutex, so one
       // that ends between here and the wait is not missed), then look again.
@@ -46,10 +54,9 @@ class UseGuard {
   }
   ~UseGuard() {  // the GIL is held again here: guards are made before releasing it
     auto it = table().find(m_learner);
-    if (m_write || it->second == 1)
-      table().erase(it);
-    else
-      --it->second;
+    Uses& u = it->second;
+    u.active = m_write ? 0 : u.active - 1;
+    if (u.active == 0 && u.writers_waiting == 0) table().erase(it);
     {
       std::lock_guard<std::mutex> lock(mutex());
       ++generation();
@@ -60,8 +67,12 @@ class UseGuard {
   UseGuard& operator=(const UseGuard&) = delete;
 
  private:
-  static std::unordered_map<const void*, int>& table() {
-    static std::unordered_map<const void*, int> uses;
+  struct Uses {
+    int active = 0;           // > 0: that many readers; -1: a writer
+    int writers_waiting = 0;  // writers queued for this learner (readers wait behind them)
+  };
+  static std::unordered_map<const void*, Uses>& table() {
+    static std::unordered_map<const void*, Uses> uses;
     return uses;
   }
   static std::mutex& mutex() {
