@@ -28,7 +28,9 @@ run this on a build without ``-mavx2 -mfma`` as well, e.g. with ``--out bench_cp
 Each benchmark runs ``--repetitions`` times (default 3) and the median is reported: the
 machine is shared, and a single run can be disturbed. ``--quick``: one repetition, a short
 minimum time per benchmark and only B <= 200 for the projection, BPA-P and the Projectrons.
-``--only bench_pa`` runs a subset of the executables (comma-separated).
+``--only bench_pa`` runs a subset of the executables (comma-separated) and, unless ``--out``
+names the result, writes bench_cpp_<subset>.{json,md}, so that the full run's file stays whole
+(bench_bpa_table.py reads the PA numbers from it).
 
     python bench/run_cpp_bench.py [--quick] [--build-dir /tmp/bk-bench] [--only bench_pa]
 """
@@ -194,7 +196,8 @@ def main():
                                                              and k not in ("family_index", "per_family_instance_index",
                                                                            "repetitions", "threads"))}
             for b in results["benchmarks"] if b.get("aggregate_name") not in ("mean", "stddev", "cv")]
-    write_results("bench_cpp", {"summary": summary, "build": flags, "context": ctx, "runs": runs}, md, args)
+    name = "bench_cpp" if exes == EXECUTABLES else "bench_cpp_" + "_".join(exes)
+    write_results(name, {"summary": summary, "build": flags, "context": ctx, "runs": runs}, md, args)
 
 
 def _fmt_rate(x):
