@@ -185,7 +185,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ validation
     def _check_X(self, X, *, reset):
-        """Validates a chunk of features: finite float64, 2-D, consistent width."""
+        """Validates a chunk of features: finite float64, 2-D, consistent width (a plain chunk
+        as _plain_chunk describes is already that: the core checks its rows)."""
+        if not reset and hasattr(self, "_model") and self._plain_chunk(X, None):
+            return X
         X = validate_data(
             self,
             X,
@@ -322,13 +325,14 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         first = not hasattr(self, "_model")
         if first and classes is None:
             raise ValueError(f"classes must be passed on the first call to {method}")
-        kw = dict(reset=first, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse=False)
-        if y is None:
-            X = validate_data(self, X, **kw)
-        else:
-            X, y = validate_data(self, X, y, **kw)
-            if first:  # later chunks: _encode rejects every label outside classes_
-                check_classification_targets(y)
+        if first or not self._plain_chunk(X, y):
+            kw = dict(reset=first, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse=False)
+            if y is None:
+                X = validate_data(self, X, **kw)
+            else:
+                X, y = validate_data(self, X, y, **kw)
+                if first:  # later chunks: _encode rejects every label outside classes_
+                    check_classification_targets(y)
         if first:
             self._init_model(X, classes)
         else:
@@ -338,6 +342,25 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
                     f"classes={list(classes)} differs from the classes of the first call {list(self.classes_)}"
                 )
         return X, y
+
+    def _plain_chunk(self, X, y):
+        """Whether a later chunk is already what validate_data would return: a C-contiguous
+        float64 ndarray with n_features_in_ columns and at least one row (and y a 1-D ndarray of
+        one label per row), for a model fitted without feature names. Such a chunk skips
+        scikit-learn's validation, a fixed ~0.3 ms per call (~5% of training time and ~20% of
+        prediction time in chunks of 10,000 at B = 100, bench_speed's setting): the core checks
+        every row for NaN, inf and overflow before it uses any (ValueError "X row i contains NaN
+        or infinity") and _encode every label."""
+        return (
+            type(X) is np.ndarray
+            and X.dtype == np.float64
+            and X.ndim == 2
+            and X.flags.c_contiguous
+            and X.shape[0] >= 1
+            and X.shape[1] == getattr(self, "n_features_in_", None)
+            and getattr(self, "feature_names_in_", None) is None
+            and (y is None or (type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0]))
+        )
 
     def _learn_chunk(self, X, yi, record=False):
         pred = self._model.partial_fit(X, yi, record)
