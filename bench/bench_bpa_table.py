@@ -296,10 +296,10 @@ def task_tune(args):
                 r = train_eval(algo, budget, gamma, C1, X[p], y[p], Xv, yv, 1000 + k, cfg["eta_steps"])
                 scores.append(r["accuracy"])
                 etas.append(r["eta"])
-        grid.append({"gamma": gamma, "C": C, "val_accuracy": float(np.mean(scores)), "eta": etas})
-    best = max(grid, key=lambda g: g["val_accuracy"])  # max keeps the first of ties
+        grid.append({"gamma": gamma, "C": C, "tuning_score": float(np.mean(scores)), "eta": etas})
+    best = max(grid, key=lambda g: g["tuning_score"])  # max keeps the first of ties
     return {"algo": algo, "stream": name, "budget": budget, "gamma": best["gamma"], "C": best["C"],
-            "val_accuracy": best["val_accuracy"], "grid": grid, "seconds": time.perf_counter() - t0}
+            "tuning_score": best["tuning_score"], "grid": grid, "seconds": time.perf_counter() - t0}
 
 
 def task_final(args):
@@ -420,7 +420,7 @@ def summarise(tuned, finals, large, speed, cfg, env):
                         "labels": _agg([r["labels"] for r in f["runs"]])[0],
                         "train_seconds": _agg([r["wall_seconds"] for r in f["runs"]])[0],
                         "eta": [r["eta"] for r in f["runs"]] if f["algo"] == "projectron++" else None,
-                        "gamma": f["gamma"], "C": f["C"], "val_accuracy": tuned_by[key]["val_accuracy"]}
+                        "gamma": f["gamma"], "C": f["C"], "tuning_score": tuned_by[key]["tuning_score"]}
 
     def cell(algo, name, budget):
         s = summary.get((algo, name, budget))
@@ -461,7 +461,7 @@ def summarise(tuned, finals, large, speed, cfg, env):
         if s["eta"]:
             eta = f"η ∈ [{min(s['eta']):.3g}, {max(s['eta']):.3g}]"
         drows.append([STREAM_LABEL[name], "-" if budget is None else budget, ALGORITHMS[algo][0], f"{s['gamma']:g}",
-                      "-" if s["C"] is None else f"{s['C']:g}", f"{100 * s['val_accuracy']:.2f}",
+                      "-" if s["C"] is None else f"{s['C']:g}", f"{100 * s['tuning_score']:.2f}",
                       f"{s['n_support']:.0f}", f"{100 * s['online_error']:.1f}", f"{s['labels']:.0f}",
                       f"{s['train_seconds']:.2f}", eta])
     out += ["## Chosen hyper-parameters and details", "",
@@ -541,7 +541,8 @@ def main():
         print(json.dumps(speed_measure(args.speed_json)))
         return
     quick = args.quick
-    cfg = {"seed": args.seed, "tuning": args.tuning, "gammas": QUICK_GAMMAS if quick else GAMMAS, "cs": QUICK_CS if quick else CS,
+    cfg = {"seed": args.seed, "tuning": args.tuning, "gammas": QUICK_GAMMAS if quick else GAMMAS,
+           "cs": QUICK_CS if quick else CS,
            "tune_shuffles": 1 if quick else 2, "n_shuffles": args.n_shuffles or (3 if quick else 10),
            "eta_steps": 6 if quick else ETA_STEPS, "streams": [s for s in args.streams.split(",") if s],
            "budgets": [int(b) for b in args.budgets.split(",") if b],
@@ -560,7 +561,7 @@ def main():
     tuned = run_pool(task_tune, [(a, n, B, cfg) for a, n, B in configs], args.jobs)
     for t in tuned:
         log(f"tuned {t['algo']:13s} {t['stream']:18s} B={t['budget']}: gamma={t['gamma']:g} C={t['C']} "
-            f"score {t['val_accuracy']:.4f} ({t['seconds']:.0f}s)")
+            f"score {t['tuning_score']:.4f} ({t['seconds']:.0f}s)")
     log("reported repetitions")
     finals = run_pool(task_final, [(t["algo"], t["stream"], t["budget"], t["gamma"], t["C"], cfg) for t in tuned],
                       args.jobs)
