@@ -304,6 +304,29 @@ inline Kernel read_kernel(const FieldMap& fm) {
   }
 }
 
+/// The store's SVs as budgetkernel::Model reads them (sv.x, sv.alpha raw coefficients) plus
+/// their ids.
+inline void write_svs(FieldMap& fm, const SupportVectors& sv) {
+  const Index n = sv.size();
+  fm.set_matrix("sv.x", sv.X().topRows(n));
+  fm.set_matrix("sv.alpha", sv.A().topRows(n));
+  fm.set_ints("sv.id", std::vector<std::int64_t>(sv.ids().begin(), sv.ids().begin() + n));
+}
+
+/// write_svs' fields back into `sv` (capacity at least `capacity`), checked: dim columns,
+/// n_outputs coefficient columns, at most max_size rows (0: no limit), every row usable input
+/// (detail::row_problem) and finite coefficients. \throws std::runtime_error ("model file: ...").
+inline void read_svs(const FieldMap& fm, Index dim, Index n_outputs, Index max_size, Index capacity,
+                     SupportVectors& sv) {
+  const RowMatrix X = fm.get_matrix("sv.x", -1, dim);
+  const RowMatrix A = fm.get_matrix("sv.alpha", X.rows(), n_outputs);
+  const auto ids = fm.get_ints("sv.id", X.rows());
+  if (max_size > 0 && X.rows() > max_size) detail::corrupt("more support vectors than the budget");
+  if (!detail::rows_usable(X.data(), X.rows(), X.cols()) || !detail::all_finite(A.data(), A.size()))
+    detail::corrupt("non-finite (or overflowing) support vectors or non-finite coefficients");
+  sv.assign(X, A, ids, capacity);
+}
+
 inline std::string read_file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open model file '" + path + "'");

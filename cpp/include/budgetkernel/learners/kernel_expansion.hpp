@@ -110,10 +110,7 @@ class KernelExpansion {
   void save(FieldMap& fm) const {
     write_kernel(fm, m_kernel);
     fm.set("scale", 1.0);
-    const Index n = m_sv.size();
-    fm.set_matrix("sv.x", m_sv.X().topRows(n));
-    fm.set_matrix("sv.alpha", m_sv.A().topRows(n));
-    fm.set_ints("sv.id", std::vector<std::int64_t>(m_sv.ids().begin(), m_sv.ids().begin() + n));
+    write_svs(fm, m_sv);
   }
 
   /// Restores what save() wrote into a store of at least `capacity` rows.
@@ -121,14 +118,8 @@ class KernelExpansion {
   void load(const FieldMap& fm, Index dim, Index n_outputs, Index max_size, Index capacity) {
     const Kernel k = read_kernel(fm);
     if (fm.get_f64("scale") != 1.0) detail::corrupt("unexpected scale for an unscaled kernel expansion");
-    const RowMatrix X = fm.get_matrix("sv.x", -1, dim);
-    const RowMatrix A = fm.get_matrix("sv.alpha", X.rows(), n_outputs);
-    const auto ids = fm.get_ints("sv.id", X.rows());
-    if (max_size > 0 && X.rows() > max_size) detail::corrupt("more support vectors than the budget");
-    if (!detail::rows_usable(X.data(), X.rows(), X.cols()) || !detail::all_finite(A.data(), A.size()))
-      detail::corrupt("non-finite (or overflowing) support vectors or non-finite coefficients");
+    read_svs(fm, dim, n_outputs, max_size, capacity, m_sv);
     m_kernel = k;
-    m_sv.assign(X, A, ids, std::max<Index>(capacity, X.rows()));
     detail::zero_fresh(m_krow, m_sv.capacity());
     m_f.setZero(n_outputs);
   }

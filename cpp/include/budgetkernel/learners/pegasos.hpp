@@ -224,10 +224,8 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     fm.set_bytes("rng", detail::rng_state(m_rng));
     fm.set("scale", m_scale);
     fm.set("norm2", m_norm2);
+    write_svs(fm, m_sv);
     const Index n = m_sv.size();
-    fm.set_matrix("sv.x", m_sv.X().topRows(n));
-    fm.set_matrix("sv.alpha", m_sv.A().topRows(n));
-    fm.set_ints("sv.id", std::vector<std::int64_t>(m_sv.ids().begin(), m_sv.ids().begin() + n));
     fm.set_int("average_start", m_p.average_start);
     fm.set("average_decay", m_p.average_decay);
     if (m_p.average_start > 0) {
@@ -263,20 +261,15 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     m_norm2 = fm.get_f64("norm2");
     if (!(m_scale > 0.0) || !std::isfinite(m_scale) || !(m_norm2 >= 0.0) || !std::isfinite(m_norm2))
       detail::corrupt("invalid scale or norm");
-    const RowMatrix X = fm.get_matrix("sv.x", -1, d);
-    const RowMatrix A = fm.get_matrix("sv.alpha", X.rows(), n_outputs());
-    const auto ids = fm.get_ints("sv.id", X.rows());
-    if (p.budget > 0 && X.rows() > p.budget) detail::corrupt("more support vectors than the budget");
-    if (!detail::rows_usable(X.data(), X.rows(), X.cols()) || !detail::all_finite(A.data(), A.size()))
-      detail::corrupt("non-finite (or overflowing) support vectors or non-finite coefficients");
-    m_sv.assign(X, A, ids, p.budget > 0 ? p.budget + 1 : std::max<Index>(64, X.rows()));
+    read_svs(fm, d, n_outputs(), p.budget, p.budget > 0 ? p.budget + 1 : 64, m_sv);
+    const Index n = m_sv.size();
     if (p.average_start > 0) {
       m_avg_count = fm.get_i64("average_count");
-      const RowMatrix C = fm.get_matrix("sv.avg", X.rows(), n_outputs());
+      const RowMatrix C = fm.get_matrix("sv.avg", n, n_outputs());
       if (m_avg_count < 0 || m_avg_count > m_count.examples || !detail::all_finite(C.data(), C.size()))
         detail::corrupt("invalid averaged coefficients");
       m_sv.set_carry_columns(n_outputs());
-      m_sv.C().topRows(X.rows()) = C;
+      m_sv.C().topRows(n) = C;
     }
     resize_work(m_sv.capacity());
     m_maint.load(fm, m_sv, p.kernel);
