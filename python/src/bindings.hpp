@@ -244,6 +244,15 @@ inline py::array_t<double> to_numpy(const bk::RowMatrix& m) {
   return out;
 }
 
+/// read_guarded for a const member returning a matrix: a NumPy copy made under the guard.
+template <class L>
+auto read_guarded_array(bk::RowMatrix (L::*getter)() const) {
+  return [getter](const L& self) {
+    UseGuard use(&self, false);
+    return to_numpy((self.*getter)());
+  };
+}
+
 /// The read-only views every kernel-expansion learner L (support_vectors(), coefficients()) has.
 template <class L, class Cls>
 void def_kernel_expansion(Cls& cls) {
@@ -258,11 +267,7 @@ void def_kernel_expansion(Cls& cls) {
                                const auto& sv = s.support_vectors();
                                return to_numpy(sv.X().topRows(sv.size()));
                              })
-      .def_property_readonly("coefficients",
-                             [](const L& s) {
-                               UseGuard use(&s, false);
-                               return to_numpy(s.coefficients());
-                             })
+      .def_property_readonly("coefficients", read_guarded_array(&L::coefficients))
       .def_property_readonly("support_ids", [](const L& s) {
         UseGuard use(&s, false);
         const auto& sv = s.support_vectors();

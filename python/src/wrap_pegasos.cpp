@@ -33,11 +33,7 @@ void wrap_pegasos(py::module_& m) {
          py::arg("coef0"), py::arg("lam"), py::arg("budget"), py::arg("maintenance"), py::arg("seed"),
          py::arg("average_start") = 0, py::arg("average_decay") = 10.0)
       .def_property_readonly("averaged_iterates", read_guarded(&bk::KernelPegasos::averaged_iterates))
-      .def_property_readonly("predictor_coefficients",
-                             [](const bk::KernelPegasos& s) {
-                               UseGuard use(&s, false);
-                               return to_numpy(s.predictor_coefficients());
-                             })
+      .def_property_readonly("predictor_coefficients", read_guarded_array(&bk::KernelPegasos::predictor_coefficients))
       .def_property_readonly("scale", read_guarded(&bk::KernelPegasos::scale))
       .def_property_readonly("norm2", read_guarded(&bk::KernelPegasos::norm2));
   def_kernel_expansion<bk::KernelPegasos>(kp);

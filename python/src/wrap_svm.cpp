@@ -112,15 +112,8 @@ void wrap_svm(py::module_& m) {
           py::arg("one_sided"), py::arg("rejection_eta"), py::arg("fixed_C_total"), py::arg("random_baseline"),
           py::arg("seed"), py::arg("ridge") = 0.0)
       .def_property_readonly("n_twins", read_guarded(&bk::TwinVectorMachine::n_twins))
-      .def_property_readonly("twin_points",
-                             [](const bk::TwinVectorMachine& s) {
-                               UseGuard use(&s, false);
-                               return to_numpy(s.twin_points());
-                             })
-      .def_property_readonly("twin_weights", [](const bk::TwinVectorMachine& s) {
-        UseGuard use(&s, false);
-        return to_numpy(s.twin_weights());
-      })
+      .def_property_readonly("twin_points", read_guarded_array(&bk::TwinVectorMachine::twin_points))
+      .def_property_readonly("twin_weights", read_guarded_array(&bk::TwinVectorMachine::twin_weights))
       .def("expansion", &expansion<bk::TwinVectorMachine>);
   def_learner_common<bk::TwinVectorMachine>(tvm);
 }
