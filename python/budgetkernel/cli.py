@@ -24,12 +24,12 @@ DEMO_GAMMA = 4.0
 DEMO_LAM = 3e-3
 
 
-
 def _positive_int(text):
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1; got {value}")
     return value
+
 
 def _add_model_args(p):
     p.add_argument(
