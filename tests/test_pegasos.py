@@ -85,6 +85,23 @@ def test_unbudgeted_matches_reference_implementation(kernel, n_classes):
     assert clf._model.norm2 == pytest.approx(norm2, rel=1e-9)
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_merging_norm_is_exact_and_inside_the_ball(n_classes):
+    # Merging bounds ||w|| instead of tracking it while w is well inside the ball (no kernel
+    # matrix then); the reported ||w||^2 must still be exact, and every projection exact.
+    X, y = multiclass_blobs(4000, n_classes, 5)
+    lam, gamma = 1e-2, 0.5
+    clf = BudgetedSGDClassifier(budget=30, lam=lam, gamma=gamma, random_state=0)
+    for lo in range(0, len(X), 500):
+        clf.partial_fit(X[lo : lo + 500], y[lo : lo + 500], classes=np.unique(y))
+        alphas = clf.dual_coef_
+        K = kernel_matrix(clf.support_vectors_, clf.support_vectors_, "rbf", gamma=gamma)
+        norm2 = float(np.einsum("ic,ij,jc->", alphas, K, alphas))
+        assert clf._model.norm2 == pytest.approx(norm2, rel=1e-9)
+        assert lam * norm2 <= 1 + 1e-9
+    assert clf.counters_["maintenance_steps"] > 1000
+
+
 @pytest.mark.parametrize("maintenance", MAINTENANCE)
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_large_budget_equals_unbudgeted_exactly(maintenance, n_classes):

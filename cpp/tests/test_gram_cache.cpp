@@ -149,7 +149,8 @@ void checkerboard(std::mt19937_64& rng, Index n, Index d, RowMatrix& X, std::vec
 bool same_learner_state(const KernelPegasos& a, const KernelPegasos& b) {
   const SupportVectors &sa = a.support_vectors(), &sb = b.support_vectors();
   const Index n = sa.size();
-  if (n != sb.size() || a.scale() != b.scale() || a.norm2() != b.norm2()) return false;
+  if (n != sb.size() || a.scale() != b.scale() || a.norm2_bound() != b.norm2_bound() || a.norm_exact() != b.norm_exact())
+    return false;
   if (a.counters().examples != b.counters().examples || a.counters().mistakes != b.counters().mistakes ||
       a.counters().maintenance != b.counters().maintenance || a.counters().degradation != b.counters().degradation)
     return false;
@@ -163,8 +164,11 @@ bool same_learner_state(const KernelPegasos& a, const KernelPegasos& b) {
   return true;
 }
 
+/// The strategy's cache; an empty one while merging does not track ||w|| (it keeps none then).
 const GramCache& cache_of(const KernelPegasos& l) {
+  static const GramCache none;
   const BudgetMaintainer& m = l.maintainer();
+  if (!m.tracks_norm()) return none;
   return m.uses_merging() ? m.merging().gram() : m.removal().gram();
 }
 
@@ -174,13 +178,15 @@ struct Continuation {
   bool caches_identical = true;  // and identical caches (checked every 50 steps)
   Index n_sv = 0;
   std::int64_t maintenance = 0;
+  bool tracked_at_load = true;  // the cache existed at the load (merging bounds ||w|| otherwise)
+  int switches = 0;             // of KernelPegasos::norm_exact() during the continuation
 };
 
 /// Trains `warm` examples, saves (to bytes), loads into a second learner, then feeds both
 /// the next `more` examples one at a time, comparing predictions, decision values and the
 /// whole state after every step.
-Continuation continue_after_load(Index d, Index c, Maintenance kind, Index budget, double lam, int warm, int more,
-                                 std::uint64_t seed) {
+Continuation continue_after_load(Index d, Index c, Maintenance kind, Index budget, double lam, bool bound_norm, int warm,
+                                 int more, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   RowMatrix X;
   std::vector<std::int32_t> y;
@@ -193,6 +199,7 @@ Continuation continue_after_load(Index d, Index c, Maintenance kind, Index budge
   p.budget = budget;
   p.maintenance = kind;
   p.seed = 7;
+  p.bound_norm = bound_norm;
   KernelPegasos a(d, c, p);
   a.partial_fit(X.topRows(warm), y.data());
   FieldMap fm;
@@ -200,11 +207,14 @@ Continuation continue_after_load(Index d, Index c, Maintenance kind, Index budge
   KernelPegasos b;
   b.load(FieldMap::from_bytes(fm.to_bytes()));
   Continuation out;
-  out.cache_bitwise_at_load = bitwise_equal(cache_of(a), cache_of(b)) && cache_of(a).size() == a.support_vectors().size();
+  out.cache_bitwise_at_load = bitwise_equal(cache_of(a), cache_of(b)) &&
+                              (!a.maintainer().tracks_norm() || cache_of(a).size() == a.support_vectors().size());
+  out.tracked_at_load = a.maintainer().tracks_norm();
   Vector fa(a.n_outputs()), fb(b.n_outputs());
   bool same = same_learner_state(a, b);
   for (int t = 0; t < more && same; ++t) {
     const Index i = warm + t;
+    const bool exact_before = a.norm_exact();
     std::int32_t pa = 0, pb = 0;
     a.partial_fit(X.middleRows(i, 1), &y[static_cast<std::size_t>(i)], &pa);
     b.partial_fit(X.middleRows(i, 1), &y[static_cast<std::size_t>(i)], &pb);
@@ -213,6 +223,7 @@ Continuation continue_after_load(Index d, Index c, Maintenance kind, Index budge
     same = pa == pb && (fa.array() == fb.array()).all() && same_learner_state(a, b);
     if (same && (t % 50 == 49 || t == more - 1)) out.caches_identical = out.caches_identical && bitwise_equal(cache_of(a), cache_of(b));
     if (same) ++out.steps_identical;
+    out.switches += a.norm_exact() != exact_before;
   }
   out.n_sv = a.support_vectors().size();
   out.maintenance = a.counters().maintenance;
@@ -421,18 +432,29 @@ TEST_CASE("KernelPegasos: reloaded learner (cache rebuilt) continues bitwise for
                         {2, 3, 50, Maintenance::Merge, 1e-2, 6000},         {2, 2, 100, Maintenance::RemoveRandom, 1e-5, 5000},
                         {2, 2, 100, Maintenance::RemoveRandom, 1e-2, 5000}, {2, 2, 45, Maintenance::RemoveOldest, 1e-2, 5000},
                         {3, 2, 50, Maintenance::RemoveSmallest, 1e-2, 5000}, {2, 4, 30, Maintenance::RemoveRandom, 1e-2, 3000}};
+  // Merging runs twice: tracking ||w||^2 exactly throughout (bound_norm = false: the cache is
+  // always there), and by default, where the learner bounds ||w|| and keeps no cache most of
+  // the time (then the state to reproduce includes the bound and the switches back).
   std::uint64_t seed = 1;
-  for (const Case& cs : cases) {
-    const Continuation r = continue_after_load(cs.d, cs.c, cs.kind, cs.budget, cs.lam, cs.warm, 5000, seed++);
-    std::printf("  %-15s d=%d classes=%d B=%3d lam=%g: cache bitwise at load %s, identical for %d/5000 further steps "
-                "(caches identical: %s; %lld maintenance steps, %d SVs)\n",
-                maintenance_name(cs.kind), static_cast<int>(cs.d), static_cast<int>(cs.c), static_cast<int>(cs.budget), cs.lam,
-                r.cache_bitwise_at_load ? "yes" : "NO", r.steps_identical, r.caches_identical ? "yes" : "NO",
-                static_cast<long long>(r.maintenance), static_cast<int>(r.n_sv));
-    CHECK(r.cache_bitwise_at_load);
-    CHECK(r.steps_identical == 5000);
-    CHECK(r.caches_identical);
-  }
+  int untracked_loads = 0, switches = 0;
+  for (const Case& cs : cases)
+    for (bool bound : {false, true}) {
+      if (bound && cs.kind != Maintenance::Merge) continue;
+      const Continuation r = continue_after_load(cs.d, cs.c, cs.kind, cs.budget, cs.lam, bound, cs.warm, 5000, seed++);
+      std::printf("  %-15s d=%d classes=%d B=%3d lam=%g%s: cache bitwise at load %s%s, identical for %d/5000 further "
+                  "steps (caches identical: %s; %lld maintenance steps, %d SVs, %d switches of norm tracking)\n",
+                  maintenance_name(cs.kind), static_cast<int>(cs.d), static_cast<int>(cs.c), static_cast<int>(cs.budget),
+                  cs.lam, bound ? " bound_norm" : "", r.cache_bitwise_at_load ? "yes" : "NO",
+                  r.tracked_at_load ? "" : " (none kept)", r.steps_identical, r.caches_identical ? "yes" : "NO",
+                  static_cast<long long>(r.maintenance), static_cast<int>(r.n_sv), r.switches);
+      CHECK(r.cache_bitwise_at_load);
+      CHECK(r.steps_identical == 5000);
+      CHECK(r.caches_identical);
+      untracked_loads += !r.tracked_at_load;
+      switches += r.switches;
+    }
+  CHECK(untracked_loads > 0);  // both kinds of saved state were exercised
+  CHECK(switches > 0);
 }
 
 TEST_MAIN()

@@ -632,6 +632,7 @@ bool cache_bitwise_rebuilt(const GramCache& g, const SupportVectors& sv, const K
 struct CachedStats {
   int merges = 0, same_slots = 0, bitwise_store = 0, cache_bitwise = 0;
   int held_merged = 0, held_moved = 0;  // merges after a push: the pushed SV merged away / kept
+  int untracked_bitwise = 0;             // Merging without norm tracking: the same store, bit for bit
   double max_dx = 0.0, max_da = 0.0, max_ddeg = 0.0, max_norm_err = 0.0, max_deg_err = 0.0, max_cache_err = 0.0;
 };
 
@@ -651,12 +652,25 @@ CachedStats run_cached(Coef kind, Index c, int stores, std::uint64_t seed, Index
     SupportVectors sv = ref;
     Merging mg(k);
     mg.rebuild(sv, k);
+    SupportVectors sv_u = ref;  // the same steps without norm tracking (no cache, no f values)
+    Merging mu(k);
+    mu.track_norm(false, sv_u);
     Eigen::VectorXd pushed;
     for (int round = 0; round < 5; ++round) {
       const SupportVectors before = sv;
       const MaintenanceResult r1 = merge_reduce(ref, k, w1, w2);
       const MaintenanceResult r2 = mg.reduce(sv, k);
+      const MaintenanceResult r3 = mu.reduce(sv_u, k);
       ++st.merges;
+      {
+        const Index n = sv.size();
+        bool same = sv_u.size() == n && r3.degradation == r2.degradation && !r3.norm_exact &&
+                    std::isnan(r3.norm_change) && r2.norm_exact;
+        for (Index i = 0; same && i < n; ++i)
+          same = sv_u.id(i) == sv.id(i) && (sv_u.x(i).array() == sv.x(i).array()).all() &&
+                 (sv_u.alpha(i).array() == sv.alpha(i).array()).all();
+        st.untracked_bitwise += same;
+      }
       if (round > 0) {  // Merging held the pushed SV's row back: both ways of writing it
         bool kept = false;
         for (Index i = 0; i < sv.size() && !kept; ++i) kept = sv.x(i).transpose() == pushed;
@@ -691,11 +705,13 @@ CachedStats run_cached(Coef kind, Index c, int stores, std::uint64_t seed, Index
       pushed = x;
       sv.push(x, a, kMergedId + 1 + 10 * t + round);
       ref.push(x, a, kMergedId + 1 + 10 * t + round);
+      sv_u = sv;
       // The learner's row, with the query's |x|^2 equal to the store's (GramCache's premise for
       // a bitwise rebuild; a separately computed squaredNorm may differ in the last bit when
       // GCC fuses multiply-adds differently in another inlining context, -ffp-contract=fast).
       k.row(sv.X(), sv.sqnorm(), n, sv.x(n).transpose(), sv.sqnorm()(n), krow);
       mg.on_push(sv, krow, 1.0);
+      mu.on_push(sv_u, krow, 1.0);
     }
   }
   return st;
@@ -720,24 +736,28 @@ TEST_CASE("Merging (cached) == merge_reduce: same partner, slots, h, z, alpha_z,
     std::printf("  %-16s %d merges: same partner and slots %d, bitwise-identical result %d; max |dz| %.2g, "
                 "max |d alpha| %.2g, max |d degradation| %.2g; vs brute force: norm_change %.2g, degradation %.2g; "
                 "cache vs brute-force rows %.2g, == rebuild bitwise %d/%d; after a push, the new SV merged in %d, "
-                "kept in %d\n",
+                "kept in %d; without norm tracking bitwise the same %d\n",
                 cs.name, st.merges, st.same_slots, st.bitwise_store, st.max_dx, st.max_da, st.max_ddeg, st.max_norm_err,
-                st.max_deg_err, st.max_cache_err, st.cache_bitwise, st.merges, st.held_merged, st.held_moved);
+                st.max_deg_err, st.max_cache_err, st.cache_bitwise, st.merges, st.held_merged, st.held_moved,
+                st.untracked_bitwise);
     CHECK(st.held_merged > 0 && st.held_moved > 0);
     CHECK(st.same_slots == st.merges);
     CHECK(st.max_dx <= 1e-12 && st.max_da <= 1e-12 && st.max_ddeg <= 1e-12);
     CHECK(st.max_norm_err <= 1e-10 && st.max_deg_err <= 1e-10);
     CHECK(st.max_cache_err <= 1e-15);
     CHECK(st.cache_bitwise == st.merges);
+    CHECK(st.untracked_bitwise == st.merges);
   }
 }
 
 TEST_CASE("Merging (cached): special stores (m last, duplicates, far points, zero alpha) and errors") {
   const Kernel k(KernelType::RBF, 1.0);
   // held: the last SV arrives through on_push (its row held back until reduce), as in a learner.
-  auto check = [&](SupportVectors sv, bool held) {
+  // track = false: without norm tracking (no cache; norm_change not reported).
+  auto check = [&](SupportVectors sv, bool held, bool track) {
     SupportVectors ref = sv;
     Merging mg(k);
+    mg.track_norm(track, sv);
     if (held) {
       SupportVectors earlier = sv;
       const Index last = sv.size() - 1;
@@ -752,18 +772,28 @@ TEST_CASE("Merging (cached): special stores (m last, duplicates, far points, zer
     Vector w1, w2;
     const SupportVectors before = sv;
     const MaintenanceResult r1 = merge_reduce(ref, k, w1, w2), r2 = mg.reduce(sv, k);
-    CHECK(ref.size() == sv.size() && mg.gram().size() == sv.size());
+    CHECK(ref.size() == sv.size());
     for (Index i = 0; i < sv.size(); ++i) {
       CHECK(ref.id(i) == sv.id(i));
       CHECK((ref.x(i) - sv.x(i)).norm() <= 1e-14 && (ref.alpha(i) - sv.alpha(i)).norm() <= 1e-14);
     }
     CHECK_NEAR(r1.degradation, r2.degradation, 1e-14);
-    CHECK_NEAR(r2.norm_change, cross(sv, sv, k) - cross(before, before, k), 1e-12);
-    CHECK(cache_bitwise_rebuilt(mg.gram(), sv, k));
+    if (track) {
+      CHECK(mg.gram().size() == sv.size());
+      CHECK(r2.norm_exact);
+      CHECK_NEAR(r2.norm_change, cross(sv, sv, k) - cross(before, before, k), 1e-12);
+      CHECK(cache_bitwise_rebuilt(mg.gram(), sv, k));
+    } else {
+      CHECK_THROWS(mg.gram());
+      // Only the erase of a zero SV still reports its (zero) norm change.
+      CHECK(r2.norm_exact ? r2.norm_change == 0.0 : std::isnan(r2.norm_change));
+    }
   };
   auto both = [&](const SupportVectors& sv) {
-    check(sv, false);
-    check(sv, true);
+    for (bool track : {true, false}) {
+      check(sv, false, track);
+      check(sv, true, track);
+    }
   };
   both(store_of({{0.5, 0.0}, {0.0, 0.0}}, {{-1.0}, {0.3}}));                            // m last: z goes to n's slot
   both(store_of({{0.0, 0.0}, {0.4, 0.1}, {-1.0, 2.0}}, {{0.8}, {1.5}, {-0.2}}));        // m last of three

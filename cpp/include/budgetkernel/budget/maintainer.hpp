@@ -96,6 +96,17 @@ class BudgetMaintainer {
       m_removal.rebuild(sv, kernel);
   }
 
+  /// Whether reduce() may skip norm_change when asked to (track_norm(false)): merging with
+  /// its cache (Merging::track_norm). The other strategies always report it.
+  bool can_skip_norm() const { return m_active && uses_merging(); }
+  /// Whether reduce() reports norm_change (MaintenanceResult::norm_exact).
+  bool tracks_norm() const { return !can_skip_norm() || m_merging.tracks_norm(); }
+  /// Asks reduce() to report norm_change (on, the default; O(n^2 d) when it was off) or allows
+  /// it to skip it; no effect unless can_skip_norm().
+  void track_norm(bool on, const SupportVectors& sv) {
+    if (can_skip_norm()) m_merging.track_norm(on, sv);
+  }
+
   /// True when the store must shrink now even under the budget: the projection keeps its
   /// inverse nonsingular by folding a numerically dependent new SV into the others at once.
   bool must_reduce() const { return uses_projection() && m_projection.pending(); }

@@ -735,12 +735,25 @@ inline MaintenanceResult merge_reduce(SupportVectors& sv, const Kernel& kernel, 
 /// after replacing the store (e.g. loading). Differences from merge_reduce in the kernel
 /// values (the canonical cached ones vs. freshly computed rows, <= 1 ulp) can only change the
 /// chosen partner on an exact tie.
+///
+/// Without norm tracking (track_norm(false)) the cache is dropped and a merge reports the
+/// degradation only (MaintenanceResult::norm_exact = false): f(x_m), f(x_n) and f(z) exist
+/// only for norm_change, and z's kernel row only for them and the cache. What is left is
+/// the partner search over k(x_m, .), which is the held row of the pushed SV (m is the newest
+/// SV in 99.8% of a BSGD run's merges) or else one fresh kernel row, made canonical as the
+/// cached rows are, so partner, h, z and alpha_z are the same in both modes. A learner that
+/// projects w onto a ball only needs ||w|| when it may exceed the radius, so it can bound
+/// ||w|| and switch the tracking back on (one O(B^2 d) rebuild) when the bound gets close
+/// (KernelPegasos). That is the paper's O(B) space and time for merging (section 4.3: "no
+/// need to store the kernel matrix"), with one kernel row per example instead of two.
 class Merging : public GramTracked {
  public:
   explicit Merging(const Kernel& kernel = Kernel()) : GramTracked(kernel) {}
 
   /// The kernel matrix of the current SVs (writes a held-back pushed row first).
+  /// \throws std::logic_error without norm tracking (there is no cache then).
   const GramCache& gram() const {
+    if (!m_track) throw std::logic_error("Merging::gram: no kernel-matrix cache without norm tracking");
     flush();
     return m_gram;
   }
@@ -751,11 +764,28 @@ class Merging : public GramTracked {
     GramTracked::clear();
   }
 
+  /// Whether reduce() reports norm_change (and keeps the cache it needs); true initially.
+  bool tracks_norm() const { return m_track; }
+  /// Turns norm tracking on (rebuilds the cache from `sv`, O(n^2 d)) or off (drops the cache).
+  void track_norm(bool on, const SupportVectors& sv) {
+    if (on == m_track) return;
+    m_track = on;
+    m_held = false;
+    if (on)
+      GramTracked::rebuild(sv, m_kernel);
+    else
+      m_gram.clear();
+  }
+
   /// As GramTracked::on_push (same checks, same canonical values), but the new SV's row is
-  /// held back for the next reduce() (see the class comment).
+  /// held back for the next reduce() (see the class comment). Without norm tracking only the
+  /// held row is kept.
   void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
-    flush();
-    const Index n = prepare_push(sv);
+    const Index n = sv.size();
+    if (m_track) {
+      flush();
+      prepare_push(sv);
+    }
     if (!(krow.size() >= n - 1)) detail::invalid("Merging::on_push: krow is shorter than the number of previous SVs");
     if (m_new.size() < n) m_new.resize(std::max(n, sv.capacity()));
     m_new.head(n - 1) = krow.head(n - 1);
@@ -764,15 +794,19 @@ class Merging : public GramTracked {
     m_held = true;
   }
 
-  /// Recomputes the cache from the store (GramTracked::rebuild) and sizes the held row for
-  /// the store's capacity.
+  /// Recomputes the cache from the store (GramTracked::rebuild; only the kernel is adopted
+  /// without norm tracking) and sizes the held row for the store's capacity.
   void rebuild(const SupportVectors& sv, const Kernel& kernel) {
     m_held = false;
-    GramTracked::rebuild(sv, kernel);
+    if (m_track)
+      GramTracked::rebuild(sv, kernel);
+    else
+      m_kernel = kernel;
     if (m_new.size() < sv.capacity()) m_new.resize(sv.capacity());
   }
 
-  /// Removes one SV by merging (see merge_reduce for the rule and the reported numbers).
+  /// Removes one SV by merging (see merge_reduce for the rule and the reported numbers;
+  /// without norm tracking norm_change is NaN and norm_exact false).
   /// Allocation-free once the work vectors reached the store's size.
   /// \throws std::invalid_argument if !kernel.unit_diagonal(), kernel is not the cache's
   ///         kernel or size() < 2; std::logic_error when the cache is out of sync.
@@ -783,7 +817,9 @@ class Merging : public GramTracked {
       detail::invalid("Merging::reduce: kernel differs from the cached one");
     const Index B = sv.size(), d = sv.dim(), c = sv.n_coef();
     if (!(B >= 2)) detail::invalid("Merging::reduce: needs at least two support vectors");
-    if (B != m_gram.size() + (m_held ? 1 : 0)) detail::cache_out_of_sync("Merging::reduce", B, m_gram.size());
+    if (m_track && B != m_gram.size() + (m_held ? 1 : 0))
+      detail::cache_out_of_sync("Merging::reduce", B, m_gram.size());
+    if (!m_track && m_held && !(m_new.size() >= B)) detail::cache_out_of_sync("Merging::reduce", B, m_new.size());
     if (m_row.size() < B) m_row.resize(std::max(B, sv.capacity()));
     if (m_zw.size() < d + c) m_zw.resize(d + c);
     const RowMatrix& A = sv.A();
@@ -794,27 +830,39 @@ class Merging : public GramTracked {
     if (m_norm == 0.0) {  // contributes nothing to w
       if (m_held && m == B - 1) {
         m_held = false;  // the held row dies with its SV
-      } else {
+      } else if (m_track) {
         flush();
         m_gram.erase(m);
+      } else {
+        m_held = false;  // the held SV moves into slot m: simply forget its row
       }
       sv.erase(m);
       return res;
     }
 
-    const double* km = row(m, B);  // K(m, m) = k(x_m, x_m) = 1
-    const double f_m = detail::merge_score_dot(sv, km, A.row(m));
+    const double* km = m_track ? row(m, B) : untracked_row(sv, kernel, m, B);  // k(x_m, x_m) = 1
     const Index n = detail::merge_partner(sv, m, km);
-    const double f_n = detail::merge_score_dot(sv, row(n, B), A.row(n));
-
     const detail::MergePair pair = detail::merge_pair(sv, kernel, m, n, m_zw.data(), m_zw.data() + d);
     res.degradation = pair.degradation;
     const auto alpha_z = m_zw.segment(d, c);
+    const Index keep = (m == B - 1) ? n : m, drop = (keep == m) ? n : m;
+    const std::int64_t id = std::max(sv.id(m), sv.id(n));
+    if (!m_track) {
+      res.norm_change = std::numeric_limits<double>::quiet_NaN();
+      res.norm_exact = false;
+      sv.set_x(keep, m_zw.head(d));
+      sv.alpha(keep) = alpha_z.transpose();
+      sv.carry_combine(keep, m, n, pair.k_mz, pair.k_nz);
+      sv.set_id(keep, id);
+      m_held = false;
+      sv.erase(drop);
+      return res;
+    }
+    const double f_m = detail::merge_score_dot(sv, km, A.row(m));
+    const double f_n = detail::merge_score_dot(sv, row(n, B), A.row(n));
 
     // z into its slot, then its row over the B SVs (the slot's own entry is k(z, z) now; f(z)
     // needs k(x_keep, z) of the point it replaced, known in closed form).
-    const Index keep = (m == B - 1) ? n : m, drop = (keep == m) ? n : m;
-    const std::int64_t id = std::max(sv.id(m), sv.id(n));
     sv.set_x(keep, m_zw.head(d));
     const auto z = sv.x(keep).transpose();
     const double z_sq = sv.sqnorm()(keep);
@@ -846,6 +894,18 @@ class Merging : public GramTracked {
   }
 
  private:
+  /// Without norm tracking: row m over all B SVs, the held row when m is the held SV, else
+  /// computed (canonical, as the cache's rows are).
+  const double* untracked_row(const SupportVectors& sv, const Kernel& kernel, Index m, Index B) {
+    if (m_held && m == B - 1) return m_new.data();
+    const auto xm = sv.x(m).transpose();
+    const double sq = sv.sqnorm()(m);
+    sv.kernel_row(kernel, xm, sq, m_row);
+    m_gram.canonical_tail(sv, kernel, B, xm, sq, m_row);
+    m_row(m) = kernel.self(sq);
+    return m_row.data();
+  }
+
   /// Row i of the kernel matrix over all B SVs: the held row itself for the held SV (last),
   /// else the cached row with the held column's entry put in its scratch slot.
   const double* row(Index i, Index B) {
@@ -867,6 +927,7 @@ class Merging : public GramTracked {
   Vector m_row, m_zw;  // z's kernel row; z and alpha_z
   mutable Vector m_new;  // the held-back row of the last pushed SV (its k(x_new, x_new) last)
   mutable bool m_held = false;
+  bool m_track = true;  // see track_norm
 };
 
 }  // namespace budgetkernel
