@@ -16,8 +16,9 @@
 //      The per-example cost is O(B d) scoring + maint/ex * (maintenance cost).
 //  maintenance/<strategy>/B:<B>  the maintenance work alone: push of the new SV +
 //      BudgetMaintainer::on_push (the projection's O(B^2) inverse update; a no-op otherwise)
-//      + BudgetMaintainer::reduce (merge_reduce / Projection::reduce / remove_sv), on a copy
-//      of the warmed learner's full store, with the new SV's alpha = y / (lam t) / scale and
+//      + BudgetMaintainer::reduce, on a copy of the warmed learner's full store and
+//      maintainer (so merging runs as in the learner: without norm tracking once the learner
+//      bounds ||w||, see KernelPegasos), with the new SV's alpha = y / (lam t) / scale and
 //      kernel row computed as KernelPegasos::step computes them (outside the timed region, as
 //      is the copying). Expected O(B) merge/removal (O(B d) kernel rows), O(B^2)
 //      projection (O(B^3) whenever its inverse is refactored; counter refactor/step).
