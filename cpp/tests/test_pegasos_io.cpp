@@ -91,10 +91,11 @@ TEST_CASE("the budget is never exceeded and ||w||^2 stays exact") {
   }
 }
 
-TEST_CASE("merging: bounding ||w|| gives the model of exact tracking, and the bound holds at every step") {
-  // bound_norm (the default) drops z's kernel row and the cache while lambda ||w||^2 <= 1/2
-  // and keeps an upper bound of ||w||^2 instead; the ball projection must still be decided on
-  // the exact value. Reference: the same learner tracking ||w||^2 exactly at every merge.
+TEST_CASE("merging and removal: bounding ||w|| gives the model of exact tracking; the bound holds at every step") {
+  // bound_norm (the default) drops the kernel-matrix cache (and a merge's kernel row of z)
+  // while lambda ||w||^2 <= 1/2 and keeps an upper bound of ||w||^2 instead; the ball
+  // projection must still be decided on the exact value. Reference: the same learner
+  // tracking ||w||^2 exactly at every maintenance step.
   struct Case {
     int c;
     double lam, gamma;
@@ -107,9 +108,10 @@ TEST_CASE("merging: bounding ||w|| gives the model of exact tracking, and the bo
                         {3, 1e-3, 2.0, 25, true},
                         {3, 1e-6, 8.0, 20, false}};
   int total_switches = 0;
+  for (Maintenance m : {Maintenance::Merge, Maintenance::RemoveRandom, Maintenance::RemoveSmallest})
   for (const Case& cs : cases) {
     const Stream s = make_stream(6000, cs.c, 21);
-    BSGDParams p = params(Maintenance::Merge, cs.budget);
+    BSGDParams p = params(m, cs.budget);
     p.lam = cs.lam;
     p.kernel = Kernel(KernelType::RBF, cs.gamma);
     p.bound_norm = false;
@@ -136,10 +138,10 @@ TEST_CASE("merging: bounding ||w|| gives the model of exact tracking, and the bo
     const double coef = (bnd.coefficients() - ref.coefficients()).cwiseAbs().maxCoeff() /
                         std::max(1e-300, ref.coefficients().cwiseAbs().maxCoeff());
     const double xdiff = (bnd.support_vectors().X() - ref.support_vectors().X()).cwiseAbs().maxCoeff();
-    std::printf("  c=%d lam=%g B=%d: %d/%d predictions equal, %d steps without tracking, %d switches; "
+    std::printf("  %-15s c=%d lam=%g B=%d: %d/%d predictions equal, %d steps without tracking, %d switches; "
                 "max (exact - bound)/max(1,|w|^2) %.2g, max |exact - kept| %.2g; coefficients rel. %.2g, SVs %.2g; "
                 "lam |w|^2 = %.3f\n",
-                cs.c, cs.lam, static_cast<int>(cs.budget), same_pred, static_cast<int>(s.X.rows()), untracked, switches,
+                maintenance_name(m), cs.c, cs.lam, static_cast<int>(cs.budget), same_pred, static_cast<int>(s.X.rows()), untracked, switches,
                 worst_bound, worst_exact, coef, xdiff, cs.lam * ref.norm2());
     CHECK(same_pred == s.X.rows());
     CHECK(worst_bound <= 1e-12);

@@ -243,31 +243,54 @@ inline bool same_kernel(const Kernel& a, const Kernel& b) {
 /// What the cached strategies (Merging, Removal) share: a kernel and the GramCache of the
 /// store, kept in step with it. Protocol: on_push() after every push, clear() with the
 /// store, rebuild() after the store was replaced (e.g. a loaded model).
+///
+/// The cache serves the exact norm_change of a maintenance step (and merging's partner
+/// search). A learner that only needs a bound of ||w|| for a while (KernelPegasos) turns
+/// the tracking off: the cache is dropped, on_push and rebuild keep nothing, and the
+/// strategy reports norm_exact = false; turning it on again rebuilds the cache, O(n^2 d).
 class GramTracked {
  public:
   explicit GramTracked(const Kernel& kernel) : m_kernel(kernel) {}
 
   const Kernel& kernel() const { return m_kernel; }
-  const GramCache& gram() const { return m_gram; }
+  /// \throws std::logic_error without norm tracking (there is no cache then).
+  const GramCache& gram() const {
+    if (!m_track) throw std::logic_error("gram: no kernel-matrix cache without norm tracking");
+    return m_gram;
+  }
 
   /// Forgets every SV (keeps the storage).
   void clear() { m_gram.clear(); }
+
+  /// Whether the cache is kept and norm_change reported; true initially.
+  bool tracks_norm() const { return m_track; }
+  /// Turns the tracking on (rebuilds the cache from `sv`) or off (drops it).
+  void track_norm(bool on, const SupportVectors& sv) {
+    if (on == m_track) return;
+    m_track = on;
+    if (on)
+      m_gram.rebuild(sv, m_kernel);
+    else
+      m_gram.clear();
+  }
 
   /// Call right after the learner pushed an SV (now the last one): krow.head(n-1) = k(x_i,
   /// x_new) for the previous SVs (the scoring row), kappa = k(x_new, x_new). O(n), no kernel
   /// evaluation except at most 7 canonical tail values.
   /// \throws std::logic_error when the cache does not track the other n - 1 SVs.
   void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
+    if (!m_track) return;
     const Index n = prepare_push(sv);
     m_gram.on_push(krow, kappa);
     m_gram.canonicalize_row(sv, m_kernel, n - 1, n - 1);
   }
 
   /// Recomputes the cache from the store; bitwise what on_push and the strategy's updates
-  /// would have built (GramCache). Also adopts `kernel`. O(n^2 d).
+  /// would have built (GramCache). Also adopts `kernel`. O(n^2 d); without tracking only
+  /// the kernel is adopted.
   void rebuild(const SupportVectors& sv, const Kernel& kernel) {
     m_kernel = kernel;
-    m_gram.rebuild(sv, kernel);
+    if (m_track) m_gram.rebuild(sv, kernel);
   }
 
  protected:
@@ -282,6 +305,7 @@ class GramTracked {
 
   Kernel m_kernel;
   mutable GramCache m_gram;  // mutable: Merging writes a held-back row when gram() is read
+  bool m_track = true;       // see track_norm
 };
 
 }  // namespace budgetkernel

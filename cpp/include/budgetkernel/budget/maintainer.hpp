@@ -35,7 +35,7 @@ inline const char* maintenance_name(Maintenance m) {
 
 /// Dispatches to the chosen strategy and keeps its side state in step with the store: the
 /// projection's maintained inverse, or the kernel-matrix cache (GramCache) of merging and
-/// removal.
+/// removal, which the learner may switch off while it only bounds ||w|| (track_norm).
 ///
 /// `active` = false (a learner without a budget, which never reduces): on_push and load
 /// keep no side state at all (an unbounded store would otherwise drag an n x n cache along).
@@ -96,16 +96,25 @@ class BudgetMaintainer {
       m_removal.rebuild(sv, kernel);
   }
 
-  /// Whether reduce() may skip norm_change when asked to (track_norm(false)): merging with
-  /// its cache (Merging::track_norm). The other strategies always report it.
-  bool can_skip_norm() const { return m_active && uses_merging(); }
+  /// Whether reduce() may skip norm_change when asked to (track_norm(false)): merging and
+  /// removal with their caches (GramTracked::track_norm). Projection always reports it.
+  bool can_skip_norm() const { return m_active && !uses_projection(); }
   /// Whether reduce() reports norm_change (MaintenanceResult::norm_exact).
-  bool tracks_norm() const { return !can_skip_norm() || m_merging.tracks_norm(); }
+  bool tracks_norm() const {
+    if (!can_skip_norm()) return true;
+    return uses_merging() ? m_merging.tracks_norm() : m_removal.tracks_norm();
+  }
   /// Asks reduce() to report norm_change (on, the default; O(n^2 d) when it was off) or allows
   /// it to skip it; no effect unless can_skip_norm().
   void track_norm(bool on, const SupportVectors& sv) {
-    if (can_skip_norm()) m_merging.track_norm(on, sv);
+    if (!can_skip_norm()) return;
+    if (uses_merging())
+      m_merging.track_norm(on, sv);
+    else
+      m_removal.track_norm(on, sv);
   }
+  /// The kernel-matrix cache of the active merging or removal (while it tracks the norm).
+  const GramCache& gram() const { return uses_merging() ? m_merging.gram() : m_removal.gram(); }
 
   /// True when the store must shrink now even under the budget: the projection keeps its
   /// inverse nonsingular by folding a numerically dependent new SV into the others at once.

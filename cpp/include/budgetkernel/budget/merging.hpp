@@ -753,7 +753,7 @@ class Merging : public GramTracked {
   /// The kernel matrix of the current SVs (writes a held-back pushed row first).
   /// \throws std::logic_error without norm tracking (there is no cache then).
   const GramCache& gram() const {
-    if (!m_track) throw std::logic_error("Merging::gram: no kernel-matrix cache without norm tracking");
+    GramTracked::gram();  // throws without tracking
     flush();
     return m_gram;
   }
@@ -764,17 +764,10 @@ class Merging : public GramTracked {
     GramTracked::clear();
   }
 
-  /// Whether reduce() reports norm_change (and keeps the cache it needs); true initially.
-  bool tracks_norm() const { return m_track; }
-  /// Turns norm tracking on (rebuilds the cache from `sv`, O(n^2 d)) or off (drops the cache).
+  /// GramTracked::track_norm (a held-back row is dropped either way: the rebuild covers it).
   void track_norm(bool on, const SupportVectors& sv) {
-    if (on == m_track) return;
-    m_track = on;
-    m_held = false;
-    if (on)
-      GramTracked::rebuild(sv, m_kernel);
-    else
-      m_gram.clear();
+    if (on != m_track) m_held = false;
+    GramTracked::track_norm(on, sv);
   }
 
   /// As GramTracked::on_push (same checks, same canonical values), but the new SV's row is
@@ -794,14 +787,10 @@ class Merging : public GramTracked {
     m_held = true;
   }
 
-  /// Recomputes the cache from the store (GramTracked::rebuild; only the kernel is adopted
-  /// without norm tracking) and sizes the held row for the store's capacity.
+  /// GramTracked::rebuild, and sizes the held row for the store's capacity.
   void rebuild(const SupportVectors& sv, const Kernel& kernel) {
     m_held = false;
-    if (m_track)
-      GramTracked::rebuild(sv, kernel);
-    else
-      m_kernel = kernel;
+    GramTracked::rebuild(sv, kernel);
     if (m_new.size() < sv.capacity()) m_new.resize(sv.capacity());
   }
 
@@ -927,7 +916,6 @@ class Merging : public GramTracked {
   Vector m_row, m_zw;  // z's kernel row; z and alpha_z
   mutable Vector m_new;  // the held-back row of the last pushed SV (its k(x_new, x_new) last)
   mutable bool m_held = false;
-  bool m_track = true;  // see track_norm
 };
 
 }  // namespace budgetkernel

@@ -7,6 +7,7 @@
 #include "../sv_store.hpp"
 #include "result.hpp"
 
+#include <limits>
 #include <random>
 
 namespace budgetkernel {
@@ -82,7 +83,8 @@ inline MaintenanceResult remove_sv(SupportVectors& sv, const Kernel& k, Index p,
 /// (remove_sv stays as the cache-free reference). The cache costs O(n) per push (on_push)
 /// and per removal (the mirrored erase), plus at most 7 kernel values per push.
 /// Protocol as Merging: on_push after every push, clear() with the store, rebuild() after
-/// replacing the store.
+/// replacing the store. Without norm tracking (GramTracked::track_norm) it keeps no cache
+/// and reports the degradation only: O(1) per removal after the choice.
 class Removal : public GramTracked {
  public:
   explicit Removal(RemovalRule rule = RemovalRule::Random, const Kernel& kernel = Kernel())
@@ -97,7 +99,8 @@ class Removal : public GramTracked {
     return remove(sv, kernel, choose_removal(sv, kernel, m_rule, rng));
   }
 
-  /// remove_sv(sv, kernel, p, .) with the cached row p. O(n c).
+  /// remove_sv(sv, kernel, p, .) with the cached row p. O(n c). Without norm tracking:
+  /// norm_change NaN, norm_exact false, O(c).
   /// \throws std::invalid_argument when p is out of range or kernel is not the cache's;
   ///         std::logic_error when the cache is out of sync.
   MaintenanceResult remove(SupportVectors& sv, const Kernel& kernel, Index p) {
@@ -105,8 +108,16 @@ class Removal : public GramTracked {
     if (!(p >= 0 && p < n)) detail::invalid("Removal::remove: SV index out of range");
     if (!detail::same_kernel(kernel, m_kernel))
       detail::invalid("Removal::remove: kernel differs from the cached one");
-    if (n != m_gram.size()) detail::cache_out_of_sync("Removal::remove", n, m_gram.size());
     const double kpp = kernel.self(sv.sqnorm()(p));  // as remove_sv
+    if (!m_track) {
+      MaintenanceResult r;
+      r.degradation = sv.alpha(p).squaredNorm() * kpp;
+      r.norm_change = std::numeric_limits<double>::quiet_NaN();
+      r.norm_exact = false;
+      sv.erase(p);
+      return r;
+    }
+    if (n != m_gram.size()) detail::cache_out_of_sync("Removal::remove", n, m_gram.size());
     const double* kp = m_gram.row_data(p);
     // alpha_p . f(x_p) = sum_j k(x_j, x_p) (alpha_j . alpha_p), summed as remove_sv does but
     // with plain loops (an Eigen dot per SV costs a call each).

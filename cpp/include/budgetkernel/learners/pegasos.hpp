@@ -56,9 +56,10 @@ struct BSGDParams {
   /// since merged or projected, and a plain mean from t0 = 1 measured 3-5 points worse than
   /// the last iterate on the checkerboards, eta = 10-30 about 0.5 point better.
   double average_decay = 10.0;
-  /// Merging only: while ||w|| is well inside the ball, bound it instead of tracking it, so a
-  /// merge needs no kernel row of z (see KernelPegasos). false = track ||w||^2 exactly at
-  /// every merge: the same model up to rounding in ||w||^2 (a reference for tests).
+  /// Merging and removal: while ||w|| is well inside the ball, bound it instead of tracking
+  /// it, so that no kernel-matrix cache is kept and a merge needs no kernel row of z (see
+  /// KernelPegasos). false = track ||w||^2 exactly at every maintenance step: the same model
+  /// up to rounding in ||w||^2 (a reference for tests).
   bool bound_norm = true;
 
   void validate() const {
@@ -78,20 +79,21 @@ struct BSGDParams {
 /// One step costs one kernel row (O(B d)) plus the maintenance step when the budget
 /// overflows: O(B) for removal and merging, O(B^2) for projection.
 ///
-/// ||w|| with merging. The exact ||w_after||^2 of a merge needs f(x_m), f(x_n) and f(z),
-/// i.e. z's kernel row and a kernel-matrix cache: a second kernel row per example. It only
-/// decides whether the ball projection (line 9) applies, which after the first ~1/lambda
-/// examples it never does (measured: lambda ||w||^2 settles at 0.03-0.3 on the
-/// checkerboards). So while lambda ||w||^2 <= 1/2 (and at least B examples after the last
-/// switch, which amortises the switch's O(B^2 d) cache rebuild), m_norm2 is an upper bound
-/// instead: ||w - Delta|| <= ||w|| + ||Delta|| with ||Delta||^2 the merge's degradation;
-/// shrinks and added SVs change it exactly as they change ||w||^2. Once the bound leaves the
-/// ball, the exact value is computed (cache rebuild, alpha' K alpha) and tracking resumes,
-/// so every projection is decided on the exact ||w||: the model is the same as with exact
-/// tracking throughout (BSGDParams::bound_norm = false), up to rounding in ||w||^2.
-/// Measured over 10^6 noisy-checkerboard examples at B = 100: 26 switches back to tracking
-/// with gamma 8, lambda 1e-2 (99.7% of the steps without), 94 with lambda 1e-4 (98.9%), 1,325
-/// with gamma 32, lambda 1e-6 (85%).
+/// ||w|| with merging and removal. The exact ||w_after||^2 of a merge needs f(x_m), f(x_n)
+/// and f(z), i.e. z's kernel row and a kernel-matrix cache: a second kernel row per example;
+/// a removal needs f(x_p), i.e. the cache (GramTracked). It only decides whether the ball
+/// projection (line 9) applies, which after the first ~1/lambda examples it never does
+/// (measured: lambda ||w||^2 settles at 0.03-0.3 on the checkerboards). So while
+/// lambda ||w||^2 <= 1/2 (and at least B examples after the last switch, which amortises the
+/// switch's O(B^2 d) cache rebuild), m_norm2 is an upper bound instead: ||w - Delta|| <=
+/// ||w|| + ||Delta|| with ||Delta||^2 the step's degradation; shrinks and added SVs change it
+/// exactly as they change ||w||^2. Once the bound leaves the ball, the exact value is
+/// computed (cache rebuild, alpha' K alpha) and tracking resumes, so every projection is
+/// decided on the exact ||w||: the model is the same as with exact tracking throughout
+/// (BSGDParams::bound_norm = false), up to rounding in ||w||^2. Measured over 10^6
+/// noisy-checkerboard examples at B = 100, merging: 26 switches back to tracking with gamma 8,
+/// lambda 1e-2 (99.7% of the steps without), 94 with lambda 1e-4 (98.9%), 1,325 with
+/// gamma 32, lambda 1e-6 (85%); random or smallest removal: 66 (99.3%) and 443 (95.5%).
 ///
 /// Averaging (params.average_start = t0 >= 1): the predictor is w_bar = a weighted average of
 /// the iterates w_t, t >= t0 (after each full step, maintenance and ball projection included;
@@ -217,7 +219,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     // vector actually kept, i.e. after budget maintenance; decided on the exact ||w||.
     if (!m_norm_exact && m_norm2 * m_p.lam > 1.0) {
       m_maint.track_norm(true, m_sv);
-      const GramCache& K = m_maint.merging().gram();
+      const GramCache& K = m_maint.gram();
       m_norm2 = m_scale * m_scale * expansion_norm2([&](Index i) { return K.row_data(i); });
       m_norm_exact = true;
       m_exact_since = t;
