@@ -836,37 +836,34 @@ class Merging : public GramTracked {
     const auto alpha_z = m_zw.segment(d, c);
     const Index keep = (m == B - 1) ? n : m, drop = (keep == m) ? n : m;
     const std::int64_t id = std::max(sv.id(m), sv.id(n));
-    if (!m_track) {
+    // f(x_m) and f(x_n) from the cached rows (tracking only).
+    const double f_m = m_track ? detail::merge_score_dot(sv, km, A.row(m)) : 0.0;
+    const double f_n = m_track ? detail::merge_score_dot(sv, row(n, B), A.row(n)) : 0.0;
+
+    // z into its slot; with tracking, then its row over the B SVs (the slot's own entry is
+    // k(z, z) now; f(z) needs k(x_keep, z) of the point it replaced, known in closed form).
+    sv.set_x(keep, m_zw.head(d));
+    if (m_track) {
+      const auto z = sv.x(keep).transpose();
+      const double z_sq = sv.sqnorm()(keep);
+      sv.kernel_row(kernel, z, z_sq, m_row);
+      m_gram.canonical_tail(sv, kernel, B, z, z_sq, m_row);
+      m_row(keep) = keep == m ? pair.k_mz : pair.k_nz;
+      const double f_z = detail::merge_score_dot(sv, m_row, alpha_z);  // coefficients still the old ones
+      m_row(keep) = kernel.self(z_sq);
+      res.norm_change = 2.0 * (f_z - f_m - f_n) + res.degradation;
+    } else {
       res.norm_change = std::numeric_limits<double>::quiet_NaN();
       res.norm_exact = false;
-      sv.set_x(keep, m_zw.head(d));
-      sv.alpha(keep) = alpha_z.transpose();
-      sv.carry_combine(keep, m, n, pair.k_mz, pair.k_nz);
-      sv.set_id(keep, id);
-      m_held = false;
-      sv.erase(drop);
-      return res;
     }
-    const double f_m = detail::merge_score_dot(sv, km, A.row(m));
-    const double f_n = detail::merge_score_dot(sv, row(n, B), A.row(n));
-
-    // z into its slot, then its row over the B SVs (the slot's own entry is k(z, z) now; f(z)
-    // needs k(x_keep, z) of the point it replaced, known in closed form).
-    sv.set_x(keep, m_zw.head(d));
-    const auto z = sv.x(keep).transpose();
-    const double z_sq = sv.sqnorm()(keep);
-    sv.kernel_row(kernel, z, z_sq, m_row);
-    m_gram.canonical_tail(sv, kernel, B, z, z_sq, m_row);
-    m_row(keep) = keep == m ? pair.k_mz : pair.k_nz;
-    const double f_z = detail::merge_score_dot(sv, m_row, alpha_z);  // coefficients still the old ones
-    m_row(keep) = kernel.self(z_sq);
-    res.norm_change = 2.0 * (f_z - f_m - f_n) + res.degradation;
 
     sv.alpha(keep) = alpha_z.transpose();
     sv.carry_combine(keep, m, n, pair.k_mz, pair.k_nz);
     sv.set_id(keep, id);
     const Index last = B - 1;
-    if (m_held && drop != last) {
+    if (!m_track) {
+      // no cache to update
+    } else if (m_held && drop != last) {
       // The held SV (last) moves into drop's slot, as in the store: z's row and its row go in
       // together, each with the other's slot renamed.
       m_row(drop) = m_row(last);  // k(z, x_new)
