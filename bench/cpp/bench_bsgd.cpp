@@ -17,11 +17,13 @@
 //  maintenance/<strategy>/B:<B>  the maintenance work alone: push of the new SV +
 //      BudgetMaintainer::on_push (the projection's O(B^2) inverse update; a no-op otherwise)
 //      + BudgetMaintainer::reduce, on a copy of the warmed learner's full store and
-//      maintainer (so merging runs as in the learner: without norm tracking once the learner
-//      bounds ||w||, see KernelPegasos), with the new SV's alpha = y / (lam t) / scale and
-//      kernel row computed as KernelPegasos::step computes them (outside the timed region, as
-//      is the copying). Expected O(B) merge/removal (O(B d) kernel rows), O(B^2)
-//      projection (O(B^3) whenever its inverse is refactored; counter refactor/step).
+//      maintainer, without norm tracking (merging and removal as the learner runs them once
+//      it bounds ||w||, see KernelPegasos: no kernel-matrix cache), with the new SV's
+//      alpha = y / (lam t) / scale and kernel row computed as KernelPegasos::step computes
+//      them (outside the timed region, as is the copying). Expected O(B) merge (plus one
+//      kernel row when m is not the new SV), O(d + c) random removal (the draw and the
+//      swap-erase), O(B^2) projection (O(B^3) whenever its inverse is refactored; counter
+//      refactor/step).
 //
 // ->Complexity(oAuto) reports Google Benchmark's best-fitting big-O; bench/run_bench_bsgd.py
 // runs this executable, fits log-log slopes and writes bench/results/bench_bsgd.{json,md}.
@@ -140,6 +142,10 @@ Prepared prepare(const Warm& w, Index j) {
   const bk::KernelPegasos& l = w.learner;
   const bk::BSGDParams& p = l.params();
   Prepared out{l.support_vectors(), l.maintainer(), {}, {}, {}, 1.0, 0};
+  // The learner's steady state: merging and removal without the kernel-matrix cache (the
+  // learner bounds ||w|| once w is well inside the ball). Fixed here, so that the step does
+  // not depend on where the warm-up happened to stop.
+  out.maint.track_norm(false, out.sv);
   const Index row = (w.next + 17 * j) % kPool;
   out.x = s.X.row(row).transpose();
   const double sign = s.y[static_cast<std::size_t>(row)] == 1 ? 1.0 : -1.0;
