@@ -231,6 +231,21 @@ TEST_CASE("corrupt, truncated and foreign model files are rejected with an error
     }
   }
   CHECK(accepted == 0);
+  // The norm-tracking state (bounded ||w||) must be one the learner can be in.
+  auto load_with = [&](const char* name, std::int64_t v, Maintenance m) {
+    KernelPegasos src(2, 2, params(m, 20));
+    src.partial_fit(s.X, s.y.data());
+    FieldMap f;
+    src.save(f);
+    f.set_int(name, v);
+    KernelPegasos dst;
+    dst.load(FieldMap::from_bytes(f.to_bytes()));
+  };
+  CHECK_THROWS(load_with("norm_exact", 0, Maintenance::Project));  // projection never bounds
+  CHECK_THROWS(load_with("norm_since", -1, Maintenance::Merge));
+  CHECK_THROWS(load_with("norm_since", 301, Maintenance::Merge));  // after the 300th example
+  load_with("norm_since", 300, Maintenance::Merge);
+  load_with("norm_exact", 1, Maintenance::RemoveRandom);
 }
 
 namespace {
