@@ -108,49 +108,51 @@ TEST_CASE("merging and removal: bounding ||w|| gives the model of exact tracking
                         {3, 1e-3, 2.0, 25, true},
                         {3, 1e-6, 8.0, 20, false}};
   int total_switches = 0;
-  for (Maintenance m : {Maintenance::Merge, Maintenance::RemoveRandom, Maintenance::RemoveSmallest})
-  for (const Case& cs : cases) {
-    const Stream s = make_stream(6000, cs.c, 21);
-    BSGDParams p = params(m, cs.budget);
-    p.lam = cs.lam;
-    p.kernel = Kernel(KernelType::RBF, cs.gamma);
-    p.bound_norm = false;
-    KernelPegasos ref(2, cs.c, p);
-    p.bound_norm = true;
-    KernelPegasos bnd(2, cs.c, p);
-    int same_pred = 0, untracked = 0, switches = 0;
-    double worst_bound = 0.0, worst_exact = 0.0;  // relative: exact - bound (> 0 is a violation); |exact - kept|
-    for (Index i = 0; i < s.X.rows(); ++i) {
-      const bool before = bnd.norm_exact();
-      std::int32_t pr = 0, pb = 0;
-      ref.partial_fit(s.X.middleRows(i, 1), s.y.data() + i, &pr);
-      bnd.partial_fit(s.X.middleRows(i, 1), s.y.data() + i, &pb);
-      same_pred += pr == pb;
-      switches += bnd.norm_exact() != before;
-      const double exact = ref.norm2(), scale = std::max(1.0, exact);
-      if (bnd.norm_exact()) {
-        worst_exact = std::max(worst_exact, std::abs(bnd.norm2_bound() - exact) / scale);
-      } else {
-        ++untracked;
-        worst_bound = std::max(worst_bound, (exact - bnd.norm2_bound()) / scale);
+  for (Maintenance m : {Maintenance::Merge, Maintenance::RemoveRandom, Maintenance::RemoveSmallest}) {
+    for (const Case& cs : cases) {
+      const Stream s = make_stream(6000, cs.c, 21);
+      BSGDParams p = params(m, cs.budget);
+      p.lam = cs.lam;
+      p.kernel = Kernel(KernelType::RBF, cs.gamma);
+      p.bound_norm = false;
+      KernelPegasos ref(2, cs.c, p);
+      p.bound_norm = true;
+      KernelPegasos bnd(2, cs.c, p);
+      int same_pred = 0, untracked = 0, switches = 0;
+      double worst_bound = 0.0, worst_exact = 0.0;  // relative: exact - bound (> 0 is a violation); |exact - kept|
+      for (Index i = 0; i < s.X.rows(); ++i) {
+        const bool before = bnd.norm_exact();
+        std::int32_t pr = 0, pb = 0;
+        ref.partial_fit(s.X.middleRows(i, 1), s.y.data() + i, &pr);
+        bnd.partial_fit(s.X.middleRows(i, 1), s.y.data() + i, &pb);
+        same_pred += pr == pb;
+        switches += bnd.norm_exact() != before;
+        const double exact = ref.norm2(), scale = std::max(1.0, exact);
+        if (bnd.norm_exact()) {
+          worst_exact = std::max(worst_exact, std::abs(bnd.norm2_bound() - exact) / scale);
+        } else {
+          ++untracked;
+          worst_bound = std::max(worst_bound, (exact - bnd.norm2_bound()) / scale);
+        }
       }
+      const double coef = (bnd.coefficients() - ref.coefficients()).cwiseAbs().maxCoeff() /
+                          std::max(1e-300, ref.coefficients().cwiseAbs().maxCoeff());
+      const double xdiff = (bnd.support_vectors().X() - ref.support_vectors().X()).cwiseAbs().maxCoeff();
+      std::printf("  %-15s c=%d lam=%g B=%d: %d/%d predictions equal, %d steps without tracking, %d switches; "
+                  "max (exact - bound)/max(1,|w|^2) %.2g, max |exact - kept| %.2g; coefficients rel. %.2g, SVs %.2g; "
+                  "lam |w|^2 = %.3f\n",
+                  maintenance_name(m), cs.c, cs.lam, static_cast<int>(cs.budget), same_pred,
+                  static_cast<int>(s.X.rows()), untracked, switches, worst_bound, worst_exact, coef, xdiff,
+                  cs.lam * ref.norm2());
+      CHECK(same_pred == s.X.rows());
+      CHECK(worst_bound <= 1e-12);
+      CHECK(worst_exact <= 1e-9);
+      CHECK(coef <= 1e-9);
+      CHECK(xdiff <= 1e-12);
+      CHECK(cs.bounds ? untracked > s.X.rows() / 2 : untracked == 0);
+      CHECK(std::abs(bnd.norm2() - ref.norm2()) <= 1e-9 * std::max(1.0, ref.norm2()));  // the accessor is exact
+      total_switches += switches;
     }
-    const double coef = (bnd.coefficients() - ref.coefficients()).cwiseAbs().maxCoeff() /
-                        std::max(1e-300, ref.coefficients().cwiseAbs().maxCoeff());
-    const double xdiff = (bnd.support_vectors().X() - ref.support_vectors().X()).cwiseAbs().maxCoeff();
-    std::printf("  %-15s c=%d lam=%g B=%d: %d/%d predictions equal, %d steps without tracking, %d switches; "
-                "max (exact - bound)/max(1,|w|^2) %.2g, max |exact - kept| %.2g; coefficients rel. %.2g, SVs %.2g; "
-                "lam |w|^2 = %.3f\n",
-                maintenance_name(m), cs.c, cs.lam, static_cast<int>(cs.budget), same_pred, static_cast<int>(s.X.rows()), untracked, switches,
-                worst_bound, worst_exact, coef, xdiff, cs.lam * ref.norm2());
-    CHECK(same_pred == s.X.rows());
-    CHECK(worst_bound <= 1e-12);
-    CHECK(worst_exact <= 1e-9);
-    CHECK(coef <= 1e-9);
-    CHECK(xdiff <= 1e-12);
-    CHECK(cs.bounds ? untracked > s.X.rows() / 2 : untracked == 0);
-    CHECK(std::abs(bnd.norm2() - ref.norm2()) <= 1e-9 * std::max(1.0, ref.norm2()));  // the accessor is exact
-    total_switches += switches;
   }
   CHECK(total_switches > 10);
 }
