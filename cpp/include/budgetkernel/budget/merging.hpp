@@ -486,12 +486,6 @@ double merge_score_dot(const SupportVectors& sv, const Vector& krow, const V& v)
 /// m = argmin_j ||alpha_j||^2, near-ties to the oldest SV (detail::argmin_oldest: Pegasos
 /// gives untouched SVs equal |alpha|); its squared norm into m_norm. `work` holds the
 /// squared norms (grown to size() when smaller).
-///
-/// Binary stores first try the common answer, the newest SV (the last slot; 99.8% of the merges
-/// of a BSGD run, see argmin_oldest): when every other v_j = alpha_j^2 exceeds argmin_oldest's
-/// near-tie threshold v_last + 1e-9 max(v_j, v_last), v_last is the minimum and the only tie,
-/// so argmin_oldest would return the last slot. One vectorised pass instead of its four; any
-/// NaN fails the test (the NaN-propagating minimum) and takes the general path.
 inline Index merge_smallest(const SupportVectors& sv, double& m_norm, Vector& work) {
   const Index B = sv.size();
   if (work.size() < B) work.resize(B);

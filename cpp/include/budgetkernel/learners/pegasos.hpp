@@ -121,7 +121,6 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     m_sv.set_carry_columns(params.average_start > 0 ? n_outputs() : 0);
     m_scale = 1.0;
     m_norm2 = 0.0;
-    m_norm_exact = true;
     m_exact_since = 0;
     m_avg_count = 0;
     resize_work(cap);
@@ -134,7 +133,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   /// ||w||^2: the incrementally kept value, or recomputed in O(B^2 d) while the learner only
   /// bounds it (see the class comment).
   double norm2() const {
-    if (m_norm_exact) return m_norm2;
+    if (norm_exact()) return m_norm2;
     const Index n = m_sv.size();
     Vector krow(n + 1);
     return m_scale * m_scale * expansion_norm2([&](Index i) {
@@ -145,7 +144,8 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   /// The kept value: ||w||^2 when norm_exact(), else an upper bound of it (class comment).
   double norm2_bound() const { return m_norm2; }
   /// Whether norm2_bound() is ||w||^2 itself.
-  bool norm_exact() const { return m_norm_exact; }
+  /// (The maintainer tracks the norm exactly then: one state, kept by the maintainer.)
+  bool norm_exact() const { return m_maint.tracks_norm(); }
   /// True coefficients s * alpha, one row per SV.
   RowMatrix coefficients() const { return m_scale * m_sv.A().topRows(m_sv.size()); }
   /// Whether predictions use the averaged iterate (averaging on and started).
@@ -217,21 +217,19 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
 
     // Line 9: projection onto the ball ||w|| <= 1/sqrt(lambda) (section 2.1), applied to the
     // vector actually kept, i.e. after budget maintenance; decided on the exact ||w||.
-    if (!m_norm_exact && m_norm2 * m_p.lam > 1.0) {
+    if (!norm_exact() && m_norm2 * m_p.lam > 1.0) {
       m_maint.track_norm(true, m_sv);
       const GramCache& K = m_maint.gram();
       m_norm2 = m_scale * m_scale * expansion_norm2([&](Index i) { return K.row_data(i); });
-      m_norm_exact = true;
       m_exact_since = t;
     }
     if (m_norm2 * m_p.lam > 1.0) {
       const double phi = 1.0 / std::sqrt(m_p.lam * m_norm2);
       m_scale *= phi;
       m_norm2 *= phi * phi;
-    } else if (m_norm_exact && m_p.bound_norm && m_maint.can_skip_norm() && m_norm2 * m_p.lam <= 0.5 &&
+    } else if (norm_exact() && m_p.bound_norm && m_maint.can_skip_norm() && m_norm2 * m_p.lam <= 0.5 &&
                t - m_exact_since >= m_p.budget) {
       m_maint.track_norm(false, m_sv);
-      m_norm_exact = false;
       m_exact_since = t;
     }
     if (m_scale < detail::min_scale) {
@@ -278,7 +276,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     fm.set("scale", m_scale);
     fm.set("norm2", m_norm2);
     fm.set_int("bound_norm", m_p.bound_norm ? 1 : 0);
-    fm.set_int("norm_exact", m_norm_exact ? 1 : 0);
+    fm.set_int("norm_exact", norm_exact() ? 1 : 0);
     fm.set_int("norm_since", m_exact_since);
     write_svs(fm, m_sv);
     const Index n = m_sv.size();
@@ -318,10 +316,11 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     m_norm2 = fm.get_f64("norm2");
     if (!(m_scale > 0.0) || !std::isfinite(m_scale) || !(m_norm2 >= 0.0) || !std::isfinite(m_norm2))
       detail::corrupt("invalid scale or norm");
-    if (fm.has("norm_exact")) {  // older files tracked ||w||^2 exactly throughout
-      m_norm_exact = fm.get_i64("norm_exact") != 0;
+    bool exact = true;  // older files tracked ||w||^2 exactly throughout
+    if (fm.has("norm_exact")) {
+      exact = fm.get_i64("norm_exact") != 0;
       m_exact_since = fm.get_i64("norm_since");
-      if (m_exact_since < 0 || m_exact_since > m_count.examples || (!m_norm_exact && !m_maint.can_skip_norm()))
+      if (m_exact_since < 0 || m_exact_since > m_count.examples || (!exact && !m_maint.can_skip_norm()))
         detail::corrupt("invalid norm tracking state");
     }
     read_svs(fm, d, n_outputs(), p.budget, p.budget > 0 ? p.budget + 1 : 64, m_sv);
@@ -335,7 +334,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
       m_sv.C().topRows(n) = C;
     }
     resize_work(m_sv.capacity());
-    m_maint.track_norm(m_norm_exact, m_sv);  // before load: no cache to rebuild without tracking
+    m_maint.track_norm(exact, m_sv);  // before load: no cache to rebuild without tracking
     m_maint.load(fm, m_sv, p.kernel);
   }
 
@@ -362,9 +361,8 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   SupportVectors m_sv;
   BudgetMaintainer m_maint;
   std::mt19937_64 m_rng;
-  double m_scale = 1.0, m_norm2 = 0.0;
-  bool m_norm_exact = true;        // m_norm2 = ||w||^2, else an upper bound (class comment)
-  std::int64_t m_exact_since = 0;  // example count at the last switch of m_norm_exact
+  double m_scale = 1.0, m_norm2 = 0.0;  // m_norm2: ||w||^2, or an upper bound (norm_exact())
+  std::int64_t m_exact_since = 0;  // example count at the last switch of norm_exact()
   std::int64_t m_avg_count = 0;
   Vector m_krow, m_f, m_favg, m_beta;
 };
