@@ -253,7 +253,7 @@ def eta_for_budget(X, y, budget, gamma, random_state, steps):
 
 
 def train_eval(algo, budget, gamma, C, X, y, Xe, ye, random_state, eta_steps, max_sv=None):
-    """One run: train on (X, y) in order, score on (Xe, ye)."""
+    """One run: train on (X, y) in order, score on (Xe, ye) (accuracy None without them)."""
     eta = None
     t0 = time.perf_counter()
     if algo == "projectron++":
@@ -265,7 +265,8 @@ def train_eval(algo, budget, gamma, C, X, y, Xe, ye, random_state, eta_steps, ma
         runs = 1
     wall = time.perf_counter() - t0
     c = clf.counters_
-    return {"accuracy": float(np.mean(clf.predict(Xe) == ye)), "n_support": int(clf.n_support_),
+    accuracy = None if Xe is None else float(np.mean(clf.predict(Xe) == ye))
+    return {"accuracy": accuracy, "n_support": int(clf.n_support_),
             "online_error": float(clf.online_error_), "labels": int(c.get("labels", c["examples"])),
             "updates": int(c["updates"]), "examples": int(seen), "train_seconds": seconds, "wall_seconds": wall,
             "eta": eta, "eta_runs": runs}
@@ -287,7 +288,7 @@ def task_tune(args):
     for gamma, C in grid_for(algo, cfg):
         C1 = C if C is not None else 1.0
         if cfg["tuning"] == "prequential":
-            r = train_eval(algo, budget, gamma, C1, X[:N_TUNE], y[:N_TUNE], Xv[:1], yv[:1], 1000, cfg["eta_steps"])
+            r = train_eval(algo, budget, gamma, C1, X[:N_TUNE], y[:N_TUNE], None, None, 1000, cfg["eta_steps"])
             scores, etas = [1.0 - r["online_error"]], [r["eta"]]
         else:
             scores, etas = [], []
