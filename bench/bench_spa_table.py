@@ -24,8 +24,10 @@ Protocol (default run):
   takes PA-I's gamma (both are unbudgeted yardsticks; OGD's grid is the costliest);
 * SPA (``SparsePAClassifier``): alpha = 0.5 on gaussian, 1 elsewhere (the paper); beta = 200 on
   gaussian (the paper's value for its large sets; it gives ~1,100 SVs, the paper's count, and
-  ~0.25% of OGD's) and beta = 20 on the checkerboards (the paper's value for its 49k-102k
-  sets; it gives ~1-7% of OGD's SVs on these 100k streams, depending on gamma); SPA-last (``averaged=False``) and
+  ~0.25% of OGD's) and beta = 5 on the checkerboards (the paper's value for its test-set
+  experiment, Table 3, which the accuracy targets mirror: alpha = 1, beta = 5 on every data set
+  there; Table 2's online runs used beta = 20 on its 49k-102k sets, which here gives ~1% and
+  ~2.5-7% of OGD's SVs and a SPA-avg 0.6-2.3 points below BPA-S); SPA-last (``averaged=False``) and
   SPA-avg (``averaged=True``) are two runs with the same permutation and seed, which hold the
   same SVs with the same coefficients (checked per run: ``support_vectors_`` and
   ``dual_coef_`` identical; reported as "same run"); their online mistake rates differ because
@@ -36,9 +38,11 @@ Protocol (default run):
   1000``), scored by the accuracy of the final classifier on a 20,000-example *validation set*
   drawn with it (training distribution: noisy labels for N-Checkerboard); the test set is
   never used for tuning; ties go to the first grid point:
-  - eta of SPA, OGD and BOGD in {1e3, 1e2, ..., 1e-3} (the paper); SPA's eta is scored by the
-    mean of SPA-last's and SPA-avg's validation accuracies (one eta for both: they stay one
-    training run);
+  - eta of SPA, OGD and BOGD in {1e3, 1e2, ..., 1e-3} (the paper); SPA's eta is scored by
+    SPA-avg's validation accuracy, the classifier Algorithm 1 outputs (one eta for both: they
+    stay one training run, and SPA-last is that run's last iterate; scoring by the mean of the
+    two, as a first version did, picked eta = 1e-3 on the noisy board, where the last iterate is
+    best and the average of the many weak early iterates is not);
   - C of PA-I and BPA-S in {0.25, 0.5, 1, 2} (the paper);
   - lam of OGD and BOGD in {1e-2, 1e-3, 1e-4, 1e-5} (eta * lam < 1);
   - BOGD also max_coef in {None, 1} (no bound = unbiased rescaled steps; 1 = BOGD's bounded
@@ -126,9 +130,9 @@ SPEC = {
     "gaussian": {"n": 1_000_000, "n_test": 100_000, "n_val": 20_000, "prefix": 100_000, "gamma": 0.4,
                  "alpha": 0.5, "beta": 200.0, "standardise": False},
     "checkerboard": {"n": 100_000, "n_test": 20_000, "n_val": 20_000, "prefix": None, "gamma": None,
-                     "alpha": 1.0, "beta": 20.0, "standardise": True},
+                     "alpha": 1.0, "beta": 5.0, "standardise": True},
     "noisy_checkerboard": {"n": 100_000, "n_test": 20_000, "n_val": 20_000, "prefix": None, "gamma": None,
-                           "alpha": 1.0, "beta": 20.0, "standardise": True},
+                           "alpha": 1.0, "beta": 5.0, "standardise": True},
 }
 QUICK_SPEC = {
     "gaussian": {"n": 50_000, "n_test": 10_000, "n_val": 5_000, "prefix": 10_000},
@@ -289,7 +293,7 @@ def unit_tune(algo, ds, p, budget, cfg):
             out["acc"].append(float(clf.score(d["Xv"], d["yv"])))
             out["n_support"].append(int(clf.n_support_))
     if algo == "spa":
-        val = 0.5 * (np.mean(out["last"]) + np.mean(out["avg"]))
+        val = np.mean(out["avg"])  # Algorithm 1's output is the averaged classifier
         extra = {"val_last": float(np.mean(out["last"])), "val_avg": float(np.mean(out["avg"]))}
     else:
         val, extra = np.mean(out["acc"]), {}
@@ -714,7 +718,7 @@ def report(study, rows, tgts, env, wall):
                          npts, val])
     out += ["## Chosen hyper-parameters", "",
             ("Validation accuracy of the chosen grid point on the tuning stream's validation set (mean over the "
-            "tuning runs; noisy labels for N-Checkerboard, so at most ~85%; SPA: mean of SPA-last and SPA-avg). "
+            "tuning runs; noisy labels for N-Checkerboard, so at most ~85%; SPA: SPA-avg's). "
             "Gaussian OGD / PA-I are tuned on the first 100,000 examples of the tuning stream."), "",
             md_table(["data set", "algorithm", "parameters", "grid points", "val acc %"], prow,
                      ["l", "l", "l", "r", "l"]), ""]
