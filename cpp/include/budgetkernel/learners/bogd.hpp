@@ -140,7 +140,7 @@ class BOGD : public OnlineLearner<BOGD> {
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto [d, c] = detail::read_dims(fm);
+    const auto [d, c] = detail::read_dims(fm, "sv.alpha");
     BOGD fresh(d, c, p);
     fresh.read_base(fm, "bogd");
     fresh.m_ex.load(fm, d, fresh.n_outputs(), p.budget, p.budget > 0 ? p.budget + 1 : 64);
@@ -165,7 +165,7 @@ class BOGD : public OnlineLearner<BOGD> {
       m_w.setConstant(n, 1.0 / static_cast<double>(n));
     } else if (n > 1) {
       m_w.resize(n);
-      for (Index i = 0; i < n; ++i) m_w(i) = sv.alpha(i).norm() * std::sqrt(m_p.kernel.self(sv.sqnorm()(i)));
+      for (Index i = 0; i < n; ++i) m_w(i) = row_norm(sv.alpha(i)) * std::sqrt(m_p.kernel.self(sv.sqnorm()(i)));
       const double total = m_w.sum();
       const double inv = 1.0 / static_cast<double>(n - 1);
       // p_i = (1 - w_i / total) / (n - 1); all weights zero: uniform.
@@ -187,12 +187,21 @@ class BOGD : public OnlineLearner<BOGD> {
     const double bound = m_p.eta * m_p.max_coef;
     if (std::isfinite(bound))
       for (Index i = 0; i < n; ++i) {
-        const double a = sv.alpha(i).norm();
+        const double a = row_norm(sv.alpha(i));
         if (a > bound) sv.alpha(i) *= bound / a;
       }
     ++m_count.maintenance;
     m_avg.retire(sv, r);
     sv.erase(r);
+  }
+
+  /// ||alpha_i||. norm() squares first, so above ~1e154 it gives inf (then inf / inf = NaN
+  /// discard probabilities, which spread NaN through the rescaling); the overflow-safe
+  /// stableNorm() is slower, so it only redoes those rows.
+  template <class Row>
+  static double row_norm(const Row& a) {
+    const double v = a.norm();
+    return std::isfinite(v) ? v : a.stableNorm();
   }
 
   BOGDParams m_p;

@@ -197,7 +197,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto [d, c] = detail::read_dims(fm);
+    const auto [d, c] = detail::read_dims(fm, [](Index k) { return prefix(k) + "dim"; });
     IncrementalSVC t(d, c, p);
     t.read_base(fm, "idsvm");
     for (Index k = 0; k < t.n_outputs(); ++k) {

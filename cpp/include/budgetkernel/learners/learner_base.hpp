@@ -70,9 +70,25 @@ inline void set_rng_state(std::mt19937_64& rng, const std::string& s) {
 }
 
 /// n_features and n_classes of a model file, range-checked before anything is allocated.
-inline std::pair<Index, Index> read_dims(const FieldMap& fm) {
+/// A learner allocates per output (a coefficient column, or a whole machine), so the class
+/// count is also checked against what the file stores for its outputs: the column count of
+/// the matrix named `per_output` (its shape only), or, when `per_output` is a callable, the
+/// field per_output(k) that output k writes (present for the last output, absent for one
+/// more). Without this a crafted n_classes = 2^31 in a small file made the learner allocate
+/// for 2^31 outputs (std::bad_alloc, or the process killed once the memory was touched).
+template <class PerOutput>
+std::pair<Index, Index> read_dims(const FieldMap& fm, const PerOutput& per_output) {
   const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
   if (d < 1 || c < 2 || d > (std::int64_t{1} << 40) || c > (std::int64_t{1} << 31)) corrupt("invalid dimensions");
+  const Index k = n_outputs_for(c);
+  if constexpr (std::is_invocable_v<const PerOutput&, Index>) {
+    if (!fm.has(per_output(k - 1)) || fm.has(per_output(k))) corrupt("n_classes does not match the stored machines");
+  } else {
+    const std::string name(per_output);
+    const Field& f = fm.get(name, Field::F64);
+    if (f.shape.size() != 2 || f.shape[1] != static_cast<std::uint64_t>(k))
+      corrupt("n_classes does not match the columns of '" + name + "'");
+  }
   return {d, c};
 }
 

@@ -250,7 +250,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto [d, c] = detail::read_dims(fm);
+    const auto [d, c] = detail::read_dims(fm, "sv.alpha");
     PassiveAggressive fresh;
     fresh.reset(d, c, p);
     fresh.read_base(fm, "pa");

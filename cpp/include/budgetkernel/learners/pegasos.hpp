@@ -308,13 +308,14 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto [d, c] = detail::read_dims(fm);
+    const auto [d, c] = detail::read_dims(fm, "sv.alpha");
     reset(d, c, p);
     read_base(fm, "bsgd");
     detail::set_rng_state(m_rng, fm.get_bytes("rng"));
     m_scale = fm.get_f64("scale");
     m_norm2 = fm.get_f64("norm2");
-    if (!(m_scale > 0.0) || !std::isfinite(m_scale) || !(m_norm2 >= 0.0) || !std::isfinite(m_norm2))
+    // Training only shrinks the scale (by 1 - 1/t and the ball projection) and resets it to 1.
+    if (!(m_scale > 0.0 && m_scale <= 1.0) || !(m_norm2 >= 0.0) || !std::isfinite(m_norm2))
       detail::corrupt("invalid scale or norm");
     bool exact = true;  // older files tracked ||w||^2 exactly throughout
     if (fm.has("norm_exact")) {
@@ -433,7 +434,7 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
   }
 
   void load(const FieldMap& fm) {
-    const auto [d, c] = detail::read_dims(fm);
+    const auto [d, c] = detail::read_dims(fm, "weights");
     try {
       reset(d, c, fm.get_f64("lam"), fm.get_i64("batch_size"));
     } catch (const std::invalid_argument& e) {
@@ -445,7 +446,7 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     m_scale = fm.get_f64("scale");
     m_w = fm.get_matrix("weights", d, n_outputs());
     m_grad = fm.get_matrix("pending_grad", d, n_outputs());
-    if (m_t < 0 || m_in_batch < 0 || m_in_batch >= m_k || !(m_scale > 0.0) || !std::isfinite(m_scale) ||
+    if (m_t < 0 || m_in_batch < 0 || m_in_batch >= m_k || !(m_scale > 0.0 && m_scale <= 1.0) ||
         !detail::all_finite(m_w.data(), m_w.size()) || !detail::all_finite(m_grad.data(), m_grad.size()))
       detail::corrupt("invalid linear Pegasos state");
   }

@@ -210,7 +210,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto [d, c] = detail::read_dims(fm);
+    const auto [d, c] = detail::read_dims(fm, "sv.alpha");
     reset(d, c, p);
     read_base(fm, "perceptron");
     const Index cap = p.budget > 0 ? p.budget + 1 : 64;

@@ -123,7 +123,7 @@ class SparsePA : public OnlineLearner<SparsePA> {
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto [d, c] = detail::read_dims(fm);
+    const auto [d, c] = detail::read_dims(fm, "sv.alpha");
     SparsePA fresh(d, c, p);
     fresh.read_base(fm, "spa");
     fresh.m_ex.load(fm, d, fresh.n_outputs(), 0, 64);

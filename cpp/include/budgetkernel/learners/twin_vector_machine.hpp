@@ -771,7 +771,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     } catch (const std::invalid_argument& e) {
       detail::corrupt(e.what());
     }
-    const auto [d, c] = detail::read_dims(fm);
+    const auto [d, c] = detail::read_dims(fm, [](Index k) { return "tvm.m" + std::to_string(k) + ".svm.dim"; });
     reset(d, c, p);
     read_base(fm, "tvm");
     detail::set_rng_state(m_rng, fm.get_bytes("rng"));
@@ -933,6 +933,10 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     }
     if (svm.dim() != m_d) detail::corrupt("machine dimension differs from n_features");
     if (svm.ridge() != m_p.ridge) detail::corrupt("machine ridge differs from the learner's");
+    const Kernel& kern = svm.kernel();
+    if (kern.type() != m_p.kernel.type() || kern.gamma() != m_p.kernel.gamma() || kern.degree() != m_p.kernel.degree() ||
+        kern.coef0() != m_p.kernel.coef0())
+      detail::corrupt("machine kernel differs from the learner's");
     Index sides = 0;
     for (Index j = 0; j < n; ++j) {
       const double w[2] = {S(j, 0), S(j, 1)};

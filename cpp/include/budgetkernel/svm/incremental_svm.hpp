@@ -513,7 +513,11 @@ class IncrementalSVM {
     }
     if (fm.has(prefix + "kmax")) {  // files written before it: the remaining examples' maximum
       const double kmax = fm.get_f64(prefix + "kmax");
-      if (!(std::isfinite(kmax) && kmax >= t.m_kmax)) detail::corrupt("IDSVM: invalid kmax");
+      // It may exceed the stored examples' maximum (removed examples count), except for the RBF
+      // kernel, where every example has the same Q_ii = 1 + ridge (0 before the first example).
+      const bool rbf = t.m_kernel.type() == KernelType::RBF;
+      if (!(std::isfinite(kmax) && kmax >= t.m_kmax) || (rbf && kmax != 0.0 && kmax != t.m_kernel.self(0.0) + t.m_ridge))
+        detail::corrupt("IDSVM: invalid kmax");
       t.m_kmax = kmax;
     }
     for (Index p = 0; p < P; ++p) {
@@ -524,13 +528,18 @@ class IncrementalSVM {
     }
     for (Index i = 0; i < n; ++i)
       if (t.m_set[i] == SVMSet::Margin && t.m_slot[i] < 0) detail::corrupt("IDSVM: margin vector missing from the margin set");
-    // The diagonal entries of the stored Q_{:,S} are Q_ii = k(x_i, x_i) + ridge (this catches a
-    // ridge that does not match the state).
-    for (Index p = 0; p < P; ++p) {
-      const Index i = t.m_S[static_cast<std::size_t>(p)];
-      const double q = t.q_diag(i);
-      if (!(std::abs(Q(i, p) - q) <= 1e-9 * std::max(1.0, std::abs(q))))
-        detail::corrupt("IDSVM: the stored Q_S does not match the kernel and ridge");
+    // Every stored column of Q_{:,S} is recomputed from the examples, the labels, the kernel
+    // and the ridge (O(n |S| d), once): the learner's gradient steps read these columns, so an
+    // altered entry would otherwise surface only as a failed update during later training. The
+    // tolerance allows for a model saved by the other SIMD build (kernel values 1 ulp apart).
+    {
+      Vector col(n);
+      for (Index p = 0; p < P; ++p) {
+        t.compute_column(t.m_S[static_cast<std::size_t>(p)], col);
+        for (Index i = 0; i < n; ++i)
+          if (!(std::abs(Q(i, p) - col(i)) <= 1e-9 * std::max(1.0, std::abs(col(i)))))
+            detail::corrupt("IDSVM: the stored Q_S does not match the examples, kernel and ridge");
+      }
     }
     t.grow_cols(P);
     t.m_Q.topLeftCorner(n, P) = Q;
