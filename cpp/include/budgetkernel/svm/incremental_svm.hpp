@@ -547,19 +547,32 @@ class IncrementalSVM {
     // Loose consistency checks (a saved state satisfies them to ~1e-8 at worst).
     const double scale = 1.0 + t.m_C * (n > 0 ? t.m_s.head(n).maxCoeff() : 0.0);
     if (t.kkt_violation() > 1e-6 * scale) detail::corrupt("IDSVM: the state violates the KT conditions");
-    if (P > 0 && t.probe_residual() > 1e-6) {
-      // An ill-conditioned J (e.g. a linear kernel on large features with a small ridge) can
-      // leave even a fresh inverse above 1e-6, and the learner itself keeps such an R after
-      // refactorising: compare with what a refactorisation of the stored J reaches.
-      IncrementalInverse fresh;
+    if (P > 0) {
+      // Two probes: the learner's own +-1 vector v, and u = (1, y_S). An altered entry in R's
+      // bias row or column meets J only through J(0,:) v = sum_s y_s v_s, which is 0 for some
+      // +-1 vectors (an altered R(0,0) loaded unnoticed); for u that sum is |S|.
       const Eigen::MatrixXd J = t.build_J();
-      try {
-        fresh.refactor(J);
-      } catch (const std::runtime_error&) {
-        detail::corrupt("IDSVM: the stored margin set makes J singular");
+      Vector u(P + 1);
+      u(0) = 1.0;
+      for (Index p = 0; p < P; ++p) u(p + 1) = t.m_y(t.m_S[static_cast<std::size_t>(p)]);
+      const auto residual_u = [&](const IncrementalInverse& R) {
+        return (R.inverse() * (J * u) - u).cwiseAbs().maxCoeff();
+      };
+      const double ru = residual_u(t.m_R);
+      if (!(t.probe_residual() <= 1e-6 && ru <= 1e-6)) {
+        // An ill-conditioned J (e.g. a linear kernel on large features with a small ridge) can
+        // leave even a fresh inverse above 1e-6, and the learner itself keeps such an R after
+        // refactorising: compare with what a refactorisation of the stored J reaches.
+        IncrementalInverse fresh;
+        try {
+          fresh.refactor(J);
+        } catch (const std::runtime_error&) {
+          detail::corrupt("IDSVM: the stored margin set makes J singular");
+        }
+        if (!(t.probe_residual() <= std::max(1e-6, 1e3 * fresh.probe_residual(J)) &&
+              ru <= std::max(1e-6, 1e3 * residual_u(fresh))))
+          detail::corrupt("IDSVM: the inverse does not match J");
       }
-      if (!(t.probe_residual() <= std::max(1e-6, 1e3 * fresh.probe_residual(J))))
-        detail::corrupt("IDSVM: the inverse does not match J");
     }
     *this = std::move(t);
   }
