@@ -855,18 +855,18 @@ class Merging : public GramTracked {
     sv.carry_combine(keep, m, n, pair.k_mz, pair.k_nz);
     sv.set_id(keep, id);
     const Index last = B - 1;
-    if (!m_track) {
-      // no cache to update
-    } else if (m_held && drop != last) {
-      // The held SV (last) moves into drop's slot, as in the store: z's row and its row go in
-      // together, each with the other's slot renamed.
-      m_row(drop) = m_row(last);  // k(z, x_new)
-      m_new(keep) = m_row(last);
-      m_new(drop) = m_new(last);  // k(x_new, x_new)
-      m_gram.replace_two(keep, m_row.data(), drop, m_new.data());
-    } else {
-      m_gram.replace(keep, m_row, m_row(keep));
-      if (!m_held) m_gram.erase(drop);  // (held and drop == last: the held SV merged away)
+    if (m_track) {  // without tracking there is no cache to update
+      if (m_held && drop != last) {
+        // The held SV (last) moves into drop's slot, as in the store: z's row and its row go
+        // in together, each with the other's slot renamed.
+        m_row(drop) = m_row(last);  // k(z, x_new)
+        m_new(keep) = m_row(last);
+        m_new(drop) = m_new(last);  // k(x_new, x_new)
+        m_gram.replace_two(keep, m_row.data(), drop, m_new.data());
+      } else {
+        m_gram.replace(keep, m_row, m_row(keep));
+        if (!m_held) m_gram.erase(drop);  // (held and drop == last: the held SV merged away)
+      }
     }
     m_held = false;
     sv.erase(drop);
