@@ -1,8 +1,9 @@
 // Kernel OGD / BOGD / BOGD++ (Zhao et al., ICML 2012), checked against: a naive dense kernel
 // OGD reference (unbudgeted), the unbudgeted learner itself (budget >= stream length), a Monte
 // Carlo test of the unbiased removal (E[f_{t+1} | f_t] = the OGD step, removal frequencies =
-// the documented p_i, exact survivor rescaling), the explicit mean of every classifier held
-// (averaging through removals), save / load round trips, and invalid parameters.
+// the documented p_i, exact survivor rescaling), BOGD++'s keep probabilities against a
+// sort-based water-filling, the explicit mean of every classifier held (averaging through
+// removals), save / load round trips, and invalid parameters.
 #include <budgetkernel/budgetkernel.hpp>
 
 #include <algorithm>
@@ -46,6 +47,30 @@ BOGDParams bogd(Index budget, BOGDSampling s, double eta, double lambda, bool av
 }
 
 const BOGDSampling samplings[] = {BOGDSampling::Uniform, BOGDSampling::NonUniform};
+
+// BOGD++'s keep probabilities by another route than the library's: sort the weights, then
+// for m = 0, 1, ... keep the m largest for sure and the rest in proportion, q = c w with
+// c = (n - 1 - m) / (their weight), until that is a valid choice (c w <= 1 for the rest,
+// c w >= 1 for the m kept). Positive weights only.
+Vector keep_reference(const Vector& w) {
+  const Index n = w.size();
+  std::vector<Index> order(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  std::sort(order.begin(), order.end(), [&](Index a, Index b) { return w(a) > w(b); });
+  for (Index m = 0; m < n; ++m) {
+    double rest = 0.0;
+    for (Index k = m; k < n; ++k) rest += w(order[static_cast<std::size_t>(k)]);
+    const double c = static_cast<double>(n - 1 - m) / rest;
+    const bool rest_ok = c * w(order[static_cast<std::size_t>(m)]) <= 1.0 + 1e-12;
+    const bool kept_ok = m == 0 || c * w(order[static_cast<std::size_t>(m - 1)]) >= 1.0 - 1e-12;
+    if (rest_ok && kept_ok) {
+      Vector q(n);
+      for (Index k = 0; k < n; ++k) q(order[static_cast<std::size_t>(k)]) = k < m ? 1.0 : c * w(order[static_cast<std::size_t>(k)]);
+      return q;
+    }
+  }
+  return Vector::Constant(n, kNaN);
+}
 
 // ---- naive dense kernel OGD (NORMA, hinge loss) ----
 struct RefOGD {
@@ -191,16 +216,17 @@ TEST_CASE("Monte Carlo: the removal is unbiased, E[f_{t+1}(z)] = (1 - eta lam) f
       const Vector xs = row_vec(s, pick);
       const int ys = label(s, pick);
       direction(eval(p.kernel, X0, A0, xs), ys, u);
-      // documented removal probabilities
-      Vector prob(B);
+      // documented removal probabilities prob and keep probabilities keep = 1 - prob
+      Vector keep(B);
       if (smp == BOGDSampling::Uniform) {
-        prob.setConstant(1.0 / B);
+        keep.setConstant(1.0 - 1.0 / B);
       } else {
         Vector w(B);
         for (Index i = 0; i < B; ++i) w(i) = A0.row(i).norm() * std::sqrt(p.kernel.value(X0.row(i), X0.row(i)));
-        for (Index i = 0; i < B; ++i) prob(i) = (1.0 - w(i) / w.sum()) / static_cast<double>(B - 1);
-        CHECK(prob.maxCoeff() - prob.minCoeff() > 0.01);  // really non-uniform in this state
+        keep = keep_reference(w);
+        CHECK(keep.maxCoeff() - keep.minCoeff() > 0.01);  // really non-uniform in this state
       }
+      const Vector prob = (1.0 - keep.array()).matrix();
       CHECK_NEAR(prob.sum(), 1.0, 1e-12);
       // probes: five of the SVs (where a missing rescale would show most) and two other points
       std::vector<Vector> zs;
@@ -240,7 +266,7 @@ TEST_CASE("Monte Carlo: the removal is unbiased, E[f_{t+1}(z)] = (1 - eta lam) f
           }
           const auto i = static_cast<Index>(it - ids0.begin());
           present[static_cast<std::size_t>(i)] = true;
-          const Vector want = shrink * A0.row(i).transpose() / (1.0 - prob(i));
+          const Vector want = shrink * A0.row(i).transpose() / keep(i);
           rescale_err = std::max(rescale_err, (A.row(j).transpose() - want).cwiseAbs().maxCoeff() /
                                                   want.cwiseAbs().maxCoeff());
         }
@@ -271,14 +297,16 @@ TEST_CASE("Monte Carlo: the removal is unbiased, E[f_{t+1}(z)] = (1 - eta lam) f
       CHECK(worst_z <= 4.0);
       CHECK(worst_rel <= 0.03);  // |mean - expected| small against the spread of one draw
       CHECK(power >= 10.0);      // a missing rescale would be seen
-      // removal frequencies match p_i; every SV can go
-      int distinct = 0;
+      // removal frequencies match p_i; every SV with p_i > 0 can go
+      int distinct = 0, can_go = 0;
       for (Index i = 0; i < B; ++i) {
         const double fr = removed[static_cast<std::size_t>(i)] / double(R);
         CHECK(std::abs(fr - prob(i)) <= 4.0 * std::sqrt(prob(i) * (1.0 - prob(i)) / R) + 1e-12);
         if (removed[static_cast<std::size_t>(i)] > 0) ++distinct;
+        if (prob(i) > 0.0) ++can_go;
       }
-      CHECK(distinct == B);
+      CHECK(distinct == can_go);
+      CHECK(can_go >= B - 1);
       // same seed, same removal
       BOGD b1, b2;
       b1.load(fm);
@@ -289,6 +317,47 @@ TEST_CASE("Monte Carlo: the removal is unbiased, E[f_{t+1}(z)] = (1 - eta lam) f
       b2.learn_one(xs.data(), ys);
       CHECK(same_state(b1, b2));
     }
+}
+
+TEST_CASE("BOGD++ keep probabilities: q proportional to w, capped at 1, summing to n - 1") {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  int capped_cases = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const Index n = 2 + static_cast<Index>(trial % 12);
+    Vector w(n);
+    for (Index i = 0; i < n; ++i) w(i) = std::exp(6.0 * (unif(rng) - 0.5));  // weights spread over e^6
+    if (trial % 3 == 0) w(trial % n) *= 50.0;                               // one heavy SV
+    Vector q = w;
+    detail::bogd_keep_probabilities(q);
+    const Vector want = keep_reference(w);
+    CHECK((q - want).cwiseAbs().maxCoeff() <= 1e-12);
+    CHECK_NEAR(q.sum(), static_cast<double>(n - 1), 1e-12);
+    CHECK(q.maxCoeff() <= 1.0);
+    CHECK(q.minCoeff() >= 0.0);
+    if (q.maxCoeff() == 1.0) ++capped_cases;
+    // uncapped: exactly the paper's 1 - (n - 1) w_i / sum_j w_j as the discard probability
+    if (w.maxCoeff() <= w.sum() / static_cast<double>(n - 1))
+      for (Index i = 0; i < n; ++i) CHECK_NEAR(1.0 - q(i), 1.0 - (n - 1) * w(i) / w.sum(), 1e-12);
+    // scale-free
+    Vector q2 = (1e-200 * w).eval();
+    detail::bogd_keep_probabilities(q2);
+    CHECK((q2 - q).cwiseAbs().maxCoeff() <= 1e-12);
+  }
+  CHECK(capped_cases > 100);
+  // zero weights: one of them goes, uniformly; inf outweighs everything
+  Vector z(4);
+  z << 0.0, 2.0, 0.0, 1.0;
+  detail::bogd_keep_probabilities(z);
+  CHECK(z == (Vector(4) << 0.5, 1.0, 0.5, 1.0).finished());
+  Vector inf(3);
+  inf << 1.0, std::numeric_limits<double>::infinity(), 1e300;
+  detail::bogd_keep_probabilities(inf);
+  CHECK(inf == (Vector(3) << 0.5, 1.0, 0.5).finished());
+  Vector big(3);
+  big << 1.7e308, 1.7e308, 1.7e308;  // their sum overflows
+  detail::bogd_keep_probabilities(big);
+  CHECK((big.array() - 2.0 / 3.0).abs().maxCoeff() <= 1e-15);
 }
 
 TEST_CASE("budget 1: the single SV is always replaced") {

@@ -40,17 +40,60 @@ struct BOGDParams {
   }
 };
 
+namespace detail {
+
+/// BOGD++'s keep probabilities (see BOGD), in place: w (the weights w_i, >= 0) becomes q with
+/// q_i = min(1, c w_i) and sum_i q_i = n - 1 (the water-filling of the class comment; c
+/// grows as SVs are capped, so a capped SV stays capped). Zero weights (a coefficient row
+/// that underflowed): one of them is discarded, uniformly, and nothing else changes.
+inline void bogd_keep_probabilities(Vector& w) {
+  const Index n = w.size();
+  // Scale-free, so divide by the largest weight first: the sums below cannot overflow. A
+  // weight that overflowed to inf outweighs every finite one.
+  const double top = w.maxCoeff();
+  if (std::isinf(top))
+    w = (w.array() == top).cast<double>().matrix();
+  else if (top > 0.0)
+    w /= top;
+  const Index zeros = (w.array() == 0.0).count();
+  if (zeros > 0) {
+    for (Index i = 0; i < n; ++i) w(i) = w(i) == 0.0 ? 1.0 - 1.0 / static_cast<double>(zeros) : 1.0;
+    return;
+  }
+  double mass = static_cast<double>(n - 1), c = 0.0;
+  for (bool capped = true; capped;) {  // at most n - 1 rounds; in practice one or two
+    double free = 0.0;                 // weight of the SVs not capped yet (marked by w < 0)
+    for (Index i = 0; i < n; ++i)
+      if (w(i) > 0.0) free += w(i);
+    c = mass / free;
+    capped = false;
+    for (Index i = 0; i < n; ++i)
+      if (w(i) > 0.0 && c * w(i) >= 1.0) {
+        w(i) = -1.0;
+        mass -= 1.0;
+        capped = true;
+      }
+  }
+  for (Index i = 0; i < n; ++i) w(i) = w(i) < 0.0 ? 1.0 : c * w(i);
+}
+
+}  // namespace detail
+
 /// Kernel OGD (NORMA with the hinge loss): f_{t+1} = (1 - eta lambda) f_t + eta u k(x_t, .)
 /// when the margin m of detail::max_loss_direction is < 1 (u = y binary; u = e_y - e_r
 /// multi-class, the max-loss hinge), else f_{t+1} = (1 - eta lambda) f_t.
 ///
 /// BOGD: when the store holds B SVs and x_t must be added, one of the B old SVs is discarded
 /// at random and the others rescaled so that the step stays unbiased, E[f_{t+1} | f_t] =
-/// the OGD step: SV i is discarded with probability p_i and every survivor j is divided by
-/// 1 - p_j (E[coefficient_j] = (1 - p_j) alpha_j / (1 - p_j) = alpha_j).
-///   - uniform: p_i = 1 / B, survivors times B / (B - 1);
-///   - non-uniform (BOGD++): p_i = (1 - w_i / sum_j w_j) / (B - 1), w_i = ||alpha_i|| sqrt(k_ii):
-///     SVs with small weight are discarded more often (a valid distribution for every alpha).
+/// the OGD step: SV i is kept with probability q_i (sum_i q_i = B - 1: exactly one goes) and
+/// every survivor is divided by q_i (E[coefficient_i] = q_i alpha_i / q_i = alpha_i).
+///   - uniform (BOGD): q_i = (B - 1) / B, survivors times B / (B - 1);
+///   - non-uniform (BOGD++): q_i proportional to w_i = ||alpha_i|| sqrt(k_ii), i.e. discard
+///     probability 1 - (B - 1) w_i / sum_j w_j, the q that minimises the variance of the
+///     unbiased estimate sum_i alpha_i (Z_i / q_i) k(x_i, .). A weight above sum_j w_j / (B - 1)
+///     would ask for q_i > 1: such SVs are kept for sure and the remaining keep mass is shared
+///     in proportion to w among the others (the same variance-optimal choice under q_i <= 1).
+///     The survivors' rescaled coefficients all get the same norm times sqrt(k_ii).
 /// With B = 1 the single SV is discarded. Cost O(n d) per example (the kernel row) and O(n c)
 /// for the shrink; with averaging O(n c) more, and the average keeps every discarded SV.
 class BOGD : public OnlineLearner<BOGD> {
@@ -162,28 +205,29 @@ class BOGD : public OnlineLearner<BOGD> {
     Index r = 0;
     if (n > 1 && m_p.sampling == BOGDSampling::Uniform) {
       r = detail::uniform_index(m_rng, n);
-      m_w.setConstant(n, 1.0 / static_cast<double>(n));
+      m_w.setConstant(n, 1.0 - 1.0 / static_cast<double>(n));
     } else if (n > 1) {
       m_w.resize(n);
       for (Index i = 0; i < n; ++i) m_w(i) = row_norm(sv.alpha(i)) * std::sqrt(m_p.kernel.self(sv.sqnorm()(i)));
-      const double total = m_w.sum();
-      const double inv = 1.0 / static_cast<double>(n - 1);
-      // p_i = (1 - w_i / total) / (n - 1); all weights zero: uniform.
-      for (Index i = 0; i < n; ++i) m_w(i) = total > 0.0 ? (1.0 - m_w(i) / total) * inv : 1.0 / static_cast<double>(n);
-      const double u = detail::uniform01(m_rng) * m_w.sum();
+      detail::bogd_keep_probabilities(m_w);
+      // the discard probabilities 1 - q_i sum to 1 (up to rounding)
+      const double u = detail::uniform01(m_rng) * (1.0 - m_w.array()).sum();
       double acc = 0.0;
-      r = n - 1;
+      r = -1;
       for (Index i = 0; i < n; ++i) {
-        acc += m_w(i);
+        acc += 1.0 - m_w(i);
         if (u < acc) {
           r = i;
           break;
         }
       }
+      // u at the very end of the rounded total: the last SV that can go
+      for (Index i = n - 1; r < 0; --i)
+        if (m_w(i) < 1.0) r = i;
     }
     m_count.degradation += sv.alpha(r).squaredNorm() * m_p.kernel.self(sv.sqnorm()(r));
     for (Index i = 0; i < n && n > 1; ++i)
-      if (i != r) sv.alpha(i) /= (1.0 - m_w(i));  // survivors: unbiased rescaling
+      if (i != r) sv.alpha(i) /= m_w(i);  // survivors: unbiased rescaling
     const double bound = m_p.eta * m_p.max_coef;
     if (std::isfinite(bound))
       for (Index i = 0; i < n; ++i) {
