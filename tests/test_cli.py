@@ -59,6 +59,26 @@ def test_errors_are_reported_not_raised(tmp_path, capsys):
     assert e.value.code == 2 and "--epochs" in capsys.readouterr().err
 
 
+def test_averaged_models_report_the_size_they_predict_with(libsvm_files, capsys):
+    d, *_ = libsvm_files
+    data, model = str(d / "train.libsvm"), str(d / "m.bkm")
+    common = ["--budget", "20", "--gamma", "2", "-q"]
+    assert cli.main(["train", data, "-o", model, "--learner", "bogd", "--averaged", *common]) == 0
+    m = budgetkernel.load(model)
+    assert m.averaged and m.n_support_ == 20 and m.n_support_average_ > 200
+    assert f"20 SVs (the averaged classifier predicts with {m.n_support_average_})" in capsys.readouterr().out
+    assert cli.main(["evaluate", data, "--learner", "pa", "--averaged", *common]) == 0
+    out = capsys.readouterr().out
+    assert "support vectors     20\n" in out and "SVs of the average" in out
+    # SPA is SPA-avg by default; --no-averaged gives SPA-last
+    assert cli.main(["train", data, "-o", model, "--learner", "spa", "--no-averaged", "--gamma", "2", "-q"]) == 0
+    assert not budgetkernel.load(model).averaged
+    assert cli.main(["train", data, "-o", model, "--learner", "spa", "--gamma", "2", "-q"]) == 0
+    assert budgetkernel.load(model).averaged
+    assert cli.main(["train", data, "-o", model, "--learner", "perceptron", "--averaged", "-q"]) == 2
+    assert "--averaged does not apply" in capsys.readouterr().err
+
+
 def test_demo_small_with_plot(tmp_path):
     png = tmp_path / "demo.png"
     r = subprocess.run(

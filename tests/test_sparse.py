@@ -305,3 +305,27 @@ def test_cli_trains_spa_and_bogd(tmp_path, capsys, learner):
     assert est.gamma_ == 2.0 and est.n_seen_ == 2000 and 0 < est.n_support_ <= 2000
     assert est.online_error_ < 0.5
     assert budgetkernel.cli.main(argv + ["--maintenance", "merge"]) == 2
+
+
+def test_average_views_exist_only_when_averaged_and_the_averaged_size_is_reported():
+    from sklearn.base import clone
+
+    from budgetkernel.stream import evaluate_prequential
+
+    X, y = datasets.noisy_checkerboard(2000, random_state=0)
+    last = BOGDClassifier(budget=20, gamma=2.0, random_state=0).fit(X, y)
+    for name in ("n_support_average_", "average_support_vectors_", "average_dual_coef_"):
+        with pytest.raises(AttributeError, match="averaged=True"):
+            getattr(last, name)
+        assert not hasattr(last, name)
+    avg = BOGDClassifier(budget=20, averaged=True, gamma=2.0, random_state=0)
+    r = evaluate_prequential(avg, iter([(X, y)]), classes=[-1, 1])
+    # the budgeted average keeps every SV it ever removed: far more than the budget
+    assert r["n_support"] == 20 and r["n_support_average"] == avg.n_support_average_ > 200
+    assert "n_support_average" not in evaluate_prequential(clone(last), iter([(X, y)]), classes=[-1, 1])
+
+
+def test_expected_budget_mode_names_an_overflowing_beta():
+    X, y = datasets.noisy_checkerboard(100, random_state=0)
+    with pytest.raises(ValueError, match="target_svs=1 .* not a finite number"):
+        SparsePAClassifier(alpha=1e300, target_svs=1, stream_length=2**62).fit(X, y)

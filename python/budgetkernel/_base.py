@@ -134,24 +134,33 @@ class _KernelExpansionMixin:
 
 
 class _AveragedMixin:
-    """Fitted views of the averaged classifier (the mean of every classifier held)."""
+    """Fitted views of the averaged classifier (the mean of every classifier held). They exist
+    only when the fitted model was built with ``averaged=True``: otherwise it predicts with its
+    last classifier (``n_support_``, ``support_vectors_``, ``dual_coef_``), and these raise
+    AttributeError rather than silently describe that one."""
+
+    def _averaged_model(self, name):
+        check_is_fitted(self, "_model")
+        if not self._built_params.get("averaged", False):
+            raise AttributeError(
+                f"{name} is defined only for a model fitted with averaged=True; this one predicts "
+                "with its last classifier (see n_support_, support_vectors_, dual_coef_)"
+            )
+        return self._model
 
     @property
     def n_support_average_(self):
         """SVs the averaged classifier predicts with: the current ones plus every removed SV
         the average still holds (equal to ``n_support_`` when nothing was ever removed)."""
-        check_is_fitted(self, "_model")
-        return self._model.n_support_average
+        return self._averaged_model("n_support_average_").n_support_average
 
     @property
     def average_support_vectors_(self):
-        check_is_fitted(self, "_model")
-        return self._model.average_expansion[0]
+        return self._averaged_model("average_support_vectors_").average_expansion[0]
 
     @property
     def average_dual_coef_(self):
-        check_is_fitted(self, "_model")
-        return self._model.average_expansion[1]
+        return self._averaged_model("average_dual_coef_").average_expansion[1]
 
 
 def _label_to_json(v):

@@ -61,7 +61,11 @@ def _add_model_args(p):
     p.add_argument("--beta", type=float, default=20.0, help="spa: sampling divisor, >= alpha (default 20)")
     p.add_argument("--sampling", choices=sorted(_SAMPLING), default="uniform", help="bogd: discard rule")
     p.add_argument(
-        "--averaged", action="store_true", help="pa / bogd: predict with the mean of all classifiers (spa: always)"
+        "--averaged",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="pa / bogd / spa: predict with the mean of all classifiers (default: spa yes, i.e. SPA-avg; "
+        "pa and bogd no); bsgd: polynomial-decay averaging (average=True)",
     )
     p.add_argument("--kernel", choices=["rbf", "linear", "poly"], default="rbf")
     p.add_argument("--gamma", default="scale", help="kernel gamma or 'scale' (default)")
@@ -86,9 +90,12 @@ def _estimator(args):
     )
     if args.learner != "bsgd" and args.learner != "perceptron" and args.maintenance is not None:
         raise ValueError(f"--maintenance does not apply to --learner {args.learner}")
+    if args.learner == "perceptron" and args.averaged is not None:
+        raise ValueError("--averaged does not apply to --learner perceptron")
+    averaged = bool(args.averaged)
     if args.learner == "pa":
         return BudgetedPAClassifier(
-            variant=args.variant, loss=args.loss, pa_type=args.pa_type, C=args.C, averaged=args.averaged, **common
+            variant=args.variant, loss=args.loss, pa_type=args.pa_type, C=args.C, averaged=averaged, **common
         )
     if args.learner == "perceptron":
         maintenance = args.maintenance or "random"
@@ -98,19 +105,22 @@ def _estimator(args):
     if args.learner == "spa":
         del common["budget"]  # SPA has no budget: beta sets the expected #SVs
         eta = 1.0 if args.eta is None else args.eta
-        return SparsePAClassifier(alpha=args.alpha, beta=args.beta, eta=eta, **common)
+        spa_averaged = True if args.averaged is None else args.averaged  # SPA-avg unless --no-averaged
+        return SparsePAClassifier(alpha=args.alpha, beta=args.beta, eta=eta, averaged=spa_averaged, **common)
     if args.learner == "bogd":
         return BOGDClassifier(
             sampling=args.sampling,
             eta=0.5 if args.eta is None else args.eta,
             lam=0.01 if args.lam is None else args.lam,
-            averaged=args.averaged,
+            averaged=averaged,
             **common,
         )
     maintenance = args.maintenance or "merge"
     if maintenance not in _MAINTENANCE:
         raise ValueError(f"--maintenance {maintenance} is not a BSGD strategy: {sorted(_MAINTENANCE)}")
-    return BudgetedSGDClassifier(maintenance=maintenance, lam=1e-4 if args.lam is None else args.lam, **common)
+    return BudgetedSGDClassifier(
+        maintenance=maintenance, lam=1e-4 if args.lam is None else args.lam, average=averaged, **common
+    )
 
 
 def _classes(args, path):
@@ -151,9 +161,18 @@ def cmd_train(args):
     print(
         f"trained on {r['examples']:,} examples in {r['train_seconds']:.2f} s "
         f"({r['examples_per_second']:,.0f}/s); online error {r['online_error']:.4f}; "
-        f"{clf.n_support_} SVs; model written to {args.output}"
+        f"{_support_summary(r)}; model written to {args.output}"
     )
     return 0
+
+
+def _support_summary(result):
+    """'N SVs', and for an averaged model the SVs it predicts with (a budgeted learner's
+    average keeps every SV it removed, so it can be far larger than the budget)."""
+    text = f"{result['n_support']} SVs"
+    if "n_support_average" in result:
+        text += f" (the averaged classifier predicts with {result['n_support_average']})"
+    return text
 
 
 def cmd_predict(args):
@@ -176,7 +195,9 @@ def cmd_evaluate(args):
     print(f"examples            {r['examples']:,}")
     print(f"online error        {r['online_error']:.4f}")
     print(f"examples/s          {r['examples_per_second']:,.0f}")
-    print(f"support vectors     {clf.n_support_}")
+    print(f"support vectors     {r['n_support']}")
+    if "n_support_average" in r:
+        print(f"SVs of the average  {r['n_support_average']}")
     if args.test:
         X, y = datasets.load_svmlight(args.test, n_features=args.n_features)
         print(f"test accuracy       {np.mean(clf.predict(X) == y):.4f}")

@@ -132,7 +132,13 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         T = self.stream_length if self.stream_length is not None else getattr(self, "_fit_length", None)
         if T is None:
             raise ValueError("target_svs needs stream_length when learning with partial_fit / learn_one")
-        return max(float(self.alpha), float(self.alpha) * T / self.target_svs)
+        beta = max(float(self.alpha), float(self.alpha) * T / self.target_svs)
+        if not math.isfinite(beta):
+            raise ValueError(
+                f"target_svs={self.target_svs} with alpha={self.alpha} and a stream of {T} examples gives "
+                f"beta = alpha * T / target_svs = {beta}, not a finite number"
+            )
+        return beta
 
     def fit(self, X, y):
         try:
@@ -188,8 +194,11 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         Maximum number of support vectors; None for unbudgeted kernel OGD.
     sampling : {'uniform', 'nonuniform'}, default='uniform'
         'uniform' = BOGD (discard probability 1/B, survivors times B/(B-1)); 'nonuniform' =
-        BOGD++ (probability (1 - w_i / sum w) / (B - 1) with w_i = |alpha_i| sqrt(k(x_i, x_i)),
-        survivors divided by 1 - p_i), which discards small SVs more often.
+        BOGD++ (keep probability q_i proportional to w_i = |alpha_i| sqrt(k(x_i, x_i)) with
+        sum q_i = B - 1, i.e. discard probability 1 - (B - 1) w_i / sum w, capped so that no
+        q_i exceeds 1; survivors divided by q_i): the variance-optimal unbiased discard, which
+        removes small SVs more often and leaves every survivor with the same |alpha_i|
+        sqrt(k(x_i, x_i)).
     eta : float, default=0.5
         Step size.
     lam : float, default=0.01

@@ -79,7 +79,8 @@ def evaluate_prequential(estimator, chunks, *, classes, test=None, progress=Fals
     dict
         ``examples``, ``online_error``, ``train_seconds``, ``examples_per_second``,
         ``curve`` (list of (examples, prequential accuracy so far)), ``n_support``,
-        ``test_accuracy`` (when ``test`` is given).
+        ``n_support_average`` (an averaged model: the SVs it predicts with), ``test_accuracy``
+        (when ``test`` is given).
     """
     bar = ProgressBar(total, desc="training", enabled=progress)
     seconds = 0.0
@@ -102,6 +103,9 @@ def evaluate_prequential(estimator, chunks, *, classes, test=None, progress=Fals
         "curve": curve,
         "n_support": int(getattr(estimator, "n_support_", 0)),
     }
+    if getattr(estimator, "averaged", False) and hasattr(estimator, "n_support_average_"):
+        # an averaged budgeted model predicts with (and saves) every SV it ever held
+        out["n_support_average"] = int(estimator.n_support_average_)
     if test is not None:
         Xt, yt = test
         out["test_accuracy"] = float(np.mean(estimator.predict(Xt) == yt))
