@@ -534,6 +534,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             "fitted": {k: _jsonable(v) for k, v in self._extra_fitted().items()},
             "curve": [list(map(int, p)) for p in self.prequential_curve_],
         }
+        if getattr(self, "_svmlight_zero_based", None) is not None:
+            # the index base of the LIBSVM file the CLI trained on, so that `predict` reads
+            # test files the same way (auto-detection can disagree on a sparse file)
+            meta["svmlight_zero_based"] = bool(self._svmlight_zero_based)
         self._model.metadata = json.dumps(meta, default=_jsonable).encode()
         data = self._model.to_bytes()
         tmp = f"{os.fspath(path)}.tmp"
@@ -616,4 +620,6 @@ def _restore_metadata(cls, meta):
     for k, v in meta.get("fitted", {}).items():
         setattr(est, k, v)
     est.prequential_curve_ = [tuple(p) for p in meta.get("curve", [(0, 0)])]
+    if meta.get("svmlight_zero_based") is not None:
+        est._svmlight_zero_based = bool(meta["svmlight_zero_based"])
     return est
