@@ -119,6 +119,10 @@ def test_active_learning_asks_only_needed_labels(variant):
     np.testing.assert_array_equal(np.flatnonzero(queried), asked)
     np.testing.assert_array_equal(active.dual_coef_, full.dual_coef_)
     np.testing.assert_array_equal(active.support_vectors_, full.support_vectors_)
+    # mistakes are counted on the labelled examples only (the docstring's lower bound)
+    assert active.counters_["examples"] == full.counters_["examples"] == len(X)
+    assert active.counters_["mistakes"] <= full.counters_["mistakes"]
+    assert active.online_error_ <= full.online_error_
 
 
 def test_active_learning_with_hinge_loss_asks_every_label():
@@ -162,6 +166,7 @@ def test_same_seed_same_model():
         dict(loss="squared"),
         dict(pa_type=3),
         dict(pa_type=True),
+        dict(pa_type=1.0),
         dict(C=0.0),
         dict(C=float("nan")),
         dict(gamma=-1.0),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -110,7 +112,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("variant", self.variant, _VARIANTS)
         _check_choice("loss", self.loss, _LOSSES)
-        if isinstance(self.pa_type, bool) or self.pa_type not in (0, 1, 2):
+        if not isinstance(self.pa_type, numbers.Integral) or isinstance(self.pa_type, bool) or self.pa_type not in (0, 1, 2):
             raise ValueError(f"pa_type must be 0 (hard margin), 1 (PA-I) or 2 (PA-II); got {self.pa_type!r}")
         _check_positive("C", self.C)
         _check_bool("averaged", self.averaged)
@@ -148,6 +150,13 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         for. Runs in C++ up to the next example that needs a label, calls ``oracle(i, x)``
         for it (``i`` is the row index in ``X``), learns it, and goes on. With hinge loss
         every label is needed.
+
+        The model is exactly the one ``partial_fit`` would learn from the same labels. The
+        mistake counts are not: an example whose label is never asked for is counted as seen
+        (``counters_["examples"]``) but never as a mistake, since its label stays unknown.
+        ``counters_["mistakes"]`` counts the mistakes among the ``counters_["labels"]``
+        labelled examples, and ``online_error_`` (mistakes / examples) is a lower bound of
+        the prequential error the same stream would show with every label.
 
         Parameters
         ----------
