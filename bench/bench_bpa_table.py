@@ -46,10 +46,12 @@ Second table (``--skip-large`` leaves it out): every learner at B = 100 on the
 100,000-example streams of the same seed (their first 10,000 examples are the tuning set
 above; the tuned hyper-parameters of the B = 100 / unbudgeted protocol are reused), one pass
 in stream order, with test accuracy, prequential mistake rate, #SVs and training examples/s.
-The unbudgeted learners run the whole stream (~2-10 s each here); ``--large-sv-cap N`` stops
+It also holds the issue's learners that Table 1 leaves out, the max-margin budget perceptron
+(Crammer, Kandola & Singer) and the plain Projectron (eta as for Projectron++), tuned the
+same way at B = 100. The unbudgeted learners run the whole stream (~2-10 s each here); ``--large-sv-cap N`` stops
 them between chunks of 10,000 once they hold more than N SVs, and the table then says how
 many examples they saw.
-Projectron++'s eta is searched again on the 100,000-example stream.
+The Projectrons' eta is searched again on the 100,000-example stream.
 
 Third table: training speed from Python (the estimators' ``partial_fit`` in chunks of
 10,000) at B = 100 on the 2-D noisy checkerboard with gamma = 2, C = 1 (Projectron eta =
@@ -125,6 +127,19 @@ ALGORITHMS = {
     "bpa-p": ("BPA-P", "pa", {"variant": "project"}, True, True),
     "bpa-r-p": ("BPA^R-P", "pa", {"variant": "project", "loss": "ramp"}, True, True),
 }
+# Learners of the issue that the paper's Table 1 leaves out: tuned at B = 100 like the others,
+# they join the long-stream table (and the speed table).
+EXTRA = {
+    "max-margin": ("MaxMrg", "perceptron", {"maintenance": "max-margin"}, False, True),
+    "projectron": ("Pjtrn", "perceptron", {"maintenance": "projectron"}, False, True),
+}
+ETA_BY_BUDGET = ("projectron", "projectron++")  # eta set so that the run ends with B SVs
+
+
+def spec(algo):
+    return ALGORITHMS[algo] if algo in ALGORITHMS else EXTRA[algo]
+
+
 UNBUDGETED = [k for k, a in ALGORITHMS.items() if not a[4]]
 BUDGETED = [k for k, a in ALGORITHMS.items() if a[4]]
 
@@ -193,7 +208,7 @@ def tune_shuffle(seed, k):
 
 # ------------------------------------------------------------------------ learners
 def make(algo, budget, gamma, C=1.0, eta=0.1, random_state=0):
-    _, est, fixed, _, budgeted = ALGORITHMS[algo] if algo in ALGORITHMS else (None, *_SPEED_ONLY[algo])
+    _, est, fixed, _, budgeted = spec(algo)
     b = budget if budgeted else None
     if est == "pa":
         return BudgetedPAClassifier(budget=b, pa_type=1, C=C, gamma=gamma, random_state=random_state, **fixed)
@@ -203,11 +218,6 @@ def make(algo, budget, gamma, C=1.0, eta=0.1, random_state=0):
             fixed = {}
         return KernelPerceptron(budget=b, gamma=gamma, random_state=random_state, **fixed, **extra)
     raise ValueError(algo)
-
-
-# Learners of the speed table that are not in the accuracy table.
-_SPEED_ONLY = {"max-margin": ("perceptron", {"maintenance": "max-margin"}, False, True),
-               "projectron": ("perceptron", {"maintenance": "projectron"}, False, True)}
 
 
 def fit_stream(clf, X, y, max_sv=None):
@@ -223,12 +233,12 @@ def fit_stream(clf, X, y, max_sv=None):
     return seconds, seen
 
 
-def eta_for_budget(X, y, budget, gamma, random_state, steps):
-    """Projectron++: the largest eta (log-bisection in [1e-4, 1]) whose run ends with B SVs.
+def eta_for_budget(algo, X, y, budget, gamma, random_state, steps):
+    """Projectron(++): the largest eta (log-bisection in [1e-4, 1]) whose run ends with B SVs.
 
     Returns (eta, fitted estimator of that eta, number of runs)."""
     def run(eta):
-        clf = make("projectron++", budget, gamma, eta=eta, random_state=random_state)
+        clf = make(algo, budget, gamma, eta=eta, random_state=random_state)
         fit_stream(clf, X, y)
         return clf
 
@@ -256,8 +266,8 @@ def train_eval(algo, budget, gamma, C, X, y, Xe, ye, random_state, eta_steps, ma
     """One run: train on (X, y) in order, score on (Xe, ye) (accuracy None without them)."""
     eta = None
     t0 = time.perf_counter()
-    if algo == "projectron++":
-        eta, clf, runs = eta_for_budget(X, y, budget, gamma, random_state, eta_steps)
+    if algo in ETA_BY_BUDGET:
+        eta, clf, runs = eta_for_budget(algo, X, y, budget, gamma, random_state, eta_steps)
         seconds, seen = None, len(y)
     else:
         clf = make(algo, budget, gamma, C, random_state=random_state)
@@ -275,7 +285,7 @@ def train_eval(algo, budget, gamma, C, X, y, Xe, ye, random_state, eta_steps, ma
 # -------------------------------------------------------------------------- tasks
 def grid_for(algo, cfg):
     gammas = cfg["gammas"]
-    return [(g, c) for g in gammas for c in cfg["cs"]] if ALGORITHMS[algo][3] else [(g, None) for g in gammas]
+    return [(g, c) for g in gammas for c in cfg["cs"]] if spec(algo)[3] else [(g, None) for g in gammas]
 
 
 def task_tune(args):
@@ -320,10 +330,10 @@ def task_large(args):
     """One pass over the long stream (stream order), B = 100 or unbudgeted (with an SV cap)."""
     algo, name, gamma, C, cfg = args
     X, y, _, _, Xt, yt = load(name, cfg["n_large"], cfg["seed"])
-    budgeted = ALGORITHMS[algo][4]
+    budgeted = spec(algo)[4]
     r = train_eval(algo, 100, gamma, C if C is not None else 1.0, X, y, Xt, yt, 0, cfg["eta_steps"],
                    max_sv=None if budgeted else cfg["large_sv_cap"])
-    if algo == "projectron++":  # time one run at the chosen eta (the search ran several)
+    if algo in ETA_BY_BUDGET:  # time one run at the chosen eta (the search ran several)
         clf = make(algo, 100, gamma, eta=r["eta"], random_state=0)
         r["train_seconds"], _ = fit_stream(clf, X, y)
     r.update(algo=algo, stream=name, gamma=gamma, C=C, n_stream=len(y))
@@ -332,9 +342,9 @@ def task_large(args):
 
 def _cost(algo, budget):
     """Rough relative cost, to start the slow tasks first."""
-    if algo == "projectron++":
+    if algo in ETA_BY_BUDGET:
         return 50
-    if not ALGORITHMS[algo][4]:
+    if not spec(algo)[4]:
         return 40
     if algo in ("bpa-p", "bpa-r-p"):
         return 10 + (budget or 0) / 20
@@ -476,12 +486,12 @@ def summarise(tuned, finals, large, speed, cfg, env):
     if large:
         lrows = []
         for r in large:
-            budgeted = ALGORITHMS[r["algo"]][4]
+            budgeted = spec(r["algo"])[4]
             seen = r["examples"]
             note = "" if seen == r["n_stream"] else f"stopped at {seen:,} (> {cfg['large_sv_cap']:,} SVs)"
             if r["eta"] is not None:
                 note = f"η = {r['eta']:.3g}"
-            lrows.append([STREAM_LABEL[r["stream"]], ALGORITHMS[r["algo"]][0], "100" if budgeted else "-",
+            lrows.append([STREAM_LABEL[r["stream"]], spec(r["algo"])[0], "100" if budgeted else "-",
                           f"{r['gamma']:g}", "-" if r["C"] is None else f"{r['C']:g}",
                           f"{100 * r['accuracy']:.2f}", f"{100 * r['online_error']:.2f}", f"{r['n_support']:,}",
                           fmt_rate(seen / r["train_seconds"]), f"{seen:,}", note])
@@ -509,7 +519,7 @@ def summarise(tuned, finals, large, speed, cfg, env):
                                                                                    if algo in cpp[c]]
                 tgt = " / ".join("met" if v >= SPEED_TARGET else f"**missed** ({v / SPEED_TARGET:.2f}x)"
                                  for v in vals)
-            name = ALGORITHMS[algo][0] if algo in ALGORITHMS else algo
+            name = spec(algo)[0]
             srows.append([name, f"{first['gamma']:g}", f"{first['upd_per_example']:.2f}", *cells, tgt])
         out += ["## Training speed at B = 100 (examples/s, one core)", "",
                 f"2-D noisy checkerboard, γ = {SPEED_GAMMA:g} (BPA-P and the Projectrons γ = 16, as in bench_pa.cpp), "
@@ -557,6 +567,8 @@ def main():
 
     configs = [(a, n, None) for n in cfg["streams"] for a in UNBUDGETED]
     configs += [(a, n, B) for n in cfg["streams"] for B in cfg["budgets"] for a in BUDGETED]
+    if not args.skip_large:  # the long-stream table's extra learners, at its B = 100
+        configs += [(a, n, 100) for n in cfg["streams"] for a in EXTRA]
     configs.sort(key=lambda c: -_cost(c[0], c[2]))
     log(f"tuning {len(configs)} (algorithm, data set, budget) combinations with {args.jobs} worker(s)")
     tuned = run_pool(task_tune, [(a, n, B, cfg) for a, n, B in configs], args.jobs)
@@ -564,8 +576,8 @@ def main():
         log(f"tuned {t['algo']:13s} {t['stream']:18s} B={t['budget']}: gamma={t['gamma']:g} C={t['C']} "
             f"score {t['tuning_score']:.4f} ({t['seconds']:.0f}s)")
     log("reported repetitions")
-    finals = run_pool(task_final, [(t["algo"], t["stream"], t["budget"], t["gamma"], t["C"], cfg) for t in tuned],
-                      args.jobs)
+    finals = run_pool(task_final, [(t["algo"], t["stream"], t["budget"], t["gamma"], t["C"], cfg) for t in tuned
+                                   if t["algo"] in ALGORITHMS], args.jobs)
     for f in finals:
         accs = [r["accuracy"] for r in f["runs"]]
         log(f"{f['algo']:13s} {f['stream']:18s} B={f['budget']}: test acc {100 * np.mean(accs):.2f} "
@@ -576,14 +588,14 @@ def main():
         tuned_by = {(t["algo"], t["stream"], t["budget"]): t for t in tuned}
         ltasks = []
         for n in cfg["streams"]:
-            for a in UNBUDGETED + BUDGETED:
+            for a in UNBUDGETED + BUDGETED + list(EXTRA):
                 t = tuned_by.get((a, n, None if a in UNBUDGETED else 100))
                 if t is not None:
                     ltasks.append((a, n, t["gamma"], t["C"], cfg))
         ltasks.sort(key=lambda t: -_cost(t[0], 100))
         log(f"{cfg['n_large']:,}-example streams")
         large = run_pool(task_large, ltasks, args.jobs)
-        order = {a: i for i, a in enumerate(UNBUDGETED + BUDGETED)}
+        order = {a: i for i, a in enumerate(UNBUDGETED + BUDGETED + list(EXTRA))}
         large.sort(key=lambda r: (cfg["streams"].index(r["stream"]), order[r["algo"]]))
 
     speed = []
