@@ -89,7 +89,8 @@ def test_pickle_predicts_and_resumes_identically(maintenance):
 def test_save_load_resumes_identically(tmp_path, make):
     X, y = datasets.waveform(3000, random_state=0)
     labels = np.array(["a", "b", "c"])[y]
-    full = make().fit(X, labels)
+    # the whole stream in one chunk (fit would also learn linear Pegasos' last partial batch)
+    full = make().partial_fit(X, labels, classes=["a", "b", "c"])
     half = make().partial_fit(X[:1501], labels[:1501], classes=["a", "b", "c"])
     half.save(tmp_path / "m.bkm")
     restored = budgetkernel.load(tmp_path / "m.bkm")

@@ -125,11 +125,15 @@ def test_linear_kernel_equals_linear_pegasos(n_classes):
     np.testing.assert_array_equal(k.predict(X), lin.predict(X))
 
 
-def reference_linear_pegasos(X, yi, n_classes, lam, k):
+def reference_linear_pegasos(X, yi, n_classes, lam, k, flush=True):
+    """Mini-batch Pegasos over consecutive batches of k rows; with flush, the last
+    n % k rows are a final batch of their own (its gradient averaged over its size), as
+    fit learns a finite data set; without, they stay pending, as in a stream."""
     n_out = 1 if n_classes == 2 else n_classes
     w = np.zeros((X.shape[1], n_out))
     grad = np.zeros_like(w)
     t = 0
+    n = len(yi)
     for i, (x, y) in enumerate(zip(X, yi), start=1):
         f = w.T @ x
         if n_out == 1:
@@ -141,9 +145,9 @@ def reference_linear_pegasos(X, yi, n_classes, lam, k):
             if 1 + f[r] - f[y] > 0:
                 grad[:, y] += x
                 grad[:, r] -= x
-        if i % k == 0:
+        if i % k == 0 or (flush and i == n):
             t += 1
-            w = (1 - 1 / t) * w + grad / (lam * t * k)
+            w = (1 - 1 / t) * w + grad / (lam * t * (k if i % k == 0 else i % k))
             grad[:] = 0
             nw = np.linalg.norm(w)
             if nw > 1 / np.sqrt(lam):
@@ -158,6 +162,32 @@ def test_linear_pegasos_minibatch_matches_reference(k, n_classes):
     lam = 1e-3
     clf = LinearPegasosClassifier(lam=lam, batch_size=k).fit(X, y)
     np.testing.assert_allclose(clf.coef_.T, reference_linear_pegasos(X, y, n_classes, lam, k), rtol=1e-10, atol=1e-12)
+
+
+def test_linear_pegasos_fit_learns_the_last_partial_batch():
+    # fit on 15 rows with batch_size=10 learned only rows 0-9 (the pending 5 never made a
+    # step), and batch_size=100 learned nothing (coef_ == 0).
+    X, y = multiclass_blobs(15, 2, 8)
+    lam = 1e-2
+    clf = LinearPegasosClassifier(lam=lam, batch_size=10).fit(X, y)
+    ref = reference_linear_pegasos(X, y, 2, lam, 10)  # batches of rows 0-9 and 10-14
+    np.testing.assert_allclose(clf.coef_.T, ref, rtol=1e-12, atol=1e-14)
+    first_ten = LinearPegasosClassifier(lam=lam, batch_size=10).fit(X[:10], y[:10])
+    assert not np.allclose(clf.coef_, first_ten.coef_)
+    assert clf._model.iterations == 2 and clf._model.pending == 0
+    one = LinearPegasosClassifier(lam=lam, batch_size=100).fit(X, y)  # one batch of all 15
+    assert np.any(one.coef_ != 0)
+    np.testing.assert_allclose(one.coef_.T, reference_linear_pegasos(X, y, 2, lam, 100), rtol=1e-12, atol=1e-14)
+    # Every pass of fit ends with its own partial batch: 2 epochs of 15 rows are 4 steps.
+    assert LinearPegasosClassifier(lam=lam, batch_size=10, n_epochs=2).fit(X, y)._model.iterations == 4
+    # partial_fit keeps carrying the partial batch, so a chunked stream is the unflushed reference.
+    stream = LinearPegasosClassifier(lam=lam, batch_size=10)
+    for s in range(0, 15, 4):
+        stream.partial_fit(X[s : s + 4], y[s : s + 4], classes=[0, 1])
+    assert stream._model.pending == 5
+    np.testing.assert_allclose(
+        stream.coef_.T, reference_linear_pegasos(X, y, 2, lam, 10, flush=False), rtol=1e-12, atol=1e-14
+    )
 
 
 @settings(max_examples=25, deadline=None)

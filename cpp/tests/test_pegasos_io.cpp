@@ -201,6 +201,43 @@ TEST_CASE("linear Pegasos mini-batches resume across a save in the middle of a b
   CHECK((d - e).cwiseAbs().maxCoeff() == 0.0);
 }
 
+TEST_CASE("linear Pegasos flush makes one step of the pending partial mini-batch") {
+  // fit() flushes at the end of a pass: 15 rows in batches of 10 are two steps, on rows
+  // [0, 10) and [10, 15), each gradient averaged over its own batch (k = |A_t|).
+  const Stream s = make_stream(15, 2, 7);
+  const double lam = 1e-2;
+  LinearPegasos lin(2, 2, lam, 10);
+  lin.partial_fit(s.X, s.y.data());
+  CHECK(lin.pending() == 5);
+  CHECK(lin.iterations() == 1);
+  lin.flush();
+  CHECK(lin.pending() == 0);
+  CHECK(lin.iterations() == 2);
+  lin.flush();  // nothing pending: no step
+  CHECK(lin.iterations() == 2);
+  Vector w = Vector::Zero(2);
+  double t = 0.0;
+  for (Index start : {Index{0}, Index{10}}) {
+    const Index end = std::min<Index>(start + 10, 15);
+    Vector g = Vector::Zero(2);
+    for (Index i = start; i < end; ++i) {  // every row of a batch is scored with w_t
+      const double sy = s.y[static_cast<std::size_t>(i)] == 1 ? 1.0 : -1.0;
+      if (1.0 - sy * w.dot(s.X.row(i).transpose()) > 0.0) g += sy * s.X.row(i).transpose();
+    }
+    t += 1.0;
+    w = (1.0 - 1.0 / t) * w + g / (lam * t * static_cast<double>(end - start));
+    if (lam * w.squaredNorm() > 1.0) w /= std::sqrt(lam) * w.norm();
+  }
+  CHECK((lin.weights().col(0) - w).cwiseAbs().maxCoeff() <= 1e-12 * (1.0 + w.cwiseAbs().maxCoeff()));
+  // A flushed model saves and loads with nothing pending.
+  FieldMap fm;
+  lin.save(fm);
+  LinearPegasos back;
+  back.load(FieldMap::from_bytes(fm.to_bytes()));
+  CHECK(back.pending() == 0);
+  CHECK((back.weights() - lin.weights()).cwiseAbs().maxCoeff() == 0.0);
+}
+
 TEST_CASE("corrupt, truncated and foreign model files are rejected with an error") {
   const Stream s = make_stream(300, 2, 6);
   KernelPegasos k(2, 2, params(Maintenance::Merge, 20));

@@ -7,9 +7,11 @@ runs in C++ with the GIL released.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import numbers
 import os
+import sys
 from collections.abc import Mapping
 
 import numpy as np
@@ -86,7 +88,11 @@ def _shuffler(random_state):
 
 
 class _KernelParamsMixin:
-    """gamma='scale' is resolved once, from the first data seen, into ``gamma_``."""
+    """gamma='scale' is resolved once, from the first data seen, into ``gamma_``:
+    1 / (n_features * X.var()) over the first chunk (scikit-learn's 'scale'; 1.0 if that chunk
+    is constant), and 1 / n_features (scikit-learn's 'auto', right for standardised features)
+    when the first data is a single example (learn_one, or a one-row chunk), whose variance
+    across its own features says nothing about the spread of the data."""
 
     def _check_kernel_params(self):
         _check_choice("kernel", self.kernel, _KERNELS)
@@ -100,8 +106,7 @@ class _KernelParamsMixin:
 
     def _resolve_gamma(self, X):
         if isinstance(self.gamma, str):
-            var = float(X.var()) if X.size > 1 else 0.0
-            self.gamma_ = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+            self.gamma_ = _scale_gamma(X)
         else:
             self.gamma_ = float(self.gamma)
         return self.gamma_
@@ -112,6 +117,25 @@ class _KernelParamsMixin:
 
     def _extra_fitted(self):
         return {"gamma_": self.gamma_}
+
+
+def _scale_gamma(X):
+    """gamma='scale' from the first chunk X (see _KernelParamsMixin)."""
+    n, d = X.shape
+    if n < 2:
+        return 1.0 / d
+    with np.errstate(over="ignore", invalid="ignore"):
+        var = float(X.var())
+    if not np.isfinite(var):  # the squares overflowed: the same variance, of X scaled to [-1, 1]
+        s = float(np.abs(X).max())
+        var = float((X / s).var()) * s * s
+    if not np.isfinite(var):
+        # Values so large that even the scaled variance overflows (|x| > 1e154): the core
+        # rejects these rows, with the "too large; rescale it" message an explicit gamma gets;
+        # any valid gamma lets it get that far (a failed first call leaves nothing fitted).
+        return 1.0 / d
+    gamma = 1.0 / d / var if var > 0.0 else 1.0
+    return gamma if np.isfinite(gamma) else 1.0  # a variance that underflows: as constant X
 
 
 class _KernelExpansionMixin:
@@ -163,6 +187,23 @@ class _AveragedMixin:
         return self._averaged_model("average_dual_coef_").average_expansion[1]
 
 
+def _hashable(v):
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _distinct(values):
+    """values without repeats, in order (also for values numpy cannot sort, such as None)."""
+    out = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
 def _label_to_json(v):
     if isinstance(v, (np.generic,)):
         v = v.item()
@@ -177,6 +218,21 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     Subclasses implement ``_validate_params()`` and ``_make_core(n_features, n_classes, X)``
     (returning a fresh core learner), and list their parameters in ``__init__``.
     """
+
+    # river's protocol. river (compose.Pipeline, evaluate) reads these two off every estimator
+    # it drives: _supervised makes a Pipeline pass y to learn_one, _multiclass says that labels
+    # need not be binary. Plain attributes, so that river stays optional (no import, no base
+    # class). A Pipeline calls learn_one(x=x, y=y) and predict_one(x) with the transformed dict,
+    # and forwards keyword arguments a step declares: pipeline.learn_one(x, y, classes=[...])
+    # reaches our learn_one (the way to name the classes of non-bool labels in river).
+    _supervised = True
+    _multiclass = True
+
+    # learn_one adds a point to prequential_curve_ when the examples seen since its last point
+    # reach max(1, examples at that point // _CURVE_SPACING): every one of the first 32
+    # examples, then about 75 points per tenfold of the stream (~400 over 10^6 examples), so the
+    # curve stays small however long one streams.
+    _CURVE_SPACING = 32
 
     # ----------------------------------------------------------------- hooks
     def _validate_params(self):  # pragma: no cover - overridden
@@ -215,13 +271,20 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         y = np.asarray(y)
         if y.ndim != 1:
             y = y.ravel()
-        idx = np.searchsorted(self.classes_, y)
-        idx = np.clip(idx, 0, len(self.classes_) - 1)
-        bad = self.classes_[idx] != y
+        try:
+            idx = np.searchsorted(self.classes_, y)
+        except TypeError:
+            # Labels that numpy cannot order against classes_ (None, or a str among ints, in an
+            # object array): looked up one by one, so that the error names them.
+            idx = np.array([self._label_index.get(v, -1) if _hashable(v) else -1 for v in y.tolist()])
+            bad = idx < 0
+        else:
+            idx = np.clip(idx, 0, len(self.classes_) - 1)
+            bad = self.classes_[idx] != y
         if np.any(bad):
-            unseen = np.unique(y[bad])[:10]
+            unseen = _distinct(y[bad].tolist())[:10]
             raise ValueError(
-                f"y contains labels not in classes_={list(self.classes_)}: {list(unseen)}. "
+                f"y contains labels not in classes_={self.classes_.tolist()}: {unseen}. "
                 "Pass every class in `classes` on the first partial_fit call."
             )
         return idx.astype(np.int32)
@@ -238,11 +301,49 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             )
         self.classes_ = classes
         self._label_index = {c: i for i, c in enumerate(classes.tolist())}
-        self._model = self._make_core(X.shape[1], len(classes), X)
+        try:
+            self._model = self._make_core(X.shape[1], len(classes), X)
+        except MemoryError:  # std::bad_alloc said nothing about what asked for the memory
+            raise MemoryError(self._memory_message(X.shape[1], len(classes))) from None
         self.prequential_curve_ = [(0, 0)]
+        self._curve_due = 1
         self._set_feature_order(feature_order)
         self._built_params = self.get_params(deep=False)
         self._params_changed = False
+
+    def _memory_message(self, n_features, n_classes):
+        budget = self.get_params(deep=False).get("budget")
+        what = f"{type(self).__name__}: not enough memory to build the model ({n_features} features, "
+        what += f"{n_classes} classes"
+        if not isinstance(budget, numbers.Integral):
+            return what + ")"
+        # The store preallocates budget + 1 rows: the SV, its coefficients (one column for two
+        # classes), its squared norm, id and kernel-row entry. Learners keep more on top.
+        n_out = 1 if n_classes == 2 else n_classes
+        gb = (int(budget) + 1) * (n_features + n_out + 3) * 8 / 1e9
+        return (
+            f"{what}, budget={budget}): its support-vector store alone asks for about {gb:.3g} GB "
+            "((budget + 1) rows of n_features + n_outputs + 3 float64 values); use a smaller budget"
+        )
+
+    @contextlib.contextmanager
+    def _undo_on_error(self):
+        """Puts every attribute back if the block raises before the model it built learned
+        anything: a failed call leaves the estimator as it was (in particular unfitted if it
+        was, instead of half-built with the classes, features or model of the call that failed).
+        A model that learned rows before it failed (an exact SVM breaking down mid-chunk) is
+        kept with them, as the core documents: its state is consistent and nothing learned is
+        lost. The snapshot is shallow: a call either rebinds attributes (the first call, fit)
+        or changes the model only once its input has been checked."""
+        saved = dict(self.__dict__)
+        try:
+            yield
+        except BaseException:
+            model = self.__dict__.get("_model")
+            if model is None or model is saved.get("_model") or model.counters["examples"] == 0:
+                self.__dict__.clear()
+                self.__dict__.update(saved)
+            raise
 
     # Parameters that only fit() reads: changing them never disagrees with a built model.
     _FIT_ONLY_PARAMS = frozenset({"n_epochs", "shuffle"})
@@ -290,10 +391,15 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        X, yi = self._fit_data(X, y)
-        for order in self._epochs(len(yi)):
-            self._learn_chunk(X[order], yi[order])
+        with self._undo_on_error():  # a fit rejected before learning keeps the model fitted before
+            X, yi = self._fit_data(X, y)
+            for order in self._epochs(len(yi)):
+                self._learn_chunk(X[order], yi[order])
+                self._end_of_pass()
         return self
+
+    def _end_of_pass(self):
+        """Called by fit after each pass over the data (a finite data set ends there)."""
 
     def _fit_data(self, X, y):
         """fit's validation: a fresh model for the labels of y; returns X and the label indices."""
@@ -324,8 +430,13 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        X, y = self._chunk_data(X, y, classes)
-        self._learn_chunk(X, self._encode(y))
+        if hasattr(self, "_model"):  # later chunks are checked before they change the model
+            X, y = self._chunk_data(X, y, classes)
+            self._learn_chunk(X, self._encode(y))
+            return self
+        with self._undo_on_error():
+            X, y = self._chunk_data(X, y, classes)
+            self._learn_chunk(X, self._encode(y))
         return self
 
     def _chunk_data(self, X, y, classes, method="partial_fit"):
@@ -334,6 +445,17 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         first = not hasattr(self, "_model")
         if first and classes is None:
             raise ValueError(f"classes must be passed on the first call to {method}")
+        if first:
+            # Subclasses' partial_fit variants call this too: the first call builds the model
+            # only from a chunk whose labels are all in classes, and undoes it otherwise.
+            with self._undo_on_error():
+                X, y = self._chunk_data_checked(X, y, classes, first)
+                if y is not None:
+                    self._encode(y)
+            return X, y
+        return self._chunk_data_checked(X, y, classes, first)
+
+    def _chunk_data_checked(self, X, y, classes, first):
         if first or not self._plain_chunk(X, y):
             kw = dict(reset=first, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse=False)
             if y is None:
@@ -348,7 +470,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             self._check_params_unchanged()
             if classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
                 raise ValueError(
-                    f"classes={list(classes)} differs from the classes of the first call {list(self.classes_)}"
+                    f"classes={list(classes)} differs from the classes of the first call {self.classes_.tolist()}"
                 )
         return X, y
 
@@ -392,8 +514,48 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         return self.classes_[self._model.predict(X)]
 
     # ------------------------------------------------------- single examples
+    def _model_names(self):
+        """The key order dict examples use: learn_one's first dict, else the DataFrame column
+        names fit saw; None for a model fitted on arrays (or no model yet)."""
+        names = getattr(self, "_feature_order", None)
+        if names is None and hasattr(self, "_model"):
+            fn = getattr(self, "feature_names_in_", None)
+            names = None if fn is None else list(fn)
+        return names
+
+    def _series_as_dict(self, x):
+        """A pandas Series as a dict of its index -> value when its index names features, so
+        that it is used by name like a dict (not by position, which silently disagreed with the
+        same row as a DataFrame or a dict); None: use it by position. By name when the model
+        has feature names and every index label is one of them, or the labels are all str (an
+        unknown one is then an error); before any learning, when the labels are all str (they
+        become the feature names, as a DataFrame's columns do)."""
+        pd = sys.modules.get("pandas")  # a Series exists only if pandas was imported
+        if pd is None or not isinstance(x, pd.Series):
+            return None
+        keys = x.index.tolist()
+        names = self._model_names()
+        all_str = all(isinstance(k, str) for k in keys)
+        if names is None:
+            by_name = all_str and not hasattr(self, "_model")
+        else:
+            known = set(names)
+            by_name = all_str or all(_hashable(k) and k in known for k in keys)
+        if not by_name:
+            return None
+        if not x.index.is_unique:
+            twice = sorted(set(map(str, x.index[x.index.duplicated()])))
+            raise ValueError(f"the Series' index names a feature twice: {twice}")
+        return dict(zip(keys, x.tolist()))
+
     def _as_vector(self, x):
         """One example as a float64 vector, and the key order used when x is a dict."""
+        if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous:
+            return x, None
+        if not isinstance(x, Mapping):
+            as_dict = self._series_as_dict(x)
+            if as_dict is not None:
+                x = as_dict
         if isinstance(x, Mapping):
             names = getattr(self, "_feature_order", None)
             pos = getattr(self, "_feature_pos", None)
@@ -410,13 +572,11 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
                 pos = {k: i for i, k in enumerate(names)}
             v = np.zeros(len(names))
             for k, val in x.items():
-                i = pos.get(k)
+                i = pos.get(k) if _hashable(k) else None
                 if i is None:
                     raise ValueError(f"unknown feature {k!r}; the model was built with features {names}")
                 v[i] = val
             return v, names
-        if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous:
-            return x, None
         v = np.asarray(x)
         if np.iscomplexobj(v):  # as fit/partial_fit: no silent drop of the imaginary part
             raise ValueError("complex data is not supported")
@@ -428,43 +588,92 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def learn_one(self, x, y, classes=None):
         """Scores and learns one example (the true-streaming path).
 
+        Works as the last step of a river pipeline (``preprocessing.StandardScaler() | clf``):
+        river needs nothing from this package but ``learn_one``/``predict_one`` and the
+        ``_supervised``/``_multiclass`` flags. river's ``evaluate.progressive_val_score`` also
+        asks ``isinstance(model, river.base.Classifier)``, which a package without river
+        cannot answer: register the class once, ``river.base.Classifier.register(type(clf))``.
+
         Parameters
         ----------
-        x : 1-D array-like or dict of feature name -> value
+        x : 1-D array-like, dict of feature name -> value, or pandas Series
+            A dict is read by key (missing keys are 0); its keys, fixed by the first dict
+            learned, must be str or int (what a model file can store). A Series whose index
+            names the model's features is read by name, like a dict.
         y : label
         classes : array-like, default=None
-            All labels, needed on the first call unless ``y`` is a bool.
+            All labels, needed on the first call unless ``y`` is a bool. river never passes
+            it: call ``learn_one(x, y, classes=[...])`` once yourself, on the estimator or on
+            the pipeline (``pipeline.learn_one(x, y, classes=[...])`` forwards it to this
+            step), before streaming non-bool labels.
 
         Returns
         -------
         self
+
+        Notes
+        -----
+        ``prequential_curve_`` gets a point (examples, mistakes) after the first learned
+        example and then whenever the examples learned one by one since its last point reach
+        1/32 of the examples seen at that point (every example up to 32, then ~75 points per
+        tenfold of the stream), so that it stays small on an endless stream.
         """
-        v, names = self._as_vector(x)
-        if not hasattr(self, "_model"):
-            if classes is None:
-                if isinstance(y, (bool, np.bool_)):
-                    classes = [False, True]
-                else:
-                    raise ValueError("classes must be passed on the first call to learn_one (unless labels are bool)")
-            X1 = v.reshape(1, -1)
-            if X1.shape[1] == 0:
-                raise ValueError("x has 0 features")
-            if not np.all(np.isfinite(X1)):
-                raise ValueError("x contains NaN or infinity")
-            self._init_model(X1, classes, feature_order=names)
-            self.n_features_in_ = X1.shape[1]
-            if names is not None:
-                self.feature_names_in_ = np.asarray(names, dtype=object)
-            elif hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
-        else:
+        if hasattr(self, "_model"):
             self._check_params_unchanged()
+            v, _ = self._as_vector(x)
+            self._learn_one(v, y)
+            return self
+        with self._undo_on_error():  # a failed first call leaves the estimator unfitted
+            v, names = self._as_vector(x)
+            self._first_one(v, y, classes, names)
+            self._learn_one(v, y)
+        return self
+
+    def _first_one(self, v, y, classes, names):
+        """Builds the model from learn_one's first example."""
+        if classes is None:
+            if isinstance(y, (bool, np.bool_)):
+                classes = [False, True]
+            else:
+                raise ValueError(
+                    f"classes must be passed on the first call to learn_one unless labels are bool (got y={y!r}): "
+                    "call learn_one(x, y, classes=[...every label...]) once; in a river pipeline, "
+                    "pipeline.learn_one(x, y, classes=[...]) forwards it to this step"
+                )
+        if names is not None:
+            for k in names:
+                if isinstance(k, (bool, np.bool_)) or not isinstance(k, (str, numbers.Integral)):
+                    raise ValueError(
+                        f"feature name {k!r} of type {type(k).__name__} cannot be stored in a model file: "
+                        "dict keys must be str or int"
+                    )
+        X1 = v.reshape(1, -1)
+        if X1.shape[1] == 0:
+            raise ValueError("x has 0 features")
+        if not np.all(np.isfinite(X1)):
+            raise ValueError("x contains NaN or infinity")
+        self._init_model(X1, classes, feature_order=names)
+        self.n_features_in_ = X1.shape[1]
+        # scikit-learn's feature_names_in_ holds str names only; int keys keep their order in
+        # _feature_order (which save/load and pickling carry exactly).
+        if names is not None and all(isinstance(k, str) for k in names):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+    def _learn_one(self, v, y):
         try:
             yi = self._label_index[y]
         except (KeyError, TypeError):
-            raise ValueError(f"label {y!r} is not in classes_={list(self.classes_)}") from None
+            raise ValueError(f"label {y!r} is not in classes_={self.classes_.tolist()}") from None
         self._model.learn_one(v, yi)
-        return self
+        # The curve's sampling: see learn_one's Notes (one counter, no per-example query).
+        due = getattr(self, "_curve_due", 1) - 1
+        if due <= 0:
+            c = self._model.counters
+            self.prequential_curve_.append((c["examples"], c["mistakes"]))
+            due = max(1, c["examples"] // self._CURVE_SPACING)
+        self._curve_due = due
 
     def predict_one(self, x):
         """Predicted label of one example; works before any learning (None without classes)."""
@@ -529,6 +738,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             "classes": [_label_to_json(c) for c in self.classes_],
             "classes_dtype": self.classes_.dtype.str if self.classes_.dtype != object else "object",
             "n_features_in": int(self.n_features_in_),
+            # Both hold str (or, for dict keys, int) names only, which JSON gives back exactly.
             "feature_names_in": [str(f) for f in getattr(self, "feature_names_in_", [])] or None,
             "feature_order": getattr(self, "_feature_order", None),
             "fitted": {k: _jsonable(v) for k, v in self._extra_fitted().items()},
@@ -568,6 +778,14 @@ def _jsonable(v):
 def load(path):
     """Loads an estimator written by ``save``; it predicts and resumes training exactly.
 
+    A model file without the Python package's metadata (one a C++ program wrote, whose
+    ``metadata`` it left empty) is rebuilt from the learner fields it holds, for the learners
+    whose estimator class can read its parameters back (Budgeted SGD / kernel Pegasos and
+    linear Pegasos): the estimator of that learner with the file's kernel and parameters,
+    classes 0..c-1 (the C++ label indices; for two classes, 1 is the positive class) and
+    n_features from the file, no feature names. For other learners the error names the core
+    class whose ``from_bytes`` reads the file.
+
     Raises
     ------
     ValueError
@@ -579,9 +797,12 @@ def load(path):
     where = f"cannot load {os.fspath(path)!r}"
     try:
         info = _core.load_model_info(data)
-        meta = json.loads(info["metadata"].decode() or "{}")
+        raw = info["metadata"].decode()
+        meta = json.loads(raw or "{}")
     except (RuntimeError, ValueError, UnicodeDecodeError) as e:
         raise ValueError(f"{where}: {e}") from None
+    if not raw:
+        return _load_core_file(data, info["learner"], where)
     if not isinstance(meta, dict) or meta.get("format") != _FORMAT_TAG:
         raise ValueError(f"{where}: not written by a budgetkernel estimator")
     cls = _REGISTRY.get(meta.get("estimator"))
@@ -603,6 +824,56 @@ def load(path):
     return est
 
 
+def _load_core_file(data, learner, where):
+    """load() of a file without metadata: the estimator whose class declares the file's learner
+    kind (``_learner_kind``) and reads its parameters back (``_params_from_core``)."""
+    classes = list(dict.fromkeys(_REGISTRY.values()))
+    for cls in classes:
+        if getattr(cls, "_learner_kind", None) == learner:
+            try:
+                model = cls._core_class().from_bytes(data)
+                params, fitted = cls._params_from_core(model)
+                return _restore_from_core(cls, model, params, fitted)
+            except (RuntimeError, ValueError, MemoryError) as e:
+                raise ValueError(f"{where}: {e}") from None
+    supported = sorted(f"{c.__name__} ('{c._learner_kind}')" for c in classes if getattr(c, "_learner_kind", None))
+    readers = []
+    for cls in classes:  # name the core class that does read it, for the error
+        try:
+            cls._core_class().from_bytes(data)
+        except (RuntimeError, ValueError, MemoryError):
+            continue
+        readers.append(cls._core_class().__name__)
+    how = (
+        f"read it with budgetkernel._native.core.{readers[0]}.from_bytes(data) (the core learner: "
+        "predict / decision_function / partial_fit with label indices 0..c-1)"
+        if readers
+        else "no core class of this version reads it"
+    )
+    raise ValueError(
+        f"{where}: a '{learner}' model without the Python package's metadata (as a C++ program writes "
+        f"it); budgetkernel.load rebuilds an estimator from such a file only for {', '.join(supported)}: {how}"
+    )
+
+
+def _restore_from_core(cls, model, params, fitted):
+    """An estimator of class cls around a core model read from a file without metadata."""
+    est = cls(**params)
+    est._validate_params()  # parameters the estimator could not have been built with: an error
+    est._built_params = est.get_params(deep=False)
+    est._params_changed = False
+    est.classes_ = np.arange(model.n_classes)
+    est._label_index = {c: i for i, c in enumerate(est.classes_.tolist())}
+    est.n_features_in_ = int(model.n_features)
+    est._set_feature_order(None)
+    for k, v in fitted.items():
+        setattr(est, k, v)
+    c = model.counters
+    est.prequential_curve_ = [(0, 0)] + ([(c["examples"], c["mistakes"])] if c["examples"] else [])
+    est._model = model
+    return est
+
+
 def _restore_metadata(cls, meta):
     """An unfitted estimator of class cls with the fitted attributes that save() recorded."""
     est = cls(**meta["params"])
@@ -614,9 +885,14 @@ def _restore_metadata(cls, meta):
         raise ValueError("classes must be a list of labels")
     est._label_index = {c: i for i, c in enumerate(est.classes_.tolist())}
     est.n_features_in_ = int(meta["n_features_in"])
-    if meta.get("feature_names_in"):
+    order = meta.get("feature_order") or None
+    if order is not None and not all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in order):
+        raise ValueError("feature_order must be a list of str or int names")
+    # feature_names_in_ only for str names (files written before this rule stored int dict
+    # keys as str there: the key order itself keeps their type)
+    if meta.get("feature_names_in") and (order is None or all(isinstance(k, str) for k in order)):
         est.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
-    est._set_feature_order(meta.get("feature_order") or None)
+    est._set_feature_order(order)
     for k, v in meta.get("fitted", {}).items():
         setattr(est, k, v)
     est.prequential_curve_ = [tuple(p) for p in meta.get("curve", [(0, 0)])]

@@ -37,6 +37,7 @@ class KernelPegasos(_KernelExpansion):
     predictor_coefficients: npt.NDArray[np.float64]
     scale: float
     norm2: float
+    params: dict[str, Any]
     def __init__(
         self,
         n_features: int,
@@ -58,7 +59,11 @@ class KernelPegasos(_KernelExpansion):
 class LinearPegasos(_Learner):
     weights: npt.NDArray[np.float64]
     iterations: int
+    lam: float
+    batch_size: int
+    pending: int
     def __init__(self, n_features: int, n_classes: int, lam: float, batch_size: int) -> None: ...
+    def flush(self) -> None: ...
     @staticmethod
     def from_bytes(data: bytes) -> LinearPegasos: ...
 

@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._native import core as _core
 from ._base import (
+    _KERNELS,
     OnlineClassifierMixin,
     _check_choice,
     _check_positive,
@@ -53,7 +54,11 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         Regularisation parameter lambda of the SVM objective.
     kernel : {'rbf', 'linear', 'poly'}, default='rbf'
     gamma : float or 'scale', default='scale'
-        Kernel coefficient; 'scale' uses 1 / (n_features * X.var()) of the first data seen.
+        Kernel coefficient; 'scale' uses 1 / (n_features * X.var()) of the first chunk seen
+        (1.0 if it is constant). A single first example (``learn_one``, or a one-row chunk)
+        has no spread to measure: 'scale' then gives 1 / n_features (scikit-learn's 'auto'),
+        which suits standardised features (e.g. after river's ``StandardScaler``); pass a
+        number for anything else.
     degree : int, default=3
         Degree of the polynomial kernel.
     coef0 : float, default=0.0
@@ -89,7 +94,8 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     online_error_ : float
         Prequential mistake rate (each example predicted before it was learned).
     prequential_curve_ : list of (examples, cumulative mistakes)
-        One point per learned chunk.
+        One point per learned chunk; ``learn_one`` adds points on a geometric grid (see
+        ``learn_one``), so that the curve stays small on an endless stream.
 
     Examples
     --------
@@ -168,6 +174,28 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     def _core_class(cls):
         return _core.KernelPegasos
 
+    # budgetkernel.load of a model file without Python metadata (written by C++).
+    _learner_kind = "bsgd"
+
+    @classmethod
+    def _params_from_core(cls, model):
+        """(constructor parameters, fitted attributes) of a core KernelPegasos."""
+        p = model.params
+        start = int(p["average_start"])
+        params = dict(
+            budget=int(p["budget"]) or None,
+            maintenance={v: k for k, v in _MAINTENANCE.items()}[p["maintenance"]],
+            lam=float(p["lam"]),
+            kernel={v: k for k, v in _KERNELS.items()}[p["kernel"]],
+            gamma=float(p["gamma"]),
+            degree=int(p["degree"]),
+            coef0=float(p["coef0"]),
+            average=start if start > 1 else bool(start),
+            average_decay=float(p["average_decay"]),
+            random_state=int(p["seed"]),
+        )
+        return params, {"gamma_": float(p["gamma"])}
+
     @property
     def predictor_coef_(self):
         """Coefficients predictions use (averaged ones with ``average``), one row per SV."""
@@ -187,6 +215,10 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
     ----------
     lam : float, default=1e-4
     batch_size : int, default=1
+        Examples per step. ``fit`` ends each pass with one step on its last
+        ``n_samples % batch_size`` examples (averaged over their number), so every example
+        is learned; ``partial_fit`` and ``learn_one`` carry a partial batch over to the next
+        call instead, so that a stream gives the same model however it is chunked.
     n_epochs : int, default=1
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None
@@ -216,6 +248,19 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
     @classmethod
     def _core_class(cls):
         return _core.LinearPegasos
+
+    def _end_of_pass(self):
+        # A finite data set ends here: its partial last batch is a step of its own (it used
+        # to wait for examples that never came, so fit on 15 rows with batch_size=10 learned
+        # from the first 10 only, and batch_size > n_samples learned nothing).
+        self._model.flush()
+
+    _learner_kind = "linear_pegasos"
+
+    @classmethod
+    def _params_from_core(cls, model):
+        """(constructor parameters, fitted attributes) of a core LinearPegasos."""
+        return dict(lam=float(model.lam), batch_size=int(model.batch_size)), {}
 
     @property
     def coef_(self):

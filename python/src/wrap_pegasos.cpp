@@ -35,7 +35,25 @@ void wrap_pegasos(py::module_& m) {
       .def_property_readonly("averaged_iterates", read_guarded(&bk::KernelPegasos::averaged_iterates))
       .def_property_readonly("predictor_coefficients", read_guarded_array(&bk::KernelPegasos::predictor_coefficients))
       .def_property_readonly("scale", read_guarded(&bk::KernelPegasos::scale))
-      .def_property_readonly("norm2", read_guarded(&bk::KernelPegasos::norm2));
+      .def_property_readonly("norm2", read_guarded(&bk::KernelPegasos::norm2))
+      // The construction parameters (as the Python-side ids): budgetkernel.load rebuilds the
+      // matching estimator from them for a model file that a C++ program wrote.
+      .def_property_readonly("params", [](const bk::KernelPegasos& s) {
+        UseGuard use(&s, false);
+        const bk::BSGDParams& p = s.params();
+        py::dict d;
+        d["kernel"] = static_cast<int>(p.kernel.type());
+        d["gamma"] = p.kernel.gamma();
+        d["degree"] = p.kernel.degree();
+        d["coef0"] = p.kernel.coef0();
+        d["lam"] = p.lam;
+        d["budget"] = p.budget;
+        d["maintenance"] = static_cast<int>(p.maintenance);
+        d["seed"] = p.seed;
+        d["average_start"] = p.average_start;
+        d["average_decay"] = p.average_decay;
+        return d;
+      });
   def_kernel_expansion<bk::KernelPegasos>(kp);
   def_learner_common<bk::KernelPegasos>(kp);
 
@@ -48,6 +66,12 @@ void wrap_pegasos(py::module_& m) {
                                const Eigen::MatrixXd w = s.weights();
                                return to_numpy(bk::RowMatrix(w));
                              })
-      .def_property_readonly("iterations", read_guarded(&bk::LinearPegasos::iterations));
+      .def_property_readonly("iterations", read_guarded(&bk::LinearPegasos::iterations))
+      .def_property_readonly("lam", read_guarded(&bk::LinearPegasos::lam))
+      .def_property_readonly("batch_size", read_guarded(&bk::LinearPegasos::batch_size))
+      .def_property_readonly("pending", read_guarded(&bk::LinearPegasos::pending),
+                             "Examples scored since the last step (the pending partial mini-batch).")
+      .def("flush", write_released(&bk::LinearPegasos::flush),
+           "One step on the pending partial mini-batch (fit calls it at the end of each pass).");
   def_learner_common<bk::LinearPegasos>(lp);
 }

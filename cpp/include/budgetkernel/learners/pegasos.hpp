@@ -415,6 +415,18 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     return pred;
   }
 
+  /// Number of examples scored since the last step (the pending partial mini-batch).
+  Index pending() const { return m_in_batch; }
+
+  /// Ends the pending partial mini-batch: its examples make one step of their own, averaged
+  /// over their number (k = |A_t| in the Pegasos update). A stream fed in chunks keeps
+  /// carrying its partial batch into the next chunk (so chunking never changes the model);
+  /// a finite data set calls this at the end of each pass, else its last n mod k examples
+  /// would never be learned. No-op when nothing is pending.
+  void flush() {
+    if (m_in_batch > 0) finish_batch();
+  }
+
   void decision(const double* xp, double* out) const {
     const Eigen::Map<const Vector> x(xp, m_d);
     Eigen::Map<Vector> f(out, n_outputs());
@@ -452,17 +464,20 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
   }
 
  private:
+  /// One Pegasos step on the m_in_batch examples scored since the last one (m_k for a full
+  /// batch, fewer for a flushed partial one): the gradient is averaged over the batch.
   void finish_batch() {
     ++m_t;
     const double t = static_cast<double>(m_t);
+    const double k = static_cast<double>(m_in_batch);
     const double shrink = 1.0 - 1.0 / t;
     const double eta = 1.0 / (m_lam * t);
     if (shrink == 0.0) {
-      m_w = (eta / static_cast<double>(m_k)) * m_grad;
+      m_w = (eta / k) * m_grad;
       m_scale = 1.0;
     } else {
       m_scale *= shrink;
-      m_w += (eta / (static_cast<double>(m_k) * m_scale)) * m_grad;
+      m_w += (eta / (k * m_scale)) * m_grad;
     }
     m_grad.setZero();
     m_in_batch = 0;
