@@ -4,6 +4,9 @@ import gzip
 import io
 import itertools
 import math
+import os
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -450,6 +453,100 @@ def test_svmlight_float_labels(tmp_path):
     np.testing.assert_array_equal(y, [1.0, 0.5, -2.0])
 
 
+@pytest.fixture()
+def pipe_fed_with():
+    """``feed(*parts) -> (path, thread)``: the ``/dev/fd`` path of the read end of
+    a pipe that a thread writes ``parts`` (bytes) to, one write each.
+
+    Unlike a named pipe, opening it never waits for a writer, so a reader that
+    wrongly reads it twice fails the test instead of hanging it.
+    """
+    read_fds = []
+
+    def feed(*parts):
+        r, w = os.pipe()
+        read_fds.append(r)
+
+        def write():
+            try:
+                with open(w, "wb") as fh:
+                    for part in parts:
+                        fh.write(part)
+                        fh.flush()
+                        time.sleep(0.02)  # let the reader see the parts separately
+            except BrokenPipeError:  # the test ended without reading everything
+                pass
+
+        thread = threading.Thread(target=write, daemon=True)
+        thread.start()
+        return f"/dev/fd/{r}", thread
+
+    yield feed
+    for r in read_fds:
+        os.close(r)
+
+
+needs_pipes = pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd")
+
+
+@needs_pipes
+@pytest.mark.parametrize("compress", [False, True])
+def test_svmlight_streams_a_pipe_in_single_pass(compress, tmp_path, pipe_fed_with):
+    X = _sparse_data(n=300, seed=4)
+    y = np.arange(300) % 3 - 1
+    path = tmp_path / "data.svm"
+    datasets.dump_svmlight(X, y, path, zero_based=True)
+    data = path.read_bytes()
+    if compress:
+        data = gzip.compress(data)
+    # The first part is one byte: the gzip magic must be peeked at, not consumed,
+    # and a pipe may deliver it in pieces.
+    pipe, thread = pipe_fed_with(data[:1], data[1:5000], data[5000:])
+    chunks = datasets.iter_svmlight(pipe, n_features=9, zero_based=True,
+                                    label_dtype=np.int64, chunk_size=64)
+    Xs, ys, sizes = _concat(chunks)
+    thread.join(timeout=10)
+    np.testing.assert_array_equal(Xs, X)  # line 1 included
+    np.testing.assert_array_equal(ys, y)
+    assert sizes == [64] * 4 + [44]
+    pipe, thread = pipe_fed_with(data)
+    Xl, yl = datasets.load_svmlight(pipe, n_features=9, zero_based=True, label_dtype=np.int64)
+    thread.join(timeout=10)
+    np.testing.assert_array_equal(Xl, X)
+    np.testing.assert_array_equal(yl, y)
+
+
+@needs_pipes
+def test_svmlight_pipe_without_single_pass_arguments_is_an_error(pipe_fed_with):
+    pipe, _ = pipe_fed_with(b"1 1:2\n")
+    with pytest.raises(ValueError, match=r"read only once.*missing: zero_based, label_dtype"):
+        datasets.iter_svmlight(pipe, n_features=3)
+    with pytest.raises(ValueError,
+                       match=r"read only once.*missing: n_features, zero_based, label_dtype"):
+        datasets.load_svmlight(pipe)
+    # with all three it streams
+    X, _ = datasets.load_svmlight(pipe, n_features=3, zero_based=False, label_dtype=np.int64)
+    np.testing.assert_array_equal(X, [[2.0, 0.0, 0.0]])
+
+
+def test_svmlight_byte_order_mark_and_bad_utf8(tmp_path):
+    bom = tmp_path / "bom.svm"
+    bom.write_bytes(b"\xef\xbb\xbf1 1:2\n-1 2:3\n")
+    X, y = datasets.load_svmlight(bom)
+    np.testing.assert_array_equal(X, [[2.0, 0.0], [0.0, 3.0]])
+    np.testing.assert_array_equal(y, [1, -1])
+    assert y.dtype == np.int64
+    with gzip.open(tmp_path / "bom.svm.gz", "wb") as fh:
+        fh.write(b"\xef\xbb\xbf1 1:2\n")
+    np.testing.assert_array_equal(datasets.load_svmlight(tmp_path / "bom.svm.gz")[1], [1])
+    # A Latin-1 byte far beyond the decoder's first block still names its own line.
+    bad = tmp_path / "latin1.svm"
+    bad.write_bytes(b"1 1:2\n" * 5000 + b"-1 2:3 # caf\xe9\n" + b"1 1:2\n")
+    for kwargs in ({}, {"n_features": 2, "zero_based": False, "label_dtype": np.int64}):
+        with pytest.raises(ValueError, match=r"latin1\.svm.*line 5001.*0xe9.*UTF-8"):
+            datasets.load_svmlight(bad, **kwargs)
+
+
 # ---------------------------------------------------------------------------
 # StreamingStandardizer
 # ---------------------------------------------------------------------------
@@ -543,3 +640,27 @@ def test_standardizer_errors():
         list(datasets.StreamingStandardizer(5).fit_transform_stream([np.array([[np.nan]])]))
     with pytest.raises(ValueError):
         datasets.StreamingStandardizer(n_warmup=0)
+
+
+@pytest.mark.parametrize("X", [[[1e200], [-1e200]],
+                               [[1e308], [1.7e308], [1.5e308]],
+                               [[-1.7976931348623157e308], [1.7976931348623157e308]]])
+def test_standardizer_huge_values_do_not_overflow(X):
+    X = np.array(X)
+    s = datasets.StreamingStandardizer(n_warmup=10).partial_fit(X)
+    unit = 2.0 ** 1000  # the reference is computed in scaled space, where it is exact
+    np.testing.assert_allclose(s.mean_, (X / unit).mean(axis=0) * unit, rtol=1e-15)
+    np.testing.assert_allclose(s.scale_, (X / unit).std(axis=0) * unit, rtol=1e-15)
+    assert np.all(np.isfinite(s.transform(X)))
+
+
+def test_standardizer_scaled_moments_merge_across_chunks():
+    # Chunks with very different magnitudes: the moments of the small chunk are
+    # carried over to the unit of the huge one.
+    X = np.array([[1.0, 0.5], [3.0, 0.25], [1e300, 0.75], [-2e300, 1.0]])
+    s = datasets.StreamingStandardizer(n_warmup=10)
+    s.partial_fit(X[:2]).partial_fit(X[2:])
+    np.testing.assert_allclose(s.mean_, [-2.5e299, 0.625], rtol=1e-15)
+    np.testing.assert_allclose(s.scale_[0], (X[:, 0] / 1e300).std() * 1e300, rtol=1e-15)
+    np.testing.assert_allclose(s.scale_[1], X[:, 1].std(), rtol=1e-15)
+    assert s.var_[0] == np.inf  # 1.6e600 has no float64

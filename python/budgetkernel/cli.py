@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -29,6 +30,29 @@ def _positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1; got {value}")
     return value
+
+
+def _classes_arg(text):
+    """--classes: ints when every entry is an integer literal (so that `predict`
+    prints 2, not 2.0), else floats, else strings."""
+    labels = [v.strip() for v in text.split(",")]
+    if "" in labels:
+        raise argparse.ArgumentTypeError(f"empty label in {text!r}")
+    for convert in (int, float):
+        try:
+            return np.array([convert(v) for v in labels])
+        except ValueError:
+            pass
+    return np.array(labels)
+
+
+def _add_zero_based_arg(p, what):
+    p.add_argument(
+        "--zero-based",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"whether the LIBSVM indices start at 0 ({what})",
+    )
 
 
 def _add_model_args(p):
@@ -75,7 +99,13 @@ def _add_model_args(p):
     p.add_argument("--random-state", type=int, default=0)
     p.add_argument("--chunk-size", type=int, default=10_000)
     p.add_argument("--n-features", type=int, default=None, help="feature count of the LIBSVM file")
-    p.add_argument("--classes", default=None, help="comma-separated labels (default: a first pass over the file)")
+    p.add_argument(
+        "--classes",
+        type=_classes_arg,
+        default=None,
+        help="comma-separated labels (default: a first pass over the file)",
+    )
+    _add_zero_based_arg(p, "default: zero-based iff index 0 occurs in the file; a pipe is one-based")
 
 
 def _estimator(args):
@@ -123,40 +153,72 @@ def _estimator(args):
     )
 
 
-def _classes(args, path):
-    if args.classes:
-        labels = args.classes.split(",")
-        try:
-            return np.array([float(v) for v in labels])
-        except ValueError:
-            return np.array(labels)
-    seen = set()
-    for _, y in datasets.iter_svmlight(path, n_features=args.n_features, chunk_size=args.chunk_size):
-        seen.update(np.unique(y).tolist())
-    return np.array(sorted(seen))
+def _plan_training(args, path):
+    """What reading the training file needs: (n_features, zero_based, label_dtype, classes).
+
+    A file is scanned once (which also validates it) for what the options do not give.
+    A pipe (e.g. ``/dev/stdin``) can be read only once, so it needs --n-features and
+    --classes; its index base is then one-based (LIBSVM's convention) unless --zero-based
+    says otherwise, and an index 0 is reported as an error rather than shifting the features.
+    """
+    zero_based = "auto" if args.zero_based is None else args.zero_based
+    if not datasets._can_reread(path):
+        given = {"--n-features": args.n_features, "--classes": args.classes}
+        missing = [opt for opt, value in given.items() if value is None]
+        if missing:
+            raise ValueError(
+                f"{path} is a pipe or another stream that can be read only once: "
+                f"give {' and '.join(missing)} to train on it in a single pass"
+            )
+        if args.epochs > 1:
+            raise ValueError(f"--epochs {args.epochs} reads the data again, which a pipe ({path}) cannot do")
+        label_dtype = np.int64 if args.classes.dtype.kind in "iu" else np.float64
+        return args.n_features, zero_based is True, np.dtype(label_dtype), args.classes
+    n_features, offset, label_dtype = datasets._plan_svmlight(path, args.n_features, zero_based, None)
+    classes = args.classes
+    if classes is None:
+        seen = set()
+        for _, y in datasets.iter_svmlight(
+            path, n_features=n_features, zero_based=offset == 0, label_dtype=label_dtype, chunk_size=args.chunk_size
+        ):
+            seen.update(np.unique(y).tolist())
+        classes = np.array(sorted(seen))
+    return n_features, offset == 0, label_dtype, classes
 
 
-def _n_features(args, path):
-    if args.n_features is None:
-        args.n_features = datasets._plan_svmlight(path, None, "auto", None)[0]
-    return args.n_features
-
-
-def _train_stream(clf, args, path, progress):
-    classes = _classes(args, path)
-    _n_features(args, path)
+def _train_stream(clf, args, path, plan, progress):
+    n_features, zero_based, label_dtype, classes = plan
     result = None
     for epoch in range(args.epochs):
-        chunks = datasets.iter_svmlight(path, n_features=args.n_features, chunk_size=args.chunk_size)
+        chunks = datasets.iter_svmlight(
+            path, n_features=n_features, zero_based=zero_based, label_dtype=label_dtype, chunk_size=args.chunk_size
+        )
         result = evaluate_prequential(clf, chunks, classes=classes, progress=progress)
         if progress and args.epochs > 1:
             print(f"epoch {epoch + 1}: online error {result['online_error']:.4f}", file=sys.stderr)
+    # Saved with the model, so that `predict` reads test files with the same index base
+    # (guessing it per file shifts the features of a sparse file that never uses index 0).
+    clf._svmlight_zero_based = zero_based
     return result
+
+
+def _reading_args(path, n_features, zero_based):
+    """iter_svmlight arguments to read a file to predict on with a model of n_features.
+
+    A file that can be re-read is checked in a first pass (width, index base, labels), so
+    that a bad file fails before any output or training.  A pipe is streamed in one pass:
+    its labels are read as floats, and 'auto' means one-based as for training.
+    """
+    if datasets._can_reread(path):
+        n_features, offset, label_dtype = datasets._plan_svmlight(path, n_features, zero_based, None)
+        return {"n_features": n_features, "zero_based": offset == 0, "label_dtype": label_dtype}
+    return {"n_features": n_features, "zero_based": zero_based is True, "label_dtype": np.float64}
 
 
 def cmd_train(args):
     clf = _estimator(args)
-    r = _train_stream(clf, args, args.data, not args.quiet)
+    plan = _plan_training(args, args.data)
+    r = _train_stream(clf, args, args.data, plan, not args.quiet)
     clf.save(args.output)
     print(
         f"trained on {r['examples']:,} examples in {r['train_seconds']:.2f} s "
@@ -177,12 +239,19 @@ def _support_summary(result):
 
 def cmd_predict(args):
     clf = load(args.model)
+    # --zero-based overrides the base the model was trained with; a model saved without
+    # it (older files, or trained in Python) falls back to detecting it from the file.
+    zero_based = args.zero_based
+    if zero_based is None:
+        stored = getattr(clf, "_svmlight_zero_based", None)
+        zero_based = "auto" if stored is None else stored
+    reading = _reading_args(args.data, clf.n_features_in_, zero_based)
     out = open(args.output, "w") if args.output else sys.stdout
     try:
-        n_features = clf.n_features_in_
-        for X, _ in datasets.iter_svmlight(args.data, n_features=n_features, chunk_size=args.chunk_size):
+        for X, _ in datasets.iter_svmlight(args.data, chunk_size=args.chunk_size, **reading):
             for label in clf.predict(X):
                 out.write(f"{label}\n")
+        out.flush()  # a closed pipe (`| head`) shows up here, inside main's handler
     finally:
         if out is not sys.stdout:
             out.close()
@@ -191,7 +260,13 @@ def cmd_predict(args):
 
 def cmd_evaluate(args):
     clf = _estimator(args)
-    r = _train_stream(clf, args, args.data, not args.quiet)
+    plan = _plan_training(args, args.data)
+    if args.test:
+        # checked before training: a test file of the wrong width (or a malformed one)
+        # fails now rather than after a long training run
+        n_features, zero_based = plan[0], plan[1]
+        test_reading = _reading_args(args.test, n_features, zero_based)
+    r = _train_stream(clf, args, args.data, plan, not args.quiet)
     print(f"examples            {r['examples']:,}")
     print(f"online error        {r['online_error']:.4f}")
     print(f"examples/s          {r['examples_per_second']:,.0f}")
@@ -199,13 +274,23 @@ def cmd_evaluate(args):
     if "n_support_average" in r:
         print(f"SVs of the average  {r['n_support_average']}")
     if args.test:
-        X, y = datasets.load_svmlight(args.test, n_features=args.n_features)
-        print(f"test accuracy       {np.mean(clf.predict(X) == y):.4f}")
+        correct = total = 0
+        for X, y in datasets.iter_svmlight(args.test, chunk_size=args.chunk_size, **test_reading):
+            correct += int(np.sum(clf.predict(X) == y))
+            total += len(y)
+        print(f"test accuracy       {correct / total:.4f}" if total else "test accuracy       n/a (no test examples)")
     return 0
 
 
 def cmd_demo(args):
     """The README's main job: a noisy-checkerboard stream through BSGD with merging."""
+    if args.plot:
+        from .plot import require_matplotlib
+
+        try:  # now, not after a training run whose result would be lost
+            require_matplotlib()
+        except ImportError as e:
+            raise ValueError(f"--plot: {e}") from None
     print(
         f"budgetkernel demo: {args.n:,} noisy-checkerboard examples (15% label noise) through "
         f"Budgeted SGD, maintenance={args.maintenance}, B={args.budget}"
@@ -256,6 +341,7 @@ def build_parser():
     p.add_argument("data")
     p.add_argument("-o", "--output", default=None)
     p.add_argument("--chunk-size", type=int, default=10_000)
+    _add_zero_based_arg(p, "default: as in the training file, which the model records")
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("evaluate", help="prequential evaluation on a LIBSVM file (+ test accuracy)")
@@ -266,7 +352,7 @@ def build_parser():
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("demo", help="noisy checkerboard stream through BSGD with merging")
-    p.add_argument("--n", type=int, default=1_000_000, help="stream length (default 1,000,000)")
+    p.add_argument("--n", type=_positive_int, default=1_000_000, help="stream length (default 1,000,000)")
     p.add_argument("--budget", type=int, default=100)
     p.add_argument("--maintenance", choices=sorted(_MAINTENANCE), default="merge")
     p.add_argument("--gamma", type=float, default=DEMO_GAMMA)
@@ -283,6 +369,15 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:
+        # The reader went away (`budgetkernel predict ... | head`): stop quietly. Python
+        # flushes stdout again at exit, so point it at devnull to avoid a second error.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):  # stdout without a file descriptor (e.g. captured)
+            pass
+        return 1
     except (ValueError, OSError) as e:
         print(f"budgetkernel: error: {e}", file=sys.stderr)
         return 2

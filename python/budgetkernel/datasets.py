@@ -41,12 +41,14 @@ Only NumPy and the standard library are required.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import math
 import numbers
 import os
 import re
+import stat
 
 import numpy as np
 
@@ -640,6 +642,8 @@ def make_stream_and_test(name, n_train, n_test, random_state=None, *,
 
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+# What the ``surrogateescape`` error handler turns an undecodable byte into.
+_ESCAPED_BYTE_RE = re.compile("[\udc80-\udcff]")
 
 
 
@@ -647,13 +651,48 @@ def _fail(path, lineno, msg):
     raise ValueError(f"malformed svmlight file {os.fspath(path)!r}, line {lineno}: {msg}")
 
 
+def _can_reread(path):
+    """False for a pipe, socket or character device (e.g. ``/dev/stdin`` fed by a
+    pipe): such an input yields its bytes once, so it cannot be scanned first and
+    read again."""
+    mode = os.stat(path).st_mode
+    return not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode))
+
+
+@contextlib.contextmanager
 def _open_text(path):
-    """Open ``path`` for reading text, transparently decompressing gzip."""
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, "r", encoding="utf-8")
+    """Open ``path`` for reading text, transparently decompressing gzip.
+
+    The file is opened once and the gzip magic is *peeked* at, not read, so a
+    pipe loses no bytes.  ``utf-8-sig`` drops a leading byte order mark.  Bytes
+    that are not UTF-8 are decoded with ``surrogateescape`` so that
+    :func:`_numbered_lines` can report the line they are on (a strict decoder
+    fails on a whole block of lines at once, without a line number).
+    """
+    with open(path, "rb") as raw:
+        # peek() does one read of the raw stream: a regular file fills the
+        # buffer, a pipe may give a single byte.  No text LIBSVM file starts
+        # with the control byte 0x1f, so a lone 0x1f is taken as the start of
+        # the gzip magic (gzip itself then rejects a wrong second byte).
+        head = raw.peek(2)[:2]
+        if head == b"\x1f\x8b" or head == b"\x1f":
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")
+        else:
+            stream = raw
+        with io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape") as fh:
+            yield fh
+
+
+def _numbered_lines(fh, path):
+    """Yield ``(line_number, line)`` from a file opened by :func:`_open_text`,
+    failing with the file and line on a byte that is not UTF-8."""
+    for lineno, line in enumerate(fh, start=1):
+        if not line.isascii():
+            bad = _ESCAPED_BYTE_RE.search(line)
+            if bad:
+                byte = ord(bad.group()) - 0xDC00
+                _fail(path, lineno, f"byte 0x{byte:02x} is not valid UTF-8 text")
+        yield lineno, line
 
 
 def _parse_float(tok):
@@ -740,10 +779,20 @@ def _plan_svmlight(path, n_features, zero_based, label_dtype):
     label_dtype = _resolve_label_dtype(label_dtype)
     if n_features is not None and zero_based != "auto" and label_dtype is not None:
         return n_features, (0 if zero_based else 1), label_dtype
+    if not _can_reread(path):
+        # The first pass would consume the pipe and leave nothing to read.
+        missing = [name for name, given in (("n_features", n_features is not None),
+                                            ("zero_based", zero_based != "auto"),
+                                            ("label_dtype", label_dtype is not None))
+                   if not given]
+        raise ValueError(f"svmlight input {os.fspath(path)!r} is a pipe or another stream "
+                         "that can be read only once, so it must be read in a single "
+                         "pass: give n_features, zero_based (True or False) and "
+                         f"label_dtype (missing: {', '.join(missing)})")
     # First pass: validate every line and collect what the caller did not give.
     min_idx, max_idx, all_int = None, None, True
     with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
+        for lineno, line in _numbered_lines(fh, path):
             parsed = _parse_line(line, path, lineno)
             if parsed is None:
                 continue
@@ -789,7 +838,7 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
 
     rows, labels = [], []
     with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
+        for lineno, line in _numbered_lines(fh, path):
             parsed = _parse_line(line, path, lineno)
             if parsed is None:
                 continue
@@ -825,7 +874,8 @@ def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
     Lines have the form ``label [qid:q] index:value index:value ... [# comment]``.
     The file is read line by line, so memory use is bounded by one chunk.
     Files starting with the gzip magic bytes (e.g. ``*.gz``) are decompressed
-    on the fly.  Blank lines and ``#`` comments are skipped, ``qid`` tokens are
+    on the fly.  The text must be UTF-8 (a leading byte order mark is
+    skipped).  Blank lines and ``#`` comments are skipped, ``qid`` tokens are
     ignored and features may appear in any order.
 
     To yield consistent chunks the reader must know three facts about the
@@ -835,7 +885,9 @@ def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
     determined by a first streaming pass over the file**, which also validates
     every line, so a malformed file raises before any chunk is yielded.  With
     all three given, the file is read in a single pass and errors are raised
-    when the offending chunk is reached.
+    when the offending chunk is reached.  A pipe (e.g. ``/dev/stdin`` fed by
+    ``cat``) can be read only once, so it needs all three; without them a
+    ValueError says so.
 
     Parameters
     ----------
@@ -870,7 +922,10 @@ def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
         On malformed lines (missing ``':'``, non-numeric or non-integer
         index, non-numeric label or value, NaN or infinite label or value,
         negative index, index 0 in a one-based file, duplicate index, index
-        beyond ``n_features``, value overflowing ``dtype``).  The message names the file and line number.
+        beyond ``n_features``, value overflowing ``dtype``, bytes that are not
+        UTF-8).  The message names the file and line number.  Also raised for a
+        pipe when not all of ``n_features``, ``zero_based`` and ``label_dtype``
+        are given.
     """
     chunk_size = _check_n_samples(chunk_size, "chunk_size")
     if chunk_size == 0:
@@ -1026,7 +1081,8 @@ class StreamingStandardizer:
     scale_ : ndarray of shape (n_features,)
         Standard deviation of the same examples, with zeros replaced by 1.
     var_ : ndarray of shape (n_features,)
-        Population variance of the same examples.
+        Population variance of the same examples (``inf`` where it exceeds
+        the float64 range; ``scale_`` is computed without overflow).
     n_seen_ : int
         Number of examples that contributed to the statistics
         (``<= n_warmup``).
@@ -1050,6 +1106,7 @@ class StreamingStandardizer:
         self.n_features_in_ = None
         self._mean = None
         self._m2 = None
+        self._unit = None
         self.mean_ = None
         self.var_ = None
         self.scale_ = None
@@ -1086,10 +1143,23 @@ class StreamingStandardizer:
             self.n_features_in_ = X.shape[1]
             self._mean = np.zeros(X.shape[1])
             self._m2 = np.zeros(X.shape[1])
+            self._unit = np.ones(X.shape[1])
         take = min(X.shape[0], self.n_warmup - self.n_seen_)
         if take <= 0:
             return self
         B = X[:take]
+        # The moments are kept in units of a per-feature power of two close to
+        # the largest |value| seen, so neither the sums nor the squared
+        # deviations overflow (they would for |values| beyond ~1e154, giving an
+        # infinite variance).  Scaling by a power of two is exact, so ordinary
+        # data get the same bits as unscaled arithmetic.
+        _, exponent = np.frexp(np.abs(B).max(axis=0))
+        unit = np.maximum(self._unit, np.ldexp(1.0, exponent - 1))  # |B / unit| < 2
+        ratio = self._unit / unit  # <= 1; earlier moments move to the new unit
+        self._mean = self._mean * ratio
+        self._m2 = self._m2 * (ratio * ratio)  # may underflow: then it is negligible
+        self._unit = unit
+        B = B / unit
         nb = take
         mb = B.mean(axis=0)
         m2b = ((B - mb) ** 2).sum(axis=0)
@@ -1104,16 +1174,20 @@ class StreamingStandardizer:
 
     def _finalize(self):
         n = self.n_seen_
-        var = self._m2 / n
+        var = self._m2 / n  # in units of self._unit ** 2
         eps = np.finfo(np.float64).eps
         # Bound on the rounding error of the variance of a constant feature
-        # (same criterion as scikit-learn's StandardScaler).
+        # (same criterion as scikit-learn's StandardScaler; scale-invariant).
         bound = n * eps * var + (n * self._mean * eps) ** 2
         constant = var <= bound
-        scale = np.sqrt(var)
+        # The standard deviation is at most the largest |value|, so it is
+        # finite; the variance itself overflows to inf when it exceeds the
+        # float64 range (standard deviations beyond ~1e154).
+        scale = np.sqrt(var) * self._unit
         scale[constant] = 1.0
-        self.mean_ = self._mean.copy()
-        self.var_ = var
+        self.mean_ = self._mean * self._unit
+        with np.errstate(over="ignore"):
+            self.var_ = var * self._unit * self._unit
         self.scale_ = scale
 
     def transform(self, X):

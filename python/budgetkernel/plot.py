@@ -4,24 +4,35 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_accuracy_curve", "plot_decision_boundary", "plot_demo"]
+__all__ = ["plot_accuracy_curve", "plot_decision_boundary", "plot_demo", "require_matplotlib"]
+
+
+def require_matplotlib():
+    """Returns the matplotlib module, or raises ImportError saying how to install it."""
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise ImportError("plotting needs matplotlib: pip install 'budgetkernel[plot]'") from e
+    return matplotlib
 
 
 def _plt():
-    try:
-        import matplotlib
+    """pyplot, to draw on the current axes when the caller passes none.
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("plotting needs matplotlib: pip install 'budgetkernel[plot]'") from e
+    The backend is never chosen here: the caller's (a Jupyter inline or GUI backend)
+    or matplotlib's own default, which is Agg when there is no display. Forcing Agg
+    would silently switch an interactive session to a backend that shows nothing.
+    """
+    require_matplotlib()
+    import matplotlib.pyplot as plt
+
     return plt
 
 
 def plot_accuracy_curve(estimators, ax=None, labels=None):
     """Prequential accuracy vs. examples seen, one line per fitted estimator."""
-    plt = _plt()
-    ax = ax or plt.gca()
+    if ax is None:
+        ax = _plt().gca()
     for i, est in enumerate(estimators):
         pts = [(e, 1 - m / e) for e, m in est.prequential_curve_ if e > 0]
         if not pts:
@@ -42,8 +53,8 @@ def plot_decision_boundary(est, ax=None, transform=None, lim=(0.0, 4.0), resolut
     ``transform`` maps raw inputs to the model's features (e.g. a fitted standardiser's
     ``transform``); SVs are mapped back for display when it has ``mean_``/``scale_``.
     """
-    plt = _plt()
-    ax = ax or plt.gca()
+    if ax is None:
+        ax = _plt().gca()
     g = np.linspace(lim[0], lim[1], resolution)
     xx, yy = np.meshgrid(g, g)
     grid = np.c_[xx.ravel(), yy.ravel()]
@@ -65,12 +76,18 @@ def plot_decision_boundary(est, ax=None, transform=None, lim=(0.0, 4.0), resolut
 
 def plot_demo(est, scaler, path):
     """The demo's figure: accuracy curve and decision boundary with the SVs."""
-    plt = _plt()
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 5))
+    require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    # A figure outside pyplot with its own Agg canvas writes the file without touching
+    # pyplot's global backend or its list of open figures.
+    fig = Figure(figsize=(11, 5))
+    FigureCanvasAgg(fig)
+    a, b = fig.subplots(1, 2)
     plot_accuracy_curve([est], ax=a, labels=[f"BSGD {est.maintenance}, B={est.budget}"])
     a.set_title("prequential accuracy")
     plot_decision_boundary(est, ax=b, transform=scaler.transform)
     b.set_title("decision boundary and support vectors")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
