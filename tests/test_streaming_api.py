@@ -296,16 +296,6 @@ def test_load_rebuilds_estimators_from_model_files_without_python_metadata(tmp_p
     np.testing.assert_array_equal(est.predict(Xb), (lin.decision_function(Xb)[:, 0] > 0).astype(int))
 
 
-def test_load_names_the_core_class_for_other_learners_without_metadata(tmp_path):
-    X, y = datasets.checkerboard(200, random_state=5)
-    clf = KernelPerceptron(budget=10, gamma=1.0, random_state=0).fit(X, y)
-    clf._model.metadata = b""
-    (tmp_path / "p.bkm").write_bytes(clf._model.to_bytes())
-    name = type(clf._model).__name__
-    with pytest.raises(ValueError, match=rf"BudgetedSGDClassifier.*core\.{name}\.from_bytes"):
-        budgetkernel.load(tmp_path / "p.bkm")
-
-
 # ------------------------------------------------------------------------ clear errors
 def test_a_later_label_that_cannot_be_compared_is_named():
     X, y = datasets.checkerboard(50, random_state=0)

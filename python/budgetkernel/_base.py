@@ -119,6 +119,17 @@ class _KernelParamsMixin:
         return {"gamma_": self.gamma_}
 
 
+def _kernel_from_core(p):
+    """The kernel parameters of a core learner's ``params`` (see load of a file written by
+    C++) as estimator parameters."""
+    return dict(
+        kernel={v: k for k, v in _KERNELS.items()}[p["kernel"]],
+        gamma=float(p["gamma"]),
+        degree=int(p["degree"]),
+        coef0=float(p["coef0"]),
+    )
+
+
 def _scale_gamma(X):
     """gamma='scale' from the first chunk X (see _KernelParamsMixin)."""
     n, d = X.shape
@@ -779,12 +790,17 @@ def load(path):
     """Loads an estimator written by ``save``; it predicts and resumes training exactly.
 
     A model file without the Python package's metadata (one a C++ program wrote, whose
-    ``metadata`` it left empty) is rebuilt from the learner fields it holds, for the learners
-    whose estimator class can read its parameters back (Budgeted SGD / kernel Pegasos and
-    linear Pegasos): the estimator of that learner with the file's kernel and parameters,
-    classes 0..c-1 (the C++ label indices; for two classes, 1 is the positive class) and
-    n_features from the file, no feature names. For other learners the error names the core
-    class whose ``from_bytes`` reads the file.
+    ``metadata`` it left empty) is rebuilt from the learner fields it holds, for every
+    learner: the estimator of that learner (a Twin Vector Machine in its random-baseline mode
+    is a :class:`ReservoirSVC`) with the file's kernel and parameters, classes 0..c-1 (the
+    C++ label indices; for two classes, 1 is the positive class) and n_features from the
+    file, no feature names. Parameters that only Python knows (``n_epochs``, ``shuffle``,
+    SparsePAClassifier's ``target_svs`` / ``stream_length``) take their defaults; the seed
+    becomes ``random_state``. It predicts and resumes training exactly as the core learner
+    would. A file with parameters that its estimator does not take (which a C++ program can
+    set: e.g. a TVM with ``m2`` infinite) raises ValueError naming the parameter, and a
+    learner this version does not know one naming the core class whose ``from_bytes``
+    reads the file, if any.
 
     Raises
     ------
@@ -826,16 +842,22 @@ def load(path):
 
 def _load_core_file(data, learner, where):
     """load() of a file without metadata: the estimator whose class declares the file's learner
-    kind (``_learner_kind``) and reads its parameters back (``_params_from_core``)."""
+    kind (``_learner_kind``) and reads its parameters back (``_params_from_core``). Classes
+    that share a learner kind (and so its core class: TwinVectorMachine and ReservoirSVC)
+    tell their models apart there: ``_params_from_core`` returns None for another's."""
     classes = list(dict.fromkeys(_REGISTRY.values()))
-    for cls in classes:
-        if getattr(cls, "_learner_kind", None) == learner:
-            try:
-                model = cls._core_class().from_bytes(data)
-                params, fitted = cls._params_from_core(model)
-                return _restore_from_core(cls, model, params, fitted)
-            except (RuntimeError, ValueError, MemoryError) as e:
-                raise ValueError(f"{where}: {e}") from None
+    kin = [cls for cls in classes if getattr(cls, "_learner_kind", None) == learner]
+    if kin:
+        try:
+            model = kin[0]._core_class().from_bytes(data)
+            for cls in kin:
+                found = cls._params_from_core(model)
+                if found is not None:
+                    return _restore_from_core(cls, model, *found)
+        except (RuntimeError, ValueError, MemoryError) as e:
+            raise ValueError(f"{where}: {e}") from None
+        names = ", ".join(cls.__name__ for cls in kin)
+        raise ValueError(f"{where}: a '{learner}' model that none of {names} can be rebuilt from")
     supported = sorted(f"{c.__name__} ('{c._learner_kind}')" for c in classes if getattr(c, "_learner_kind", None))
     readers = []
     for cls in classes:  # name the core class that does read it, for the error
@@ -859,7 +881,13 @@ def _load_core_file(data, learner, where):
 def _restore_from_core(cls, model, params, fitted):
     """An estimator of class cls around a core model read from a file without metadata."""
     est = cls(**params)
-    est._validate_params()  # parameters the estimator could not have been built with: an error
+    try:
+        est._validate_params()  # parameters the estimator could not have been built with: an error
+    except ValueError as e:
+        raise ValueError(
+            f"its '{cls._learner_kind}' learner has parameters that {cls.__name__} does not take ({e}); read it "
+            f"with budgetkernel._native.core.{type(model).__name__}.from_bytes(data) (the core learner)"
+        ) from None
     est._built_params = est.get_params(deep=False)
     est._params_changed = False
     est.classes_ = np.arange(model.n_classes)

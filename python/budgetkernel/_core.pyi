@@ -68,6 +68,7 @@ class LinearPegasos(_Learner):
     def from_bytes(data: bytes) -> LinearPegasos: ...
 
 class PassiveAggressive(_KernelExpansion):
+    params: dict[str, Any]
     def __init__(
         self,
         n_features: int,
@@ -91,6 +92,7 @@ class PassiveAggressive(_KernelExpansion):
     def from_bytes(data: bytes) -> PassiveAggressive: ...
 
 class SparsePA(_KernelExpansion):
+    params: dict[str, Any]
     expected_support: float
     n_support_average: int
     average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
@@ -113,6 +115,7 @@ class SparsePA(_KernelExpansion):
     def from_bytes(data: bytes) -> SparsePA: ...
 
 class BOGD(_KernelExpansion):
+    params: dict[str, Any]
     n_support_average: int
     average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
     def __init__(
@@ -136,6 +139,7 @@ class BOGD(_KernelExpansion):
     def from_bytes(data: bytes) -> BOGD: ...
 
 class KernelPerceptron(_KernelExpansion):
+    params: dict[str, Any]
     def __init__(
         self,
         n_features: int,
@@ -155,6 +159,7 @@ class KernelPerceptron(_KernelExpansion):
 
 class IncrementalSVC(_Learner):
     n_support: int
+    params: dict[str, Any]
     def __init__(
         self,
         n_features: int,
@@ -179,6 +184,7 @@ class IncrementalSVC(_Learner):
 
 class TwinVectorMachine(_Learner):
     n_twins: int
+    params: dict[str, Any]
     twin_points: npt.NDArray[np.float64]
     twin_weights: npt.NDArray[np.float64]
     def __init__(

@@ -7,18 +7,19 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._native import core as _core
 from ._base import (
     OnlineClassifierMixin,
     _AveragedMixin,
     _check_bool,
     _check_choice,
     _check_positive,
+    _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
     _seed,
     register,
 )
+from ._native import core as _core
 
 __all__ = ["BudgetedPAClassifier"]
 
@@ -136,6 +137,25 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
     @classmethod
     def _core_class(cls):
         return _core.PassiveAggressive
+
+    # budgetkernel.load of a model file without Python metadata (written by C++).
+    _learner_kind = "pa"
+
+    @classmethod
+    def _params_from_core(cls, model):
+        """(constructor parameters, fitted attributes) of a core PassiveAggressive."""
+        p = model.params
+        params = dict(
+            budget=int(p["budget"]) or None,
+            variant={v: k for k, v in _VARIANTS.items()}[p["variant"]],
+            loss={v: k for k, v in _LOSSES.items()}[p["loss"]],
+            pa_type=int(p["pa_type"]),
+            C=float(p["C"]),
+            averaged=bool(p["averaged"]),
+            **_kernel_from_core(p),
+            random_state=int(p["seed"]),
+        )
+        return params, {"gamma_": float(p["gamma"])}
 
     @property
     def labels_used_(self):

@@ -7,17 +7,17 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._native import core as _core
 from ._base import (
-    _KERNELS,
     OnlineClassifierMixin,
     _check_choice,
     _check_positive,
+    _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
     _seed,
     register,
 )
+from ._native import core as _core
 
 __all__ = ["BudgetedSGDClassifier", "LinearPegasosClassifier"]
 
@@ -186,10 +186,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
             budget=int(p["budget"]) or None,
             maintenance={v: k for k, v in _MAINTENANCE.items()}[p["maintenance"]],
             lam=float(p["lam"]),
-            kernel={v: k for k, v in _KERNELS.items()}[p["kernel"]],
-            gamma=float(p["gamma"]),
-            degree=int(p["degree"]),
-            coef0=float(p["coef0"]),
+            **_kernel_from_core(p),
             average=start if start > 1 else bool(start),
             average_decay=float(p["average_decay"]),
             random_state=int(p["seed"]),

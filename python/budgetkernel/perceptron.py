@@ -6,16 +6,17 @@ import numbers
 
 import numpy as np
 
-from ._native import core as _core
 from ._base import (
     OnlineClassifierMixin,
     _check_choice,
     _check_positive,
+    _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
     _seed,
     register,
 )
+from ._native import core as _core
 
 __all__ = ["KernelPerceptron"]
 
@@ -114,3 +115,20 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
     @classmethod
     def _core_class(cls):
         return _core.KernelPerceptron
+
+    # budgetkernel.load of a model file without Python metadata (written by C++).
+    _learner_kind = "perceptron"
+
+    @classmethod
+    def _params_from_core(cls, model):
+        """(constructor parameters, fitted attributes) of a core KernelPerceptron."""
+        p = model.params
+        params = dict(
+            budget=int(p["budget"]) or None,
+            maintenance={v: k for k, v in _MAINTENANCE.items()}[p["maintenance"]],
+            eta=float(p["eta"]),
+            beta=float(p["beta"]),
+            **_kernel_from_core(p),
+            random_state=int(p["seed"]),
+        )
+        return params, {"gamma_": float(p["gamma"])}

@@ -8,18 +8,19 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from ._native import core as _core
 from ._base import (
     OnlineClassifierMixin,
     _AveragedMixin,
     _check_bool,
     _check_choice,
     _check_positive,
+    _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
     _seed,
     register,
 )
+from ._native import core as _core
 
 __all__ = ["BOGDClassifier", "SparsePAClassifier"]
 
@@ -169,6 +170,30 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
     def _core_class(cls):
         return _core.SparsePA
 
+    # budgetkernel.load of a model file without Python metadata (written by C++).
+    _learner_kind = "spa"
+
+    @classmethod
+    def _params_from_core(cls, model):
+        """(constructor parameters, fitted attributes) of a core SparsePA: the file's beta is
+        ``beta`` and ``beta_`` (target_svs / stream_length, known to Python only, take their
+        defaults)."""
+        p = model.params
+        if p["force_sample"]:
+            raise ValueError(
+                "its 'spa' learner has force_sample set (a test hook of the core), which SparsePAClassifier does "
+                "not take; read it with budgetkernel._native.core.SparsePA.from_bytes(data) (the core learner)"
+            )
+        params = dict(
+            alpha=float(p["alpha"]),
+            beta=float(p["beta"]),
+            eta=float(p["eta"]),
+            averaged=bool(p["averaged"]),
+            **_kernel_from_core(p),
+            random_state=int(p["seed"]),
+        )
+        return params, {"gamma_": float(p["gamma"]), "beta_": float(p["beta"])}
+
     def _extra_fitted(self):
         return {**super()._extra_fitted(), "beta_": self.beta_}
 
@@ -286,3 +311,23 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
     @classmethod
     def _core_class(cls):
         return _core.BOGD
+
+    # budgetkernel.load of a model file without Python metadata (written by C++).
+    _learner_kind = "bogd"
+
+    @classmethod
+    def _params_from_core(cls, model):
+        """(constructor parameters, fitted attributes) of a core BOGD."""
+        p = model.params
+        max_coef = float(p["max_coef"])
+        params = dict(
+            budget=int(p["budget"]) or None,
+            sampling={v: k for k, v in _SAMPLING.items()}[p["sampling"]],
+            eta=float(p["eta"]),
+            lam=float(p["lam"]),
+            max_coef=None if math.isinf(max_coef) else max_coef,
+            averaged=bool(p["averaged"]),
+            **_kernel_from_core(p),
+            random_state=int(p["seed"]),
+        )
+        return params, {"gamma_": float(p["gamma"])}

@@ -7,15 +7,16 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ._native import core as _core
 from ._base import (
     OnlineClassifierMixin,
     _check_choice,
     _check_positive,
+    _kernel_from_core,
     _KernelParamsMixin,
     _seed,
     register,
 )
+from ._native import core as _core
 
 __all__ = ["IncrementalSVC", "TwinVectorMachine", "ReservoirSVC"]
 
@@ -125,6 +126,17 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     @classmethod
     def _core_class(cls):
         return _core.IncrementalSVC
+
+    # budgetkernel.load of a model file without Python metadata (written by C++).
+    _learner_kind = "idsvm"
+
+    @classmethod
+    def _params_from_core(cls, model):
+        """(constructor parameters, fitted attributes) of a core IncrementalSVC (C as its last
+        set_C left it)."""
+        p = model.params
+        params = dict(C=float(p["C"]), ridge=float(p["ridge"]), **_kernel_from_core(p))
+        return params, {"gamma_": float(p["gamma"])}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -288,6 +300,33 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
     def _core_class(cls):
         return _core.TwinVectorMachine
 
+    # budgetkernel.load of a model file without Python metadata (written by C++). The 'tvm'
+    # learner is also ReservoirSVC's: its random_baseline flag tells them apart.
+    _learner_kind = "tvm"
+
+    @classmethod
+    def _params_from_core(cls, model):
+        """(constructor parameters, fitted attributes) of a core TwinVectorMachine; None for
+        one in its random-baseline mode (a ReservoirSVC)."""
+        p = model.params
+        if p["random_baseline"]:
+            return None
+        eta = float(p["rejection_eta"])
+        params = dict(
+            budget=int(p["budget"]),
+            C=float(p["C"]),
+            m1=float(p["m1"]),
+            m2=float(p["m2"]),
+            merge={v: k for k, v in _MERGE.items()}[p["merge"]],
+            one_sided=bool(p["one_sided"]),
+            rejection_eta=None if eta < 0 else eta,
+            fixed_C_total=bool(p["fixed_C_total"]),
+            random_state=int(p["seed"]),
+            ridge=float(p["ridge"]),
+            **_kernel_from_core(p),
+        )
+        return params, {"gamma_": float(p["gamma"])}
+
     @property
     def twin_vectors_(self):
         """Twin points q_j, one row per twin (per machine for one-vs-rest, see twin_weights_)."""
@@ -349,3 +388,23 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
     @classmethod
     def _core_class(cls):
         return _core.TwinVectorMachine
+
+    # budgetkernel.load of a model file without Python metadata (written by C++): a 'tvm'
+    # learner in its random-baseline mode (the others are TwinVectorMachine's).
+    _learner_kind = "tvm"
+
+    @classmethod
+    def _params_from_core(cls, model):
+        """(constructor parameters, fitted attributes) of a core TwinVectorMachine in its
+        random-baseline mode (whose TVM-only parameters it ignores); None for a TVM."""
+        p = model.params
+        if not p["random_baseline"]:
+            return None
+        params = dict(
+            budget=int(p["budget"]),
+            C=float(p["C"]),
+            random_state=int(p["seed"]),
+            ridge=float(p["ridge"]),
+            **_kernel_from_core(p),
+        )
+        return params, {"gamma_": float(p["gamma"])}

@@ -302,6 +302,17 @@ inline bk::Kernel make_kernel(int kernel, double gamma, int degree, double coef0
   return bk::Kernel(static_cast<bk::KernelType>(kernel), gamma, degree, coef0);
 }
 
+/// The kernel fields of a learner's params as its `params` property gives them (the kernel as
+/// its Python-side id, the inverse of make_kernel); the learner's own fields are added to it.
+inline py::dict kernel_params(const bk::Kernel& k) {
+  py::dict d;
+  d["kernel"] = static_cast<int>(k.type());
+  d["gamma"] = k.gamma();
+  d["degree"] = k.degree();
+  d["coef0"] = k.coef0();
+  return d;
+}
+
 void wrap_pegasos(py::module_& m);
 void wrap_passive_aggressive(py::module_& m);
 void wrap_perceptron(py::module_& m);

@@ -41,11 +41,7 @@ void wrap_pegasos(py::module_& m) {
       .def_property_readonly("params", [](const bk::KernelPegasos& s) {
         UseGuard use(&s, false);
         const bk::BSGDParams& p = s.params();
-        py::dict d;
-        d["kernel"] = static_cast<int>(p.kernel.type());
-        d["gamma"] = p.kernel.gamma();
-        d["degree"] = p.kernel.degree();
-        d["coef0"] = p.kernel.coef0();
+        py::dict d = kernel_params(p.kernel);
         d["lam"] = p.lam;
         d["budget"] = p.budget;
         d["maintenance"] = static_cast<int>(p.maintenance);
