@@ -306,7 +306,10 @@ TEST_CASE("crafted payloads with a valid checksum are rejected, never read out o
   // A field header that runs into the checksum (found with ASan: the reader checked against
   // the whole file, then its unsigned bounds wrapped).
   CHECK_THROWS(FieldMap::from_bytes(container(std::string(1, '\0'))));
-  CHECK_THROWS(FieldMap::from_bytes(container(std::string("\x05\x00ab", 4))));
+  // Name length 5 (bytes 05 00) but only "ab" follows. The literal is split after \x00: a hex
+  // escape takes every hex digit after it, so "\x05\x00ab" is the 2 chars 05 AB, and reading 4
+  // bytes from it overran the literal (found with ASan).
+  CHECK_THROWS(FieldMap::from_bytes(container(std::string("\x05\x00" "ab", 4))));
   // A shape whose product overflows to a small count (2^63 + 1 rows x 2 = 2 values), and one
   // huge dimension times zero: both once loaded as matrices with negative row counts.
   std::string p = field_header("sv.x", 0, {(std::uint64_t{1} << 63) + 1, 2});

@@ -20,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <type_traits>  // std::is_trivially_copyable_v (put_raw); Eigen/Core includes it only optionally
 #include <vector>
 
 namespace budgetkernel {

@@ -555,8 +555,10 @@ class IncrementalSVM {
       Vector u(P + 1);
       u(0) = 1.0;
       for (Index p = 0; p < P; ++p) u(p + 1) = t.m_y(t.m_S[static_cast<std::size_t>(p)]);
-      const auto residual_u = [&](const IncrementalInverse& R) {
-        return (R.inverse() * (J * u) - u).cwiseAbs().maxCoeff();
+      // (Parameter named inv, not R: R above is the stored matrix, and shadowing it warns
+      // under -Wshadow in user code that includes this header.)
+      const auto residual_u = [&](const IncrementalInverse& inv) {
+        return (inv.inverse() * (J * u) - u).cwiseAbs().maxCoeff();
       };
       const double ru = residual_u(t.m_R);
       if (!(t.probe_residual() <= 1e-6 && ru <= 1e-6)) {
