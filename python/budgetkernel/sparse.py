@@ -222,8 +222,8 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         BOGD++ (keep probability q_i proportional to w_i = |alpha_i| sqrt(k(x_i, x_i)) with
         sum q_i = B - 1, i.e. discard probability 1 - (B - 1) w_i / sum w, capped so that no
         q_i exceeds 1; survivors divided by q_i): the variance-optimal unbiased discard, which
-        removes small SVs more often and leaves every survivor with the same |alpha_i|
-        sqrt(k(x_i, x_i)).
+        removes small SVs more often and leaves every uncapped survivor with the same
+        |alpha_i| sqrt(k(x_i, x_i)).
     eta : float, default=0.5
         Step size.
     lam : float, default=0.01

@@ -302,15 +302,23 @@ inline bk::Kernel make_kernel(int kernel, double gamma, int degree, double coef0
   return bk::Kernel(static_cast<bk::KernelType>(kernel), gamma, degree, coef0);
 }
 
-/// The kernel fields of a learner's params as its `params` property gives them (the kernel as
-/// its Python-side id, the inverse of make_kernel); the learner's own fields are added to it.
-inline py::dict kernel_params(const bk::Kernel& k) {
-  py::dict d;
-  d["kernel"] = static_cast<int>(k.type());
-  d["gamma"] = k.gamma();
-  d["degree"] = k.degree();
-  d["coef0"] = k.coef0();
-  return d;
+/// The read-only `params` property of learner L: its construction parameters as a dict (enums
+/// as their Python-side ids), from which budgetkernel.load rebuilds the matching estimator for
+/// a model file that a C++ program wrote. The kernel fields come first (the inverse of
+/// make_kernel); fill(params, dict) adds the learner's own.
+template <class L, class Cls, class Fill>
+void def_params(Cls& cls, Fill fill) {
+  cls.def_property_readonly("params", [fill](const L& s) {
+    UseGuard use(&s, false);
+    const auto& p = s.params();
+    py::dict d;
+    d["kernel"] = static_cast<int>(p.kernel.type());
+    d["gamma"] = p.kernel.gamma();
+    d["degree"] = p.kernel.degree();
+    d["coef0"] = p.kernel.coef0();
+    fill(p, d);
+    return d;
+  });
 }
 
 void wrap_pegasos(py::module_& m);

@@ -37,22 +37,16 @@ void wrap_passive_aggressive(py::module_& m) {
           },
           py::arg("X"), py::arg("start"), py::arg("pred").noconvert(),
           "Predicts rows start.. that need no label (ramp loss outside the margin); returns the index of the "
-          "first row whose label is needed (len(X) when none).")
-      // The construction parameters (as the Python-side ids): budgetkernel.load rebuilds the
-      // matching estimator from them for a model file that a C++ program wrote.
-      .def_property_readonly("params", [](const bk::PassiveAggressive& s) {
-        UseGuard use(&s, false);
-        const bk::PAParams& p = s.params();
-        py::dict d = kernel_params(p.kernel);
-        d["C"] = p.C;
-        d["pa_type"] = p.pa_type;
-        d["loss"] = static_cast<int>(p.loss);
-        d["budget"] = p.budget;
-        d["variant"] = static_cast<int>(p.variant);
-        d["seed"] = p.seed;
-        d["averaged"] = p.averaged;
-        return d;
-      });
+          "first row whose label is needed (len(X) when none).");
+  def_params<bk::PassiveAggressive>(pa, [](const bk::PAParams& p, py::dict& d) {
+    d["C"] = p.C;
+    d["pa_type"] = p.pa_type;
+    d["loss"] = static_cast<int>(p.loss);
+    d["budget"] = p.budget;
+    d["variant"] = static_cast<int>(p.variant);
+    d["seed"] = p.seed;
+    d["averaged"] = p.averaged;
+  });
   def_kernel_expansion<bk::PassiveAggressive>(pa);
   def_average<bk::PassiveAggressive>(pa);
   def_learner_common<bk::PassiveAggressive>(pa);

@@ -35,21 +35,15 @@ void wrap_pegasos(py::module_& m) {
       .def_property_readonly("averaged_iterates", read_guarded(&bk::KernelPegasos::averaged_iterates))
       .def_property_readonly("predictor_coefficients", read_guarded_array(&bk::KernelPegasos::predictor_coefficients))
       .def_property_readonly("scale", read_guarded(&bk::KernelPegasos::scale))
-      .def_property_readonly("norm2", read_guarded(&bk::KernelPegasos::norm2))
-      // The construction parameters (as the Python-side ids): budgetkernel.load rebuilds the
-      // matching estimator from them for a model file that a C++ program wrote.
-      .def_property_readonly("params", [](const bk::KernelPegasos& s) {
-        UseGuard use(&s, false);
-        const bk::BSGDParams& p = s.params();
-        py::dict d = kernel_params(p.kernel);
-        d["lam"] = p.lam;
-        d["budget"] = p.budget;
-        d["maintenance"] = static_cast<int>(p.maintenance);
-        d["seed"] = p.seed;
-        d["average_start"] = p.average_start;
-        d["average_decay"] = p.average_decay;
-        return d;
-      });
+      .def_property_readonly("norm2", read_guarded(&bk::KernelPegasos::norm2));
+  def_params<bk::KernelPegasos>(kp, [](const bk::BSGDParams& p, py::dict& d) {
+    d["lam"] = p.lam;
+    d["budget"] = p.budget;
+    d["maintenance"] = static_cast<int>(p.maintenance);
+    d["seed"] = p.seed;
+    d["average_start"] = p.average_start;
+    d["average_decay"] = p.average_decay;
+  });
   def_kernel_expansion<bk::KernelPegasos>(kp);
   def_learner_common<bk::KernelPegasos>(kp);
 

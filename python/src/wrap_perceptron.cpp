@@ -19,20 +19,14 @@ void wrap_perceptron(py::module_& m) {
          }),
          py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
          py::arg("coef0"), py::arg("budget"), py::arg("maintenance"), py::arg("eta"), py::arg("beta"),
-         py::arg("seed"))
-      // The construction parameters (as the Python-side ids), for budgetkernel.load of a
-      // model file that a C++ program wrote.
-      .def_property_readonly("params", [](const bk::KernelPerceptron& s) {
-        UseGuard use(&s, false);
-        const bk::PerceptronParams& p = s.params();
-        py::dict d = kernel_params(p.kernel);
-        d["budget"] = p.budget;
-        d["maintenance"] = static_cast<int>(p.maintenance);
-        d["eta"] = p.eta;
-        d["beta"] = p.beta;
-        d["seed"] = p.seed;
-        return d;
-      });
+         py::arg("seed"));
+  def_params<bk::KernelPerceptron>(kp, [](const bk::PerceptronParams& p, py::dict& d) {
+    d["budget"] = p.budget;
+    d["maintenance"] = static_cast<int>(p.maintenance);
+    d["eta"] = p.eta;
+    d["beta"] = p.beta;
+    d["seed"] = p.seed;
+  });
   def_kernel_expansion<bk::KernelPerceptron>(kp);
   def_learner_common<bk::KernelPerceptron>(kp);
 }

@@ -21,21 +21,15 @@ void wrap_sparse(py::module_& m) {
           py::arg("coef0"), py::arg("alpha"), py::arg("beta"), py::arg("eta"), py::arg("averaged"), py::arg("seed"),
           py::arg("force_sample") = false)
       .def_property_readonly("expected_support", read_guarded(&bk::SparsePA::expected_support),
-                             "sum of the sampling probabilities so far: E[#SV] (Theorem 3.2)")
-      // The construction parameters (as the Python-side ids), for budgetkernel.load of a
-      // model file that a C++ program wrote.
-      .def_property_readonly("params", [](const bk::SparsePA& s) {
-        UseGuard use(&s, false);
-        const bk::SPAParams& p = s.params();
-        py::dict d = kernel_params(p.kernel);
-        d["alpha"] = p.alpha;
-        d["beta"] = p.beta;
-        d["eta"] = p.eta;
-        d["averaged"] = p.averaged;
-        d["force_sample"] = p.force_sample;
-        d["seed"] = p.seed;
-        return d;
-      });
+                             "sum of the sampling probabilities so far: E[#SV] (Theorem 3.2)");
+  def_params<bk::SparsePA>(spa, [](const bk::SPAParams& p, py::dict& d) {
+    d["alpha"] = p.alpha;
+    d["beta"] = p.beta;
+    d["eta"] = p.eta;
+    d["averaged"] = p.averaged;
+    d["force_sample"] = p.force_sample;
+    d["seed"] = p.seed;
+  });
   def_kernel_expansion<bk::SparsePA>(spa);
   def_average<bk::SparsePA>(spa);
   def_learner_common<bk::SparsePA>(spa);
@@ -60,20 +54,16 @@ void wrap_sparse(py::module_& m) {
            py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
            py::arg("coef0"), py::arg("eta"), py::arg("lam"), py::arg("budget"), py::arg("sampling"),
            py::arg("max_coef"), py::arg("averaged"), py::arg("seed"))
-      .def("reseed", write_released(&bk::BOGD::reseed), py::arg("seed"))
-      .def_property_readonly("params", [](const bk::BOGD& s) {
-        UseGuard use(&s, false);
-        const bk::BOGDParams& p = s.params();
-        py::dict d = kernel_params(p.kernel);
-        d["eta"] = p.eta;
-        d["lam"] = p.lambda;
-        d["budget"] = p.budget;
-        d["sampling"] = static_cast<int>(p.sampling);
-        d["max_coef"] = p.max_coef;  // inf: no bound
-        d["averaged"] = p.averaged;
-        d["seed"] = p.seed;
-        return d;
-      });
+      .def("reseed", write_released(&bk::BOGD::reseed), py::arg("seed"));
+  def_params<bk::BOGD>(bogd, [](const bk::BOGDParams& p, py::dict& d) {
+    d["eta"] = p.eta;
+    d["lam"] = p.lambda;
+    d["budget"] = p.budget;
+    d["sampling"] = static_cast<int>(p.sampling);
+    d["max_coef"] = p.max_coef;  // inf: no bound
+    d["averaged"] = p.averaged;
+    d["seed"] = p.seed;
+  });
   def_kernel_expansion<bk::BOGD>(bogd);
   def_average<bk::BOGD>(bogd);
   def_learner_common<bk::BOGD>(bogd);

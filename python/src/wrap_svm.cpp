@@ -83,17 +83,11 @@ void wrap_svm(py::module_& m) {
           },
           py::arg("k"),
           "The state of binary machine k (stored examples, alpha, g, S/E/R sets, bias, C, ridge; "
-          "g = y f(x) + ridge alpha - 1, the gradient of the dual on K + ridge I).")
-      // The construction parameters (C as set_C last set it), for budgetkernel.load of a
-      // model file that a C++ program wrote.
-      .def_property_readonly("params", [](const bk::IncrementalSVC& s) {
-        UseGuard use(&s, false);
-        const bk::IDSVMParams& p = s.params();
-        py::dict d = kernel_params(p.kernel);
-        d["C"] = p.C;
-        d["ridge"] = p.ridge;
-        return d;
-      });
+          "g = y f(x) + ridge alpha - 1, the gradient of the dual on K + ridge I).");
+  def_params<bk::IncrementalSVC>(svc, [](const bk::IDSVMParams& p, py::dict& d) {
+    d["C"] = p.C;
+    d["ridge"] = p.ridge;
+  });
   def_learner_common<bk::IncrementalSVC>(svc);
 
   py::class_<bk::TwinVectorMachine> tvm(m, "TwinVectorMachine", py::module_local(),
@@ -124,25 +118,19 @@ void wrap_svm(py::module_& m) {
       .def_property_readonly("n_twins", read_guarded(&bk::TwinVectorMachine::n_twins))
       .def_property_readonly("twin_points", read_guarded_array(&bk::TwinVectorMachine::twin_points))
       .def_property_readonly("twin_weights", read_guarded_array(&bk::TwinVectorMachine::twin_weights))
-      .def("expansion", &expansion<bk::TwinVectorMachine>)
-      // The construction parameters (as the Python-side ids; random_baseline: Python's
-      // ReservoirSVC), for budgetkernel.load of a model file that a C++ program wrote.
-      .def_property_readonly("params", [](const bk::TwinVectorMachine& s) {
-        UseGuard use(&s, false);
-        const bk::TVMParams& p = s.params();
-        py::dict d = kernel_params(p.kernel);
-        d["budget"] = p.budget;
-        d["C"] = p.C;
-        d["m1"] = p.m1;
-        d["m2"] = p.m2;
-        d["merge"] = static_cast<int>(p.merge);
-        d["one_sided"] = p.one_sided;
-        d["rejection_eta"] = p.rejection_eta;  // < 0: off
-        d["fixed_C_total"] = p.fixed_C_total;
-        d["random_baseline"] = p.random_baseline;
-        d["seed"] = p.seed;
-        d["ridge"] = p.ridge;
-        return d;
-      });
+      .def("expansion", &expansion<bk::TwinVectorMachine>);
+  def_params<bk::TwinVectorMachine>(tvm, [](const bk::TVMParams& p, py::dict& d) {
+    d["budget"] = p.budget;
+    d["C"] = p.C;
+    d["m1"] = p.m1;
+    d["m2"] = p.m2;
+    d["merge"] = static_cast<int>(p.merge);
+    d["one_sided"] = p.one_sided;
+    d["rejection_eta"] = p.rejection_eta;  // < 0: off
+    d["fixed_C_total"] = p.fixed_C_total;
+    d["random_baseline"] = p.random_baseline;
+    d["seed"] = p.seed;
+    d["ridge"] = p.ridge;
+  });
   def_learner_common<bk::TwinVectorMachine>(tvm);
 }

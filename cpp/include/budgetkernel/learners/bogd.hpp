@@ -93,7 +93,7 @@ inline void bogd_keep_probabilities(Vector& w) {
 ///     unbiased estimate sum_i alpha_i (Z_i / q_i) k(x_i, .). A weight above sum_j w_j / (B - 1)
 ///     would ask for q_i > 1: such SVs are kept for sure and the remaining keep mass is shared
 ///     in proportion to w among the others (the same variance-optimal choice under q_i <= 1).
-///     The survivors' rescaled coefficients all get the same norm times sqrt(k_ii).
+///     The uncapped survivors' rescaled coefficients all get the same norm times sqrt(k_ii).
 /// With B = 1 the single SV is discarded. Cost O(n d) per example (the kernel row) and O(n c)
 /// for the shrink; with averaging O(n c) more, and the average keeps every discarded SV.
 class BOGD : public OnlineLearner<BOGD> {
