@@ -151,3 +151,114 @@ def test_altered_fields_are_rejected_or_give_a_usable_model(tmp_path, learner, n
         if not np.isfinite(model.decision_function(X[:20])).all():
             problems.append(f"{what}: trains into non-finite values")
     assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------------------------
+# States found by fuzzing files with valid checksums (each loaded before, then hung, wrapped a
+# counter, allocated from an unchecked size, or predicted with metadata fit cannot produce).
+
+
+def _with_fields(data, **replace):
+    """data with the named fields replaced by (type, shape, raw) triples."""
+    version, fields = parse(data)
+    names = {f[0] for f in fields}
+    assert set(replace) <= names, set(replace) - names
+    return encode(version, [(n, *replace[n]) if n in replace else (n, t, s, r) for n, t, s, r in fields])
+
+
+def _i64(v):
+    return (1, [], struct.pack("<q", v))
+
+
+def _binary_model(make, tmp_path):
+    X, y = datasets.checkerboard(120, random_state=1)
+    est = make().fit(X, y)
+    est.save(tmp_path / "m.bkm")
+    return est, (tmp_path / "m.bkm").read_bytes(), X
+
+
+@pytest.mark.parametrize("make", [
+    lambda: BudgetedSGDClassifier(budget=10, maintenance="remove-random", random_state=0),
+    lambda: KernelPerceptron(budget=10, maintenance="random", random_state=0),
+    lambda: BudgetedPAClassifier(budget=10, variant="random", random_state=0),
+    lambda: BOGDClassifier(budget=10, random_state=0),
+    lambda: ReservoirSVC(budget=10, random_state=0),
+])
+def test_a_dead_random_generator_state_is_rejected(tmp_path, make):
+    # mt19937_64 with all 312 state words 0 returns 0 forever: the next partial_fit spun in
+    # random removal's rejection loop, with the GIL released.
+    _, data, _ = _binary_model(make, tmp_path)
+    zero = " ".join(["0"] * 313).encode()
+    (tmp_path / "bad.bkm").write_bytes(_with_fields(data, rng=(2, [len(zero)], zero)))
+    with pytest.raises(ValueError, match="random generator state"):
+        budgetkernel.load(tmp_path / "bad.bkm")
+
+
+@pytest.mark.parametrize(("make", "field"), [
+    (lambda: BudgetedSGDClassifier(budget=10), "count.examples"),
+    (lambda: KernelPerceptron(budget=10), "count.mistakes"),
+    (lambda: LinearPegasosClassifier(), "t"),
+    (lambda: IncrementalSVC(), "m0.steps"),
+])
+def test_counters_one_step_from_overflow_are_rejected(tmp_path, make, field):
+    _, data, _ = _binary_model(make, tmp_path)
+    (tmp_path / "bad.bkm").write_bytes(_with_fields(data, **{field: _i64(2**63 - 1)}))
+    with pytest.raises(ValueError, match="invalid"):
+        budgetkernel.load(tmp_path / "bad.bkm")
+
+
+def test_a_linear_pegasos_outside_its_ball_is_rejected(tmp_path):
+    est, data, _ = _binary_model(lambda: LinearPegasosClassifier(lam=1e-2), tmp_path)
+    w = np.full(est.n_features_in_, 1e300)
+    (tmp_path / "bad.bkm").write_bytes(_with_fields(data, weights=(0, [len(w), 1], w.tobytes())))
+    with pytest.raises(ValueError, match="invalid linear Pegasos state"):
+        budgetkernel.load(tmp_path / "bad.bkm")
+
+
+def _with_metadata(data, edit):
+    import json
+
+    version, fields = parse(data)
+    meta = json.loads(next(r for n, _, _, r in fields if n == "meta"))
+    edit(meta)
+    raw = json.dumps(meta).encode()
+    return _with_fields(data, meta=(2, [len(raw)], raw))
+
+
+@pytest.mark.parametrize(("edit", "match"), [
+    (lambda m: m.update(classes=[0, 0]), "distinct labels in sorted order"),
+    (lambda m: m.update(classes=[1, 0]), "distinct labels in sorted order"),
+    (lambda m: m["fitted"].update(predict=1), "unexpected fitted attribute 'predict'"),
+    (lambda m: m["fitted"].update(_model=1), "unexpected fitted attribute '_model'"),
+    (lambda m: m["fitted"].update(classes_=[5, 6]), "unexpected fitted attribute 'classes_'"),
+    (lambda m: m["params"].update(budget="bogus"), "budget"),
+])
+def test_metadata_that_fit_cannot_produce_is_rejected(tmp_path, edit, match):
+    _, data, _ = _binary_model(lambda: BudgetedSGDClassifier(budget=10), tmp_path)
+    (tmp_path / "bad.bkm").write_bytes(_with_metadata(data, edit))
+    with pytest.raises(ValueError, match=match):
+        budgetkernel.load(tmp_path / "bad.bkm")
+
+
+def test_classes_collapsed_by_their_dtype_are_rejected(tmp_path):
+    X, _ = datasets.checkerboard(90, random_state=1)
+    BudgetedSGDClassifier(budget=10).fit(X, np.arange(90) % 3).save(tmp_path / "m.bkm")
+    data = (tmp_path / "m.bkm").read_bytes()
+    (tmp_path / "bad.bkm").write_bytes(_with_metadata(data, lambda m: m.update(classes_dtype="|b1")))
+    with pytest.raises(ValueError, match="distinct labels"):  # [0, 1, 2] as bool is [F, T, T]
+        budgetkernel.load(tmp_path / "bad.bkm")
+
+
+def test_a_pickle_whose_model_disagrees_with_its_estimator_is_rejected(tmp_path):
+    X, y = datasets.checkerboard(90, random_state=1)
+    three = BudgetedSGDClassifier(budget=10).fit(X, np.arange(90) % 3)
+    two = BudgetedSGDClassifier(budget=10).fit(X, y)
+    state = three.__getstate__()
+    state["_model_bytes"] = two.__getstate__()["_model_bytes"]
+    with pytest.raises(ValueError, match="disagrees"):
+        BudgetedSGDClassifier().__setstate__(state)
+    # a payload whose n_features would size a 16 GB store: rejected before allocating
+    state = two.__getstate__()
+    state["_model_bytes"] = _with_fields(state["_model_bytes"], n_features=_i64(2**31 - 1))
+    with pytest.raises(ValueError, match="n_features"):
+        BudgetedSGDClassifier().__setstate__(state)

@@ -2,6 +2,8 @@
 // equivalence, save/load resuming bit for bit, corrupt files rejected.
 #include <budgetkernel/budgetkernel.hpp>
 
+#include <functional>
+#include <limits>
 #include <random>
 
 #include "test_oracles.hpp"
@@ -285,6 +287,68 @@ TEST_CASE("corrupt, truncated and foreign model files are rejected with an error
   CHECK_THROWS(load_with("norm_since", 301, Maintenance::Merge));  // after the 300th example
   load_with("norm_since", 300, Maintenance::Merge);
   load_with("norm_exact", 1, Maintenance::RemoveRandom);
+}
+
+TEST_CASE("states a crafted file can hold but training never reaches are rejected") {
+  // Found by fuzzing files with valid checksums: each of these loaded before, then hung, hit
+  // signed overflow, allocated from an unchecked size, or predicted inf/NaN.
+  const Stream s = make_stream(200, 2, 7);
+  FieldMap good;
+  {
+    KernelPegasos k(2, 2, params(Maintenance::RemoveRandom, 20));
+    k.partial_fit(s.X, s.y.data());
+    k.save(good);
+  }
+  auto bsgd_with = [&](const std::function<void(FieldMap&)>& edit) {
+    FieldMap f = good;
+    edit(f);
+    KernelPegasos back;
+    back.load(FieldMap::from_bytes(f.to_bytes()));
+  };
+  bsgd_with([](FieldMap&) {});
+  // mt19937_64 with every state word 0 returns 0 forever: random removal's rejection loop spun.
+  CHECK_THROWS(bsgd_with([](FieldMap& f) {
+    std::string zero;
+    for (int i = 0; i < 312; ++i) zero += "0 ";
+    f.set_bytes("rng", zero + "0");
+  }));
+  // counters one step from signed overflow
+  CHECK_THROWS(bsgd_with([](FieldMap& f) { f.set_int("count.examples", std::numeric_limits<std::int64_t>::max()); }));
+  CHECK_THROWS(bsgd_with([](FieldMap& f) { f.set_int("count.updates", std::numeric_limits<std::int64_t>::max()); }));
+  // a step folds any scale below min_scale back into the coefficients: 5e-324 then gave beta / 0
+  CHECK_THROWS(bsgd_with([](FieldMap& f) { f.set("scale", 5e-324); }));
+  // n_features sizes the store: 2^31 - 1 with two-column SVs asked for 16 GB
+  CHECK_THROWS(bsgd_with([](FieldMap& f) { f.set_int("n_features", (std::int64_t{1} << 31) - 1); }));
+  // an int64 degree was cast to int unchecked: 2^32 + 3 loaded as 3
+  CHECK_THROWS(bsgd_with([](FieldMap& f) { f.set_int("kernel.degree", (std::int64_t{1} << 32) + 3); }));
+
+  LinearPegasos lin(2, 2, 1e-2, 1);
+  lin.partial_fit(s.X, s.y.data());
+  FieldMap lf;
+  lin.save(lf);
+  auto linear_with = [&](const std::function<void(FieldMap&)>& edit) {
+    FieldMap f = lf;
+    edit(f);
+    LinearPegasos back;
+    back.load(FieldMap::from_bytes(f.to_bytes()));
+  };
+  linear_with([](FieldMap&) {});
+  CHECK_THROWS(linear_with([](FieldMap& f) { f.set_int("t", std::numeric_limits<std::int64_t>::max()); }));
+  CHECK_THROWS(linear_with([](FieldMap& f) { f.set_int("n_features", (std::int64_t{1} << 31) - 1); }));
+  // outside the ball ||w|| <= 1/sqrt(lam) that every step projects onto (1e300 predicted inf)
+  CHECK_THROWS(linear_with([&](FieldMap& f) { f.set_matrix("weights", Eigen::MatrixXd::Constant(2, 1, 1e300)); }));
+
+  // The generic predictor (what load_model_info and embedding programs read) checks values too.
+  auto model_with = [&](const std::function<void(FieldMap&)>& edit) {
+    FieldMap f = good;
+    edit(f);
+    Model m(FieldMap::from_bytes(f.to_bytes()));
+  };
+  model_with([](FieldMap&) {});
+  CHECK_THROWS(model_with([&](FieldMap& f) {
+    const Index n = f.get("sv.alpha", Field::F64).shape[0];
+    f.set_matrix("sv.alpha", Eigen::MatrixXd::Constant(n, 1, std::nan("")));
+  }));
 }
 
 namespace {

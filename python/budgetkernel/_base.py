@@ -730,7 +730,18 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         data = state.pop("_model_bytes", None)
         super().__setstate__(state)
         if data is not None:
-            self._model = self._core_class().from_bytes(data)
+            try:
+                model = self._core_class().from_bytes(data)
+            except RuntimeError as e:  # the core's "model file: ..." errors, as load() raises them
+                raise ValueError(f"cannot unpickle {type(self).__name__}: {e}") from None
+            if model.n_classes != len(getattr(self, "classes_", ())) or model.n_features != getattr(
+                self, "n_features_in_", None
+            ):
+                raise ValueError(
+                    f"cannot unpickle {type(self).__name__}: its model ({model.n_classes} classes, "
+                    f"{model.n_features} features) disagrees with classes_ / n_features_in_"
+                )
+            self._model = model
 
     @classmethod
     def _core_class(cls):  # pragma: no cover - overridden
@@ -898,6 +909,10 @@ def _restore_metadata(cls, meta):
     est.classes_ = np.asarray(meta["classes"], dtype=None if dtype == "object" else np.dtype(dtype))
     if est.classes_.ndim != 1:
         raise ValueError("classes must be a list of labels")
+    # predict maps label indices through classes_ and _encode searches it: it must be what fit
+    # builds, sorted and distinct (also after the dtype conversion: '|b1' collapsed [0, 1, 2]).
+    if len(est.classes_) < 2 or not np.array_equal(unique_labels(est.classes_), est.classes_):
+        raise ValueError("classes must be at least 2 distinct labels in sorted order")
     est._label_index = {c: i for i, c in enumerate(est.classes_.tolist())}
     est.n_features_in_ = int(meta["n_features_in"])
     order = meta.get("feature_order") or None
@@ -909,7 +924,13 @@ def _restore_metadata(cls, meta):
         est.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
     est._set_feature_order(order)
     for k, v in meta.get("fitted", {}).items():
+        # only plain fitted values such as gamma_ (what _extra_fitted writes): never a method,
+        # property or private attribute, nor one that save() records elsewhere
+        if not isinstance(k, str) or not k.endswith("_") or k.startswith("_") or hasattr(cls, k) \
+                or k in ("classes_", "n_features_in_", "feature_names_in_", "prequential_curve_"):
+            raise ValueError(f"unexpected fitted attribute {k!r}")
         setattr(est, k, v)
+    est._validate_params()  # parameters the estimator could not have been built with
     est.prequential_curve_ = [tuple(p) for p in meta.get("curve", [(0, 0)])]
     if meta.get("svmlight_zero_based") is not None:
         est._svmlight_zero_based = bool(meta["svmlight_zero_based"])

@@ -286,20 +286,25 @@ class FieldMap {
   std::map<std::string, Field> m_fields;
 };
 
-/// Writes the kernel's parameters into a field map.
-inline void write_kernel(FieldMap& fm, const Kernel& k) {
-  fm.set_int("kernel.type", static_cast<std::int64_t>(k.type()));
-  fm.set("kernel.gamma", k.gamma());
-  fm.set_int("kernel.degree", k.degree());
-  fm.set("kernel.coef0", k.coef0());
+/// Writes the kernel's parameters into a field map (names prefixed by `prefix`: the incremental
+/// SVM writes one kernel per machine).
+inline void write_kernel(FieldMap& fm, const Kernel& k, const std::string& prefix = "") {
+  fm.set_int(prefix + "kernel.type", static_cast<std::int64_t>(k.type()));
+  fm.set(prefix + "kernel.gamma", k.gamma());
+  fm.set_int(prefix + "kernel.degree", k.degree());
+  fm.set(prefix + "kernel.coef0", k.coef0());
 }
 
-inline Kernel read_kernel(const FieldMap& fm) {
-  const auto t = fm.get_i64("kernel.type");
+inline Kernel read_kernel(const FieldMap& fm, const std::string& prefix = "") {
+  const auto t = fm.get_i64(prefix + "kernel.type");
   if (t < 0 || t > 2) detail::corrupt("unknown kernel type " + std::to_string(t));
+  // range-checked before the cast: 2^32 + 3 would otherwise load as degree 3
+  const auto degree = fm.get_i64(prefix + "kernel.degree");
+  if (degree < std::numeric_limits<int>::min() || degree > std::numeric_limits<int>::max())
+    detail::corrupt("invalid kernel degree " + std::to_string(degree));
   try {
-    return Kernel(static_cast<KernelType>(t), fm.get_f64("kernel.gamma"), static_cast<int>(fm.get_i64("kernel.degree")),
-                  fm.get_f64("kernel.coef0"));
+    return Kernel(static_cast<KernelType>(t), fm.get_f64(prefix + "kernel.gamma"), static_cast<int>(degree),
+                  fm.get_f64(prefix + "kernel.coef0"));
   } catch (const std::invalid_argument& e) {
     detail::corrupt(std::string("invalid kernel parameters: ") + e.what());
   }
@@ -356,10 +361,12 @@ class Model {
     if (m_d < 1 || m_outputs < 1 || m_d > (std::int64_t{1} << 40) || m_outputs > (std::int64_t{1} << 24))
       detail::corrupt("invalid dimensions");
     m_bias = fm.has("bias") ? fm.get_matrix("bias", 1, m_outputs) : RowMatrix::Zero(1, m_outputs);
+    if (!detail::all_finite(m_bias.data(), m_bias.size())) detail::corrupt("non-finite bias");
     bool averaged = false;
     if (fm.has("weights")) {
       m_linear = true;
       m_w = fm.get_matrix("weights", m_d, m_outputs);
+      if (!detail::all_finite(m_w.data(), m_w.size())) detail::corrupt("non-finite weights");
     } else {
       m_kernel = read_kernel(fm);
       // An averaged learner predicts with its averaged coefficients (absolute units, scale 1),
@@ -367,6 +374,9 @@ class Model {
       const RowMatrix X = fm.get_matrix(fm.has("predict.x") ? "predict.x" : "sv.x", -1, m_d);
       averaged = fm.has("predict.alpha");
       const RowMatrix A = fm.get_matrix(averaged ? "predict.alpha" : "sv.alpha", X.rows(), m_outputs);
+      // as read_svs checks the learners' own fields (predict.* are read by this class only)
+      if (!detail::rows_usable(X.data(), X.rows(), X.cols()) || !detail::all_finite(A.data(), A.size()))
+        detail::corrupt("non-finite (or overflowing) support vectors or non-finite coefficients");
       m_sv.assign(X, A, std::vector<std::int64_t>(static_cast<std::size_t>(X.rows()), 0), X.rows());
     }
     m_scale = averaged ? 1.0 : fm.get_f64("scale");

@@ -38,7 +38,9 @@ struct Counters {
     degradation = fm.get_f64("count.degradation");
     mistakes = fm.get_i64("count.mistakes");
     labels = fm.get_i64("count.labels");
-    if (examples < 0 || updates < 0 || maintenance < 0 || mistakes < 0 || labels < 0 || labels > examples)
+    constexpr std::int64_t most = std::int64_t{1} << 62;  // counting on from here never overflows
+    if (examples < 0 || updates < 0 || maintenance < 0 || mistakes < 0 || labels < 0 || labels > examples ||
+        examples > most || updates > most || maintenance > most || mistakes > most)
       detail::corrupt("invalid counter");
   }
 };
@@ -67,6 +69,13 @@ inline void set_rng_state(std::mt19937_64& rng, const std::string& s) {
   std::istringstream ss(s);
   ss >> rng;
   if (ss.fail()) corrupt("invalid random generator state");
+  // A state whose significant bits are all zero (e.g. 312 zero words) parses, but the engine
+  // then returns 0 forever and uniform_index's rejection loop never ends. A live state yields a
+  // non-zero output within two regenerations (624 draws); probe a copy.
+  std::mt19937_64 probe = rng;
+  bool live = false;
+  for (int i = 0; i < 2 * 312 && !live; ++i) live = probe() != 0;
+  if (!live) corrupt("degenerate random generator state");
 }
 
 /// n_features and n_classes of a model file, range-checked before anything is allocated.
@@ -88,6 +97,13 @@ std::pair<Index, Index> read_dims(const FieldMap& fm, const PerOutput& per_outpu
     const Field& f = fm.get(name, Field::F64);
     if (f.shape.size() != 2 || f.shape[1] != static_cast<std::uint64_t>(k))
       corrupt("n_classes does not match the columns of '" + name + "'");
+    // n_features sizes allocations too (the (budget + 1) x d store, the d x k weights): check it
+    // against the matrix with a column (kernel learners' sv.x) or a row (linear weights) per
+    // feature, before anything is allocated (a 9 KB file with n_features = 2^31 - 1 asked for 16 GB).
+    const bool linear = name == "weights";
+    const Field& x = linear ? f : fm.get("sv.x", Field::F64);
+    if (x.shape.size() != 2 || x.shape[linear ? 0 : 1] != static_cast<std::uint64_t>(d))
+      corrupt(std::string("n_features does not match the ") + (linear ? "rows of 'weights'" : "columns of 'sv.x'"));
   }
   return {d, c};
 }

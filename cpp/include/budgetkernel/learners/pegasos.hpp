@@ -315,7 +315,9 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     m_scale = fm.get_f64("scale");
     m_norm2 = fm.get_f64("norm2");
     // Training only shrinks the scale (by 1 - 1/t and the ball projection) and resets it to 1.
-    if (!(m_scale > 0.0 && m_scale <= 1.0) || !(m_norm2 >= 0.0) || !std::isfinite(m_norm2))
+    // A step folds the scale back into the coefficients below min_scale: a smaller one is corrupt
+    // (5e-324 loaded, and the next step stored beta / scale = inf).
+    if (!(m_scale >= detail::min_scale && m_scale <= 1.0) || !(m_norm2 >= 0.0) || !std::isfinite(m_norm2))
       detail::corrupt("invalid scale or norm");
     bool exact = true;  // older files tracked ||w||^2 exactly throughout
     if (fm.has("norm_exact")) {
@@ -458,8 +460,14 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     m_scale = fm.get_f64("scale");
     m_w = fm.get_matrix("weights", d, n_outputs());
     m_grad = fm.get_matrix("pending_grad", d, n_outputs());
-    if (m_t < 0 || m_in_batch < 0 || m_in_batch >= m_k || !(m_scale > 0.0 && m_scale <= 1.0) ||
-        !detail::all_finite(m_w.data(), m_w.size()) || !detail::all_finite(m_grad.data(), m_grad.size()))
+    // Invariants of finish_batch: scale in [min_scale, 1], ||scale w||^2 lam <= 1 (the ball
+    // projection), and a pending gradient summing at most in_batch rows of squared norm <= 1e300
+    // (stableNorm: the plain norm squares past the double range for such rows).
+    const double norm2 = m_scale * m_scale * m_w.squaredNorm();
+    if (m_t < 0 || m_t > (std::int64_t{1} << 62) || m_in_batch < 0 || m_in_batch >= m_k ||
+        !(m_scale >= detail::min_scale && m_scale <= 1.0) || !detail::all_finite(m_w.data(), m_w.size()) ||
+        !detail::all_finite(m_grad.data(), m_grad.size()) || !(norm2 * m_lam <= 1.0 + 1e-6) ||
+        !(m_grad.stableNorm() <= 2.0 * static_cast<double>(m_in_batch) * std::sqrt(detail::kMaxRowSqNorm)))
       detail::corrupt("invalid linear Pegasos state");
   }
 

@@ -435,7 +435,7 @@ class IncrementalSVM {
   void save(FieldMap& fm, const std::string& prefix) const {
     const Index n = m_n, P = n_margin();
     fm.set_int(prefix + "dim", m_d);
-    write_kernel_prefixed(fm, prefix);
+    write_kernel(fm, m_kernel, prefix);
     fm.set(prefix + "C", m_C);
     fm.set(prefix + "ridge", m_ridge);
     fm.set(prefix + "b", m_b);
@@ -469,7 +469,7 @@ class IncrementalSVM {
     IncrementalSVM t;
     t.m_d = fm.get_i64(prefix + "dim");
     if (t.m_d < 1 || t.m_d > (std::int64_t{1} << 40)) detail::corrupt("IDSVM: invalid dimension");
-    t.m_kernel = read_kernel_prefixed(fm, prefix);
+    t.m_kernel = read_kernel(fm, prefix);
     t.m_C = fm.get_f64(prefix + "C");
     t.m_ridge = fm.has(prefix + "ridge") ? fm.get_f64(prefix + "ridge") : 0.0;
     t.m_b = fm.get_f64(prefix + "b");
@@ -480,7 +480,9 @@ class IncrementalSVM {
     t.m_refactors = fm.get_i64(prefix + "refactors");
     t.m_since_check = fm.get_i64(prefix + "since_check");
     t.m_repairs = fm.get_i64(prefix + "repairs");
-    if (t.m_next_key < 0 || t.m_steps < 0 || t.m_refactors < 0 || t.m_since_check < 0 || t.m_repairs < 0)
+    constexpr std::int64_t most = std::int64_t{1} << 62;  // counting on never overflows
+    if (t.m_next_key < 0 || t.m_steps < 0 || t.m_refactors < 0 || t.m_since_check < 0 || t.m_repairs < 0 ||
+        t.m_next_key > most || t.m_steps > most || t.m_refactors > most || t.m_since_check >= 8 || t.m_repairs > most)
       detail::corrupt("IDSVM: invalid counters");
     const RowMatrix X = fm.get_matrix(prefix + "x", -1, t.m_d);
     const Index n = X.rows();
@@ -1335,23 +1337,6 @@ class IncrementalSVM {
     m_index.insert(std::move(m_tx.nodes.back()));  // the node extracted by the erase: no allocation
     m_tx.nodes.pop_back();
     m_n = e.n;
-  }
-
-  void write_kernel_prefixed(FieldMap& fm, const std::string& prefix) const {
-    fm.set_int(prefix + "kernel.type", static_cast<std::int64_t>(m_kernel.type()));
-    fm.set(prefix + "kernel.gamma", m_kernel.gamma());
-    fm.set_int(prefix + "kernel.degree", m_kernel.degree());
-    fm.set(prefix + "kernel.coef0", m_kernel.coef0());
-  }
-  static Kernel read_kernel_prefixed(const FieldMap& fm, const std::string& prefix) {
-    const auto t = fm.get_i64(prefix + "kernel.type");
-    if (t < 0 || t > 2) detail::corrupt("IDSVM: unknown kernel type");
-    try {
-      return Kernel(static_cast<KernelType>(t), fm.get_f64(prefix + "kernel.gamma"),
-                    static_cast<int>(fm.get_i64(prefix + "kernel.degree")), fm.get_f64(prefix + "kernel.coef0"));
-    } catch (const std::invalid_argument& e) {
-      detail::corrupt(std::string("IDSVM: invalid kernel parameters: ") + e.what());
-    }
   }
 
   Index m_d = 1, m_n = 0;
