@@ -555,6 +555,16 @@ TEST_CASE("merge: all-zero smallest SV is erased") {
   CHECK(sv.alpha(1)(0) == -2.0);
 }
 
+TEST_CASE("merge partner search with all-zero coefficients (NaN ratios) stays defined") {
+  // Merging erases a zero SV instead, so no learner gets here; the search itself must still not
+  // cast a NaN table coordinate to an index (UBSan: float-cast-overflow; an INT64_MIN index).
+  SupportVectors sv = store_of({{0.0, 0.0}, {1.0, 0.0}, {0.0, 1.0}}, {{0.0}, {0.0}, {0.0}});
+  Vector krow(sv.size());
+  sv.kernel_row(Kernel(KernelType::RBF, 1.0), sv.x(0).transpose(), sv.sqnorm()(0), krow);
+  const Index p = detail::merge_partner(sv, 0, krow.data());
+  CHECK(p == 1 || p == 2);
+}
+
 TEST_CASE("merge: non-RBF kernel and a store of fewer than 2 SVs throw") {
   SupportVectors sv = store_of({{0.0, 0.0}, {1.0, 0.0}}, {{1.0}, {-2.0}});
   Vector w1, w2;

@@ -445,6 +445,9 @@ class MergeTable {
 
  private:
   static double interpolate(const std::vector<double>& t, double r, double k) {
+    // merge_partner lets NaN kernel values through and its callers handle a NaN result; a NaN
+    // must not reach the casts to an index below (undefined behaviour; INT64_MIN on x86-64).
+    if (std::isnan(r) || std::isnan(k)) return std::numeric_limits<double>::quiet_NaN();
     const double fr = std::min(std::max((r + 1.0) * 0.5, 0.0), 1.0) * static_cast<double>(kR - 1);
     const double fk = std::sqrt(std::min(std::max(1.0 - k, 0.0), 1.0)) * static_cast<double>(kK - 1);
     const Index i = std::min<Index>(static_cast<Index>(fr), kR - 2), j = std::min<Index>(static_cast<Index>(fk), kK - 2);
