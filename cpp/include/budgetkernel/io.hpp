@@ -57,6 +57,10 @@ inline std::uint64_t fnv1a(const char* p, std::size_t n) {
 
 [[noreturn]] inline void corrupt(const std::string& what) { throw std::runtime_error("model file: " + what); }
 
+/// The largest counter (examples, updates, steps, ...) a model file may hold: counting on from
+/// it for 2^62 more steps cannot overflow (INT64_MAX loaded, then overflowed on the next step).
+inline constexpr std::int64_t kMaxLoadedCount = std::int64_t{1} << 62;
+
 }  // namespace detail
 
 /// One named field of a model file.

@@ -345,7 +345,7 @@ class Projection {
     const double floor = fm.get_f64(prefix + "floor");
     const double drift_tol = fm.get_f64(prefix + "drift_tol");
     const double dep_tol = fm.get_f64(prefix + "dep_tol");
-    constexpr std::int64_t most = std::int64_t{1} << 62;  // ++m_ops etc. never overflow
+    constexpr std::int64_t most = detail::kMaxLoadedCount;
     if ((active != 0 && active != 1) || st[0] < 0 || st[1] < 0 || st[2] < 0 || st[3] < 0 || st[0] > most ||
         st[1] > most || st[2] > most || st[3] > most ||
         !(floor >= 0.0 && std::isfinite(floor)) || !(drift_tol > 0.0 && std::isfinite(drift_tol)) ||

@@ -38,7 +38,7 @@ struct Counters {
     degradation = fm.get_f64("count.degradation");
     mistakes = fm.get_i64("count.mistakes");
     labels = fm.get_i64("count.labels");
-    constexpr std::int64_t most = std::int64_t{1} << 62;  // counting on from here never overflows
+    constexpr std::int64_t most = detail::kMaxLoadedCount;
     if (examples < 0 || updates < 0 || maintenance < 0 || mistakes < 0 || labels < 0 || labels > examples ||
         examples > most || updates > most || maintenance > most || mistakes > most)
       detail::corrupt("invalid counter");

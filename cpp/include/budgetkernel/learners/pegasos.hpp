@@ -464,7 +464,7 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     // projection), and a pending gradient summing at most in_batch rows of squared norm <= 1e300
     // (stableNorm: the plain norm squares past the double range for such rows).
     const double norm2 = m_scale * m_scale * m_w.squaredNorm();
-    if (m_t < 0 || m_t > (std::int64_t{1} << 62) || m_in_batch < 0 || m_in_batch >= m_k ||
+    if (m_t < 0 || m_t > detail::kMaxLoadedCount || m_in_batch < 0 || m_in_batch >= m_k ||
         !(m_scale >= detail::min_scale && m_scale <= 1.0) || !detail::all_finite(m_w.data(), m_w.size()) ||
         !detail::all_finite(m_grad.data(), m_grad.size()) || !(norm2 * m_lam <= 1.0 + 1e-6) ||
         !(m_grad.stableNorm() <= 2.0 * static_cast<double>(m_in_batch) * std::sqrt(detail::kMaxRowSqNorm)))

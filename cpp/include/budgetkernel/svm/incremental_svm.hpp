@@ -480,7 +480,7 @@ class IncrementalSVM {
     t.m_refactors = fm.get_i64(prefix + "refactors");
     t.m_since_check = fm.get_i64(prefix + "since_check");
     t.m_repairs = fm.get_i64(prefix + "repairs");
-    constexpr std::int64_t most = std::int64_t{1} << 62;  // counting on never overflows
+    constexpr std::int64_t most = detail::kMaxLoadedCount;
     if (t.m_next_key < 0 || t.m_steps < 0 || t.m_refactors < 0 || t.m_since_check < 0 || t.m_repairs < 0 ||
         t.m_next_key > most || t.m_steps > most || t.m_refactors > most || t.m_since_check >= 8 || t.m_repairs > most)
       detail::corrupt("IDSVM: invalid counters");
