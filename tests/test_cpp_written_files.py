@@ -270,3 +270,11 @@ def test_a_learner_without_an_estimator_is_a_clear_error(tmp_path, monkeypatch):
     message = r"cannot load .*no estimator of this version reads a 'perceptron' model"
     with pytest.raises(ValueError, match=message):
         budgetkernel.load(tmp_path / "p.bkm")
+
+
+def test_a_core_setting_without_an_estimator_name_is_a_value_error():
+    from budgetkernel._base import _name_of
+
+    assert _name_of({"merge": 0, "project": 1}, 1) == "project"
+    with pytest.raises(ValueError, match="unknown setting 7"):
+        _name_of({"merge": 0, "project": 1}, 7)

@@ -119,11 +119,20 @@ class _KernelParamsMixin:
         return {"gamma_": self.gamma_}
 
 
+def _name_of(names, code):
+    """The estimator's name for a core enum ``code``: the key of ``names`` (name -> code) that
+    maps to it. A code this version has no name for is a ValueError, as load() reports it."""
+    for name, c in names.items():
+        if c == code:
+            return name
+    raise ValueError(f"unknown setting {code!r} (known: {sorted(names.values())})")
+
+
 def _kernel_from_core(p):
     """The kernel parameters of a core learner's ``params`` (see load of a file written by
     C++) as estimator parameters."""
     return dict(
-        kernel={v: k for k, v in _KERNELS.items()}[p["kernel"]],
+        kernel=_name_of(_KERNELS, p["kernel"]),
         gamma=float(p["gamma"]),
         degree=int(p["degree"]),
         coef0=float(p["coef0"]),
@@ -900,6 +909,10 @@ def _restore_from_core(cls, model, params, fitted):
     return est
 
 
+# fitted attributes that save() writes in their own metadata entries, never in "fitted"
+_RECORDED_ELSEWHERE = frozenset({"classes_", "n_features_in_", "feature_names_in_", "prequential_curve_"})
+
+
 def _restore_metadata(cls, meta):
     """An unfitted estimator of class cls with the fitted attributes that save() recorded."""
     est = cls(**meta["params"])
@@ -926,8 +939,8 @@ def _restore_metadata(cls, meta):
     for k, v in meta.get("fitted", {}).items():
         # only plain fitted values such as gamma_ (what _extra_fitted writes): never a method,
         # property or private attribute, nor one that save() records elsewhere
-        if not isinstance(k, str) or not k.endswith("_") or k.startswith("_") or hasattr(cls, k) \
-                or k in ("classes_", "n_features_in_", "feature_names_in_", "prequential_curve_"):
+        plain = isinstance(k, str) and k.endswith("_") and not k.startswith("_") and not hasattr(cls, k)
+        if not plain or k in _RECORDED_ELSEWHERE:
             raise ValueError(f"unexpected fitted attribute {k!r}")
         setattr(est, k, v)
     est._validate_params()  # parameters the estimator could not have been built with

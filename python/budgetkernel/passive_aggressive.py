@@ -16,6 +16,7 @@ from ._base import (
     _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
+    _name_of,
     _seed,
     register,
 )
@@ -147,8 +148,8 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         p = model.params
         params = dict(
             budget=int(p["budget"]) or None,
-            variant={v: k for k, v in _VARIANTS.items()}[p["variant"]],
-            loss={v: k for k, v in _LOSSES.items()}[p["loss"]],
+            variant=_name_of(_VARIANTS, p["variant"]),
+            loss=_name_of(_LOSSES, p["loss"]),
             pa_type=int(p["pa_type"]),
             C=float(p["C"]),
             averaged=bool(p["averaged"]),

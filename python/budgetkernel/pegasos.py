@@ -14,6 +14,7 @@ from ._base import (
     _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
+    _name_of,
     _seed,
     register,
 )
@@ -184,7 +185,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         start = int(p["average_start"])
         params = dict(
             budget=int(p["budget"]) or None,
-            maintenance={v: k for k, v in _MAINTENANCE.items()}[p["maintenance"]],
+            maintenance=_name_of(_MAINTENANCE, p["maintenance"]),
             lam=float(p["lam"]),
             **_kernel_from_core(p),
             average=start if start > 1 else bool(start),

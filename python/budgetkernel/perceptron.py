@@ -13,6 +13,7 @@ from ._base import (
     _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
+    _name_of,
     _seed,
     register,
 )
@@ -125,7 +126,7 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         p = model.params
         params = dict(
             budget=int(p["budget"]) or None,
-            maintenance={v: k for k, v in _MAINTENANCE.items()}[p["maintenance"]],
+            maintenance=_name_of(_MAINTENANCE, p["maintenance"]),
             eta=float(p["eta"]),
             beta=float(p["beta"]),
             **_kernel_from_core(p),

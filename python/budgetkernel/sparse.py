@@ -17,6 +17,7 @@ from ._base import (
     _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
+    _name_of,
     _seed,
     register,
 )
@@ -322,7 +323,7 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         max_coef = float(p["max_coef"])
         params = dict(
             budget=int(p["budget"]) or None,
-            sampling={v: k for k, v in _SAMPLING.items()}[p["sampling"]],
+            sampling=_name_of(_SAMPLING, p["sampling"]),
             eta=float(p["eta"]),
             lam=float(p["lam"]),
             max_coef=None if math.isinf(max_coef) else max_coef,

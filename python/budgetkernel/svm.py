@@ -13,6 +13,7 @@ from ._base import (
     _check_positive,
     _kernel_from_core,
     _KernelParamsMixin,
+    _name_of,
     _seed,
     register,
 )
@@ -317,7 +318,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
             C=float(p["C"]),
             m1=float(p["m1"]),
             m2=float(p["m2"]),
-            merge={v: k for k, v in _MERGE.items()}[p["merge"]],
+            merge=_name_of(_MERGE, p["merge"]),
             one_sided=bool(p["one_sided"]),
             rejection_eta=None if eta < 0 else eta,
             fixed_C_total=bool(p["fixed_C_total"]),
