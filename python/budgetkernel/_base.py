@@ -368,6 +368,12 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
                 self.__dict__.update(saved)
             raise
 
+    def _undo_if_first(self):
+        """_undo_on_error for a call that may be the first (it builds the model): a failed first
+        call leaves the estimator unfitted. Later calls check their input before they change the
+        model and need no snapshot."""
+        return contextlib.nullcontext() if hasattr(self, "_model") else self._undo_on_error()
+
     # Parameters that only fit() reads: changing them never disagrees with a built model.
     _FIT_ONLY_PARAMS = frozenset({"n_epochs", "shuffle"})
 
@@ -453,10 +459,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        # a failed first call leaves the estimator unfitted; later chunks are checked before
-        # they change the model
-        first = not hasattr(self, "_model")
-        with self._undo_on_error() if first else contextlib.nullcontext():
+        with self._undo_if_first():
             X, y = self._chunk_data(X, y, classes)
             self._learn_chunk(X, self._encode(y))
         return self
@@ -642,6 +645,8 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         """
         if hasattr(self, "_model"):
             self._check_params_unchanged()
+            if classes is not None:
+                self._check_same_classes(classes)
             v, _ = self._as_vector(x)
             self._learn_one(v, y)
             return self
@@ -650,6 +655,20 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             self._first_one(v, y, classes, names)
             self._learn_one(v, y)
         return self
+
+    def _check_same_classes(self, classes):
+        """A later learn_one's ``classes`` must be the first call's, as partial_fit requires: a
+        different list was silently ignored (a class added later never became one). Compared as
+        sets of labels (what the label lookup uses), O(c), since river users may pass it with
+        every example; scikit-learn's unique_labels costs ~100x a learn_one."""
+        try:
+            given = classes.tolist() if isinstance(classes, np.ndarray) else classes
+            same = set(given) == self._label_index.keys()
+        except TypeError:  # not a collection of hashable labels
+            same = False
+        if not same:
+            shown = classes.tolist() if isinstance(classes, np.ndarray) else classes
+            raise ValueError(f"classes={shown!r} differs from the classes of the first call {self.classes_.tolist()}")
 
     def _first_one(self, v, y, classes, names):
         """Builds the model from learn_one's first example."""
@@ -767,7 +786,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         meta = {
             "format": _FORMAT_TAG,
             "estimator": type(self).__name__,
-            "params": self.get_params(deep=False),
+            "params": self._saved_params(),
             "classes": [_label_to_json(c) for c in self.classes_],
             "classes_dtype": self.classes_.dtype.str if self.classes_.dtype != object else "object",
             "n_features_in": int(self.n_features_in_),
@@ -791,6 +810,20 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def _extra_fitted(self):
         """Fitted attributes besides the core model that a subclass needs back on load."""
         return {}
+
+    def _saved_params(self):
+        """get_params() as save() writes them. A numpy RandomState / Generator as random_state
+        (which JSON cannot hold: json.dumps failed with "Circular reference detected") is
+        written as the seed the model drew from it, as a model file written by C++ gives it
+        (None for an estimator whose model has no seed: random_state only shuffled fit's rows).
+        The model's own generator state is in the file, so the loaded model still predicts and
+        resumes exactly."""
+        params = self.get_params(deep=False)
+        if isinstance(params.get("random_state"), (np.random.RandomState, np.random.Generator)):
+            core_params = getattr(self._model, "params", None)
+            seed = core_params.get("seed") if isinstance(core_params, Mapping) else None
+            params["random_state"] = None if seed is None else int(seed)
+        return params
 
 
 def _same_param(a, b):

@@ -193,23 +193,34 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         """
         if not callable(oracle):
             raise TypeError("oracle must be a callable (index, x) -> label")
-        X, _ = self._chunk_data(X, None, classes, "partial_fit_active")
-        n = X.shape[0]
-        pred = np.zeros(n, dtype=np.int32)
-        queried = np.zeros(n, dtype=bool)
-        i = 0
-        while True:
-            i = self._model.active_run(X, i, pred)
-            if i >= n:
-                break
-            y = oracle(i, X[i])
+        # A first call whose oracle fails (raises, or returns a label outside classes) before
+        # anything was learned leaves the estimator unfitted, as a failed first partial_fit does;
+        # examples run before the failure stay learned (each was handled as the stream says).
+        with self._undo_if_first():
+            X, _ = self._chunk_data(X, None, classes, "partial_fit_active")
+            n = X.shape[0]
+            pred = np.zeros(n, dtype=np.int32)
+            queried = np.zeros(n, dtype=bool)
+            i = 0
             try:
-                yi = self._label_index[y]
-            except (KeyError, TypeError):
-                raise ValueError(f"oracle returned label {y!r}, not in classes_={list(self.classes_)}") from None
-            pred[i] = self._model.learn_one(X[i], yi)
-            queried[i] = True
-            i += 1
-        c = self._model.counters
-        self.prequential_curve_.append((c["examples"], c["mistakes"]))
+                while True:
+                    i = self._model.active_run(X, i, pred)
+                    if i >= n:
+                        break
+                    y = oracle(i, X[i])
+                    try:
+                        yi = self._label_index[y]
+                    except (KeyError, TypeError):
+                        raise ValueError(
+                            f"oracle returned label {y!r}, not in classes_={self.classes_.tolist()}"
+                        ) from None
+                    pred[i] = self._model.learn_one(X[i], yi)
+                    queried[i] = True
+                    i += 1
+            finally:
+                # the curve's point also when the oracle failed mid-chunk: it ends at the
+                # examples the model has seen (n_seen_), not at the previous chunk
+                c = self._model.counters
+                if c["examples"] != self.prequential_curve_[-1][0]:
+                    self.prequential_curve_.append((c["examples"], c["mistakes"]))
         return queried

@@ -147,16 +147,21 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     # sample_weight versions of fit / partial_fit: weight s bounds the example's alpha by C*s.
     def fit(self, X, y, sample_weight=None):
         """Fresh model, then ``n_epochs`` passes over (X, y) with optional sample weights."""
-        X, yi = self._fit_data(X, y)
-        w = self._weights(sample_weight, X)
-        for order in self._epochs(len(yi)):
-            self._learn_weighted(X[order], yi[order], w[order])
+        # as the base fit: a fit rejected before learning (bad y, bad sample_weight) keeps the
+        # model fitted before, instead of an empty one with the rejected data's n_features_in_
+        with self._undo_on_error():
+            X, yi = self._fit_data(X, y)
+            w = self._weights(sample_weight, X)
+            for order in self._epochs(len(yi)):
+                self._learn_weighted(X[order], yi[order], w[order])
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learns a chunk of examples exactly (optionally weighted)."""
-        X, y = self._chunk_data(X, y, classes)
-        self._learn_weighted(X, self._encode(y), self._weights(sample_weight, X))
+        # the model is built before the weights can be checked against X
+        with self._undo_if_first():
+            X, y = self._chunk_data(X, y, classes)
+            self._learn_weighted(X, self._encode(y), self._weights(sample_weight, X))
         return self
 
     @staticmethod
@@ -177,7 +182,10 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         self.prequential_curve_.append((c["examples"], c["mistakes"]))
 
     def unlearn(self, example):
-        """Forgets example number ``example`` (0-based, in the order learned) exactly."""
+        """Forgets example number ``example`` (0-based, in the order learned) exactly.
+
+        Rows given ``sample_weight`` 0 are not learned and get no number, so after them row
+        and example numbers differ (as they do after ``shuffle``)."""
         check_is_fitted(self, "_model")
         self._model.unlearn(self._example_index(example))
         return self
