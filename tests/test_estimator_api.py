@@ -185,6 +185,53 @@ def test_rows_whose_squared_norm_overflows_are_rejected(est):
     clf.partial_fit(X[:3] * 1e149, y[:3])  # large but representable: accepted
 
 
+@pytest.mark.parametrize(
+    "est",
+    # Not merging (Gaussian only), not ReservoirSVC: its IDSVM breaks down on this linear-kernel
+    # stream already without the tiny rows (clear RuntimeError; ridge=1e-6 learns it).
+    [
+        e
+        for e in ESTIMATORS
+        if "kernel" in e.get_params() and e.get_params().get("maintenance") != "merge" and not isinstance(e, ReservoirSVC)
+    ],
+    ids=lambda e: repr(e),
+)
+def test_rows_whose_self_similarity_underflows_are_not_learned(est):
+    # Under the linear kernel a row of values ~1e-155 has k(x, x) ~ 1e-310 (subnormal): the PA
+    # step loss / k(x, x) overflowed, and BPA and BSGD-project ended with NaN decision values
+    # without an error. Learning from such a row is refused before anything is learned;
+    # scoring it divides by nothing and stays allowed; an all-zero row is learned as before.
+    X, y = datasets.checkerboard(200, random_state=1)
+    clf = clone(est).set_params(kernel="linear").fit(X, y)
+    before = clf.decision_function(X)
+    tiny = X[:3].copy()
+    tiny[1] *= 1e-155
+    for call in (lambda: clf.partial_fit(tiny, y[:3]), lambda: clf.learn_one(tiny[1], y[1])):
+        with pytest.raises(ValueError, match=r"k\(x, x\) underflows"):
+            call()
+    np.testing.assert_array_equal(clf.decision_function(X), before)
+    assert np.isfinite(clf.decision_function(tiny)).all()
+    clf.predict_one(tiny[1])
+    zero = X[:3].copy()
+    zero[1] = 0.0
+    clf.partial_fit(zero, y[:3])
+    clf.partial_fit(X[:3] * 1e-90, y[:3])  # k(x, x) ~ 1e-180: accepted
+    assert np.isfinite(clf.decision_function(X)).all()
+    # The Gaussian kernel has k(x, x) = 1 for every x: nothing to refuse.
+    clone(est).fit(np.r_[X, tiny], np.r_[y, y[:3]])
+
+
+def test_active_learning_refuses_underflowing_rows_up_front():
+    X, y = datasets.checkerboard(200, random_state=1)
+    clf = BudgetedPAClassifier(kernel="linear", loss="ramp", budget=20).fit(X, y)
+    tiny = X[:4].copy()
+    tiny[2] *= 1e-155
+    asked = []
+    with pytest.raises(ValueError, match=r"X row 2 .*underflows"):
+        clf.partial_fit_active(tiny, lambda i, x: asked.append(i) or y[i])
+    assert asked == []
+
+
 def test_corrupt_and_truncated_model_files(tmp_path):
     X, y = datasets.checkerboard(300, random_state=0)
     clf = BudgetedSGDClassifier(budget=20, gamma=1.0).fit(X, y)

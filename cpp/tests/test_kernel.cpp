@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <string>
 #include <utility>
 
 #include "test_util.hpp"
@@ -201,6 +202,29 @@ TEST_CASE("invalid kernel parameters throw") {
   CHECK_THROWS(Kernel(KernelType::Polynomial, 0.0, 2));
   CHECK_THROWS(Kernel(KernelType::Polynomial, 1.0, 2, nan));
   CHECK_THROWS(Kernel(static_cast<KernelType>(7)));
+}
+
+TEST_CASE("rows to learn from: a nonzero k(x, x) below 1e-200 is refused, an exact zero is not") {
+  using budgetkernel::detail::learn_row_problem;
+  using budgetkernel::detail::row_problem;
+  const Kernel lin(KernelType::Linear), rbf(KernelType::RBF, 1.0);
+  const Kernel poly(KernelType::Polynomial, 1.0, 3, 0.0), poly1(KernelType::Polynomial, 1.0, 3, 1.0);
+  const double tiny[2] = {1e-155, 0.0};  // |x|^2 = 1e-310: subnormal
+  const double small[2] = {1e-90, 1e-90};  // |x|^2 = 2e-180
+  const double zero[2] = {0.0, 0.0};
+  const double under[2] = {1e-170, 0.0};  // |x|^2 underflows to exactly 0
+  CHECK(row_problem(tiny, 2) == nullptr);  // scoring it is fine
+  CHECK(learn_row_problem(lin, tiny, 2) != nullptr);
+  CHECK(learn_row_problem(lin, small, 2) == nullptr);
+  CHECK(learn_row_problem(lin, zero, 2) == nullptr);
+  CHECK(learn_row_problem(lin, under, 2) == nullptr);
+  CHECK(learn_row_problem(rbf, tiny, 2) == nullptr);  // k(x, x) = 1
+  const double p_small[2] = {1e-34, 1e-34};  // homogeneous cubic: k(x, x) = (2e-68)^3 = 8e-204
+  CHECK(learn_row_problem(poly, p_small, 2) != nullptr);
+  CHECK(learn_row_problem(poly1, p_small, 2) == nullptr);  // k(x, x) ~ 1
+  // Still the usual checks first.
+  const double nan2[2] = {std::numeric_limits<double>::quiet_NaN(), 0.0};
+  CHECK(std::string(learn_row_problem(lin, nan2, 2)).find("NaN") != std::string::npos);
 }
 
 #if defined(BUDGETKERNEL_TEST_NEEDS_AVX2)

@@ -111,9 +111,10 @@ inline Eigen::Map<const bk::RowMatrix> as_matrix(const CArray& X) {
 
 /// The single-example path's only validation (no copies): shape and the learner's row check.
 template <class L>
-void check_one(const L& self, const CArray& x) {
+void check_one(const L& self, const CArray& x, bool learning) {
   if (x.ndim() != 1 || x.shape(0) != self.n_features()) throw std::invalid_argument("x must be 1-D with n_features values");
-  if (const char* problem = self.row_problem(x.data())) throw std::invalid_argument(std::string("x ") + problem);
+  if (const char* problem = learning ? self.learn_row_problem(x.data()) : self.row_problem(x.data()))
+    throw std::invalid_argument(std::string("x ") + problem);
 }
 
 /// A member function of L that changes it, as a binding lambda that holds a write UseGuard
@@ -178,7 +179,7 @@ void def_learner_common(Cls& cls) {
       .def(
           "learn_one",
           [](L& self, const CArray& x, std::int32_t y) {
-            check_one(self, x);
+            check_one(self, x, true);
             if (y < 0 || y >= self.n_classes()) throw std::invalid_argument("label index out of range");
             UseGuard use(&self, true);
             return self.learn_one(x.data(), y);
@@ -187,7 +188,7 @@ void def_learner_common(Cls& cls) {
       .def(
           "decision_one",
           [](const L& self, const CArray& x) {
-            check_one(self, x);
+            check_one(self, x, false);
             py::array_t<double> out(self.n_outputs());
             UseGuard use(&self, false);
             self.decision(x.data(), out.mutable_data());

@@ -29,7 +29,7 @@ void wrap_passive_aggressive(py::module_& m) {
             if (pred.ndim() != 1 || pred.shape(0) != Xm.rows())
               throw std::invalid_argument("pred must be 1-D with one entry per row");
             if (start < 0 || start > Xm.rows()) throw std::invalid_argument("start out of range");
-            self.check_chunk(Xm, nullptr);
+            self.check_chunk(Xm, nullptr, true);
             std::int32_t* out = pred.mutable_data();
             UseGuard use(&self, true);
             py::gil_scoped_release release;

@@ -47,6 +47,14 @@ void zero_fresh(M& m, Size... size) {
 /// squared norm overflows would make RBF distances inf - inf = NaN and poison the model.
 constexpr double kMaxRowSqNorm = 1e300;
 
+/// Smallest nonzero |k(x, x)| a learner accepts from a row it learns from (Kernel::self_underflows).
+/// Steps divide by k(x, x) (the PA step loss / k(x, x), Schur complements in inverse kernel
+/// matrices): a self-similarity near the bottom of the double range made them overflow, and
+/// a linear-kernel row of values ~1e-155 (k(x, x) subnormal) turned BPA and BSGD-project models
+/// into NaN without an error. An exactly zero k(x, x) (an all-zero row under the linear
+/// kernel) stays accepted: the learners skip or absorb it exactly. Never reached by RBF.
+constexpr double kMinNonzeroSelf = 1e-200;
+
 /// nullptr when the row x[0..n) is usable input, else what is wrong with it: NaN or infinity,
 /// or values so large that its squared norm exceeds `max_sqnorm` (Kernel::max_input_sqnorm:
 /// kMaxRowSqNorm, lower for a polynomial kernel). One vectorised pass.

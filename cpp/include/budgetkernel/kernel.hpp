@@ -68,6 +68,14 @@ class Kernel {
   /// at the price of an exp in loops over SVs).
   double self(double nx2) const { return m_type == KernelType::RBF ? 1.0 : from_dot(nx2, nx2, nx2); }
 
+  /// Whether k(x, x), given |x|^2, is nonzero but below detail::kMinNonzeroSelf in magnitude:
+  /// too small to divide by (see there). Rows learned from must not have it.
+  bool self_underflows(double nx2) const {
+    if (m_type == KernelType::RBF) return false;
+    const double k = std::abs(self(nx2));
+    return k > 0.0 && k < detail::kMinNonzeroSelf;
+  }
+
   /// Whether k(x, x) = 1 for every x (the merging derivation of the BSGD paper needs it).
   bool unit_diagonal() const { return m_type == KernelType::RBF; }
 
@@ -146,4 +154,18 @@ class Kernel {
   double m_coef0 = 0.0;
 };
 
+namespace detail {
+
+/// What is wrong with a row x[0..n) to *learn* from under kernel k (nullptr: nothing):
+/// row_problem against k.max_input_sqnorm(), or a self-similarity k.self_underflows().
+/// Predicting needs only row_problem: scoring a near-zero row divides by nothing.
+inline const char* learn_row_problem(const Kernel& k, const double* x, Index n) {
+  if (const char* problem = row_problem(x, n, k.max_input_sqnorm())) return problem;
+  if (k.self_underflows(Eigen::Map<const Eigen::VectorXd>(x, n).squaredNorm()))
+    return "is so close to zero that k(x, x) underflows the kernel's arithmetic (0 < |k(x, x)| < 1e-200, and "
+           "learning divides by it); rescale it (an all-zero row is accepted)";
+  return nullptr;
+}
+
+}  // namespace detail
 }  // namespace budgetkernel

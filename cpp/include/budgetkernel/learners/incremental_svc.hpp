@@ -94,7 +94,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   /// Test-then-train over a weighted chunk (validated like partial_fit; weights > 0, finite).
   void partial_fit_weighted(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, const double* w,
                             std::int32_t* pred = nullptr) {
-    check_chunk(X, y);
+    check_chunk(X, y, true);
     detail::require(w != nullptr, "weights are required");
     for (Index i = 0; i < X.rows(); ++i)
       detail::require(std::isfinite(w[i]) && w[i] > 0.0, "weights must be positive finite numbers");

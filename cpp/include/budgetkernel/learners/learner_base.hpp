@@ -120,21 +120,6 @@ inline void check_lam(double lam) {
   require(std::isfinite(lam) && lam >= 1e-30, "lam must be a finite number >= 1e-30");
 }
 
-/// Checks a chunk before the hot loop so the loop itself never throws.
-inline void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, Index n_features,
-                        Index n_classes, double max_sqnorm) {
-  // Messages are built only on failure: this runs once per chunk, ahead of the hot loop.
-  if (X.cols() != n_features)
-    invalid("X has " + std::to_string(X.cols()) + " features, expected " + std::to_string(n_features));
-  for (Index i = 0; i < X.rows(); ++i)
-    if (const char* problem = row_problem(X.row(i).data(), X.cols(), max_sqnorm))
-      invalid("X row " + std::to_string(i) + " " + problem);
-  if (y)
-    for (Index i = 0; i < X.rows(); ++i)
-      if (y[i] < 0 || y[i] >= n_classes)
-        invalid("label index " + std::to_string(y[i]) + " out of range [0, " + std::to_string(n_classes) + ")");
-}
-
 }  // namespace detail
 
 /// CRTP base: a learner implements `std::int32_t step(const double* x, std::int32_t y)`
@@ -147,27 +132,46 @@ class OnlineLearner {
   Index n_outputs() const { return detail::n_outputs_for(m_c); }
   const Counters& counters() const { return m_count; }
 
-  /// Largest accepted squared norm of an input row: the learner's kernel's bound
-  /// (Kernel::max_input_sqnorm) when its parameters have one, else detail::kMaxRowSqNorm.
-  double input_sqnorm_limit() const {
+  /// What is wrong with one input row x[0..n_features()) to score (nullptr: nothing): NaN,
+  /// infinity, or a squared norm beyond the kernel's Kernel::max_input_sqnorm
+  /// (detail::kMaxRowSqNorm without a kernel).
+  const char* row_problem(const double* x) const {
     if constexpr (detail::has_kernel_params<Derived>::value)
-      return self().params().kernel.max_input_sqnorm();
+      return detail::row_problem(x, m_d, self().params().kernel.max_input_sqnorm());
     else
-      return detail::kMaxRowSqNorm;
+      return detail::row_problem(x, m_d);
+  }
+  /// The same for a row to learn from: also a k(x, x) too small to divide by
+  /// (detail::learn_row_problem).
+  const char* learn_row_problem(const double* x) const {
+    if constexpr (detail::has_kernel_params<Derived>::value)
+      return detail::learn_row_problem(self().params().kernel, x, m_d);
+    else
+      return detail::row_problem(x, m_d);
   }
 
-  /// Validates a chunk (width, finite rows within input_sqnorm_limit(), label range when y is
-  /// given) before any of it is learned or scored. \throws std::invalid_argument.
-  void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y) const {
-    detail::check_chunk(X, y, m_d, m_c, input_sqnorm_limit());
+  /// Validates a chunk before any of it is learned or scored, so the hot loop itself never
+  /// throws: the width, every row (learn_row_problem when `learning`, else row_problem) and
+  /// the label range when y is given. \throws std::invalid_argument.
+  void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, bool learning) const {
+    // Messages are built only on failure: this runs once per chunk, ahead of the hot loop.
+    if (X.cols() != m_d)
+      detail::invalid("X has " + std::to_string(X.cols()) + " features, expected " + std::to_string(m_d));
+    for (Index i = 0; i < X.rows(); ++i) {
+      const double* row = X.row(i).data();
+      if (const char* problem = learning ? learn_row_problem(row) : row_problem(row))
+        detail::invalid("X row " + std::to_string(i) + " " + problem);
+    }
+    if (y)
+      for (Index i = 0; i < X.rows(); ++i)
+        if (y[i] < 0 || y[i] >= m_c)
+          detail::invalid("label index " + std::to_string(y[i]) + " out of range [0, " + std::to_string(m_c) + ")");
   }
-  /// What is wrong with one input row x[0..n_features()) (nullptr: nothing), as check_chunk.
-  const char* row_problem(const double* x) const { return detail::row_problem(x, m_d, input_sqnorm_limit()); }
 
   /// Test-then-train over a chunk: for each row, predict, then learn. Writes the
   /// predictions into `pred` when given (the prequential record). Validates first.
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
-    check_chunk(X, y);
+    check_chunk(X, y, true);
     for (Index i = 0; i < X.rows(); ++i) {
       const std::int32_t p = learn_one(X.row(i).data(), y[i]);
       if (pred) pred[i] = p;
@@ -186,7 +190,7 @@ class OnlineLearner {
 
   /// Decision values, n x n_outputs.
   void decision_function(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out) const {
-    check_chunk(X, nullptr);
+    check_chunk(X, nullptr, false);
     detail::require(out.rows() == X.rows() && out.cols() == n_outputs(), "decision_function: bad output shape");
     for (Index i = 0; i < X.rows(); ++i) self().decision(X.row(i).data(), out.row(i).data());
   }

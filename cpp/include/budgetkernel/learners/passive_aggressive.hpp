@@ -189,7 +189,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     detail::require(start >= 0 && start <= X.rows(), "active_run: start out of range");
     for (Index i = start; i < X.rows(); ++i) {
       const double* row = X.row(i).data();
-      if (const char* problem = row_problem(row))
+      if (const char* problem = learn_row_problem(row))
         detail::invalid("active_run: row " + std::to_string(i) + " " + problem);
       if (observe(row, pred ? pred + i : nullptr)) return i;
     }

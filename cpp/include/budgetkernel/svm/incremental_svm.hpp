@@ -203,7 +203,7 @@ class IncrementalSVM {
   /// returns none, and the next learn gets the key it would have had (see "Failure").
   std::int64_t learn(const double* xp, double y, double weight = 1.0) {
     detail::require(xp != nullptr, "IncrementalSVM::learn: x is null");
-    if (const char* problem = detail::row_problem(xp, m_d, m_kernel.max_input_sqnorm()))
+    if (const char* problem = detail::learn_row_problem(m_kernel, xp, m_d))
       detail::invalid(std::string("IncrementalSVM::learn: x ") + problem);
     detail::require(y == 1.0 || y == -1.0, "IncrementalSVM::learn: y must be +1 or -1");
     check_weight(weight);
