@@ -32,6 +32,16 @@ def _positive_int(text):
     return value
 
 
+def _gamma_arg(text):
+    """--gamma: 'scale' or a number (a bad value is an argparse error naming --gamma)."""
+    if text == "scale":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number or 'scale'; got {text!r}") from None
+
+
 def _classes_arg(text):
     """--classes: ints when every entry is an integer literal (so that `predict`
     prints 2, not 2.0), else floats, else strings."""
@@ -63,7 +73,7 @@ def _add_model_args(p):
         help="Budgeted SGD (default), Budgeted Passive-Aggressive, a (budgeted) kernel perceptron, "
         "Sparse PA, or kernel OGD / BOGD",
     )
-    p.add_argument("--budget", type=int, default=100, help="max #SVs (0 = no budget; default 100)")
+    p.add_argument("--budget", type=int, default=None, help="max #SVs (0 = no budget; default 100); not spa")
     p.add_argument(
         "--maintenance",
         choices=sorted(set(_MAINTENANCE) | set(_PERCEPTRON_MAINTENANCE)),
@@ -71,19 +81,19 @@ def _add_model_args(p):
         help="bsgd: budget maintenance (default merge); perceptron: budget rule (default random)",
     )
     p.add_argument("--lam", type=float, default=None, help="bsgd / bogd: regularisation (default 1e-4 / 0.01)")
-    p.add_argument("--C", type=float, default=1.0, help="pa: aggressiveness C (default 1)")
-    p.add_argument("--variant", choices=sorted(_VARIANTS), default="simple", help="pa: BPA variant (default simple)")
-    p.add_argument("--loss", choices=sorted(_LOSSES), default="hinge", help="pa: hinge or ramp loss (default hinge)")
-    p.add_argument("--pa-type", type=int, choices=[0, 1, 2], default=1, help="pa: 0 hard, 1 PA-I, 2 PA-II")
+    p.add_argument("--C", type=float, default=None, help="pa: aggressiveness C (default 1)")
+    p.add_argument("--variant", choices=sorted(_VARIANTS), default=None, help="pa: BPA variant (default simple)")
+    p.add_argument("--loss", choices=sorted(_LOSSES), default=None, help="pa: hinge or ramp loss (default hinge)")
+    p.add_argument("--pa-type", type=int, choices=[0, 1, 2], default=None, help="pa: 0 hard, 1 PA-I (default), 2 PA-II")
     p.add_argument(
         "--eta",
         type=float,
         default=None,
         help="perceptron: Projectron threshold (default 0.1); spa: aggressiveness (default 1); bogd: step (default 0.5)",
     )
-    p.add_argument("--alpha", type=float, default=1.0, help="spa: loss cap of the sampling probability (default 1)")
-    p.add_argument("--beta", type=float, default=20.0, help="spa: sampling divisor, >= alpha (default 20)")
-    p.add_argument("--sampling", choices=sorted(_SAMPLING), default="uniform", help="bogd: discard rule")
+    p.add_argument("--alpha", type=float, default=None, help="spa: loss cap of the sampling probability (default 1)")
+    p.add_argument("--beta", type=float, default=None, help="spa: sampling divisor, >= alpha (default 20)")
+    p.add_argument("--sampling", choices=sorted(_SAMPLING), default=None, help="bogd: discard rule (default uniform)")
     p.add_argument(
         "--averaged",
         action=argparse.BooleanOptionalAction,
@@ -92,7 +102,7 @@ def _add_model_args(p):
         "pa and bogd no); bsgd: polynomial-decay averaging (average=True)",
     )
     p.add_argument("--kernel", choices=["rbf", "linear", "poly"], default="rbf")
-    p.add_argument("--gamma", default="scale", help="kernel gamma or 'scale' (default)")
+    p.add_argument("--gamma", type=_gamma_arg, default="scale", help="kernel gamma or 'scale' (default)")
     p.add_argument("--degree", type=int, default=3)
     p.add_argument("--coef0", type=float, default=0.0)
     p.add_argument("--epochs", type=_positive_int, default=1)
@@ -108,24 +118,46 @@ def _add_model_args(p):
     _add_zero_based_arg(p, "default: zero-based iff index 0 occurs in the file; a pipe is one-based")
 
 
+# The learners that read each learner-specific option (its default is None, so that an
+# option given to a learner that ignores it is an error, not a model trained without it).
+_LEARNER_OPTIONS = {
+    "budget": ("--budget", ("bsgd", "pa", "perceptron", "bogd")),
+    "maintenance": ("--maintenance", ("bsgd", "perceptron")),
+    "lam": ("--lam", ("bsgd", "bogd")),
+    "C": ("--C", ("pa",)),
+    "variant": ("--variant", ("pa",)),
+    "loss": ("--loss", ("pa",)),
+    "pa_type": ("--pa-type", ("pa",)),
+    "eta": ("--eta", ("perceptron", "spa", "bogd")),
+    "alpha": ("--alpha", ("spa",)),
+    "beta": ("--beta", ("spa",)),
+    "sampling": ("--sampling", ("bogd",)),
+    "averaged": ("--averaged", ("bsgd", "pa", "spa", "bogd")),
+}
+
+
 def _estimator(args):
-    gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
+    for dest, (option, learners) in _LEARNER_OPTIONS.items():
+        if getattr(args, dest) is not None and args.learner not in learners:
+            raise ValueError(f"{option} does not apply to --learner {args.learner}")
+    budget = 100 if args.budget is None else args.budget
     common = dict(
-        budget=args.budget or None,
+        budget=budget or None,
         kernel=args.kernel,
-        gamma=gamma,
+        gamma=args.gamma,
         degree=args.degree,
         coef0=args.coef0,
         random_state=args.random_state,
     )
-    if args.learner != "bsgd" and args.learner != "perceptron" and args.maintenance is not None:
-        raise ValueError(f"--maintenance does not apply to --learner {args.learner}")
-    if args.learner == "perceptron" and args.averaged is not None:
-        raise ValueError("--averaged does not apply to --learner perceptron")
     averaged = bool(args.averaged)
     if args.learner == "pa":
         return BudgetedPAClassifier(
-            variant=args.variant, loss=args.loss, pa_type=args.pa_type, C=args.C, averaged=averaged, **common
+            variant=args.variant or "simple",
+            loss=args.loss or "hinge",
+            pa_type=1 if args.pa_type is None else args.pa_type,
+            C=1.0 if args.C is None else args.C,
+            averaged=averaged,
+            **common,
         )
     if args.learner == "perceptron":
         maintenance = args.maintenance or "random"
@@ -136,10 +168,12 @@ def _estimator(args):
         del common["budget"]  # SPA has no budget: beta sets the expected #SVs
         eta = 1.0 if args.eta is None else args.eta
         spa_averaged = True if args.averaged is None else args.averaged  # SPA-avg unless --no-averaged
-        return SparsePAClassifier(alpha=args.alpha, beta=args.beta, eta=eta, averaged=spa_averaged, **common)
+        alpha = 1.0 if args.alpha is None else args.alpha
+        beta = 20.0 if args.beta is None else args.beta
+        return SparsePAClassifier(alpha=alpha, beta=beta, eta=eta, averaged=spa_averaged, **common)
     if args.learner == "bogd":
         return BOGDClassifier(
-            sampling=args.sampling,
+            sampling=args.sampling or "uniform",
             eta=0.5 if args.eta is None else args.eta,
             lam=0.01 if args.lam is None else args.lam,
             averaged=averaged,
@@ -189,13 +223,19 @@ def _plan_training(args, path):
 def _train_stream(clf, args, path, plan, progress):
     n_features, zero_based, label_dtype, classes = plan
     result = None
+    seconds = 0.0
     for epoch in range(args.epochs):
         chunks = datasets.iter_svmlight(
             path, n_features=n_features, zero_based=zero_based, label_dtype=label_dtype, chunk_size=args.chunk_size
         )
         result = evaluate_prequential(clf, chunks, classes=classes, progress=progress)
+        seconds += result["train_seconds"]
         if progress and args.epochs > 1:
             print(f"epoch {epoch + 1}: online error {result['online_error']:.4f}", file=sys.stderr)
+    # evaluate_prequential describes the pass it ran: the time and the rate are made to
+    # cover every pass, the online error stays the last pass's (the callers say so).
+    result["train_seconds"] = seconds
+    result["examples_per_second"] = result["examples"] * args.epochs / seconds if seconds > 0 else float("nan")
     # Saved with the model, so that `predict` reads test files with the same index base
     # (guessing it per file shifts the features of a sparse file that never uses index 0).
     clf._svmlight_zero_based = zero_based
@@ -215,14 +255,29 @@ def _reading_args(path, n_features, zero_based):
     return {"n_features": n_features, "zero_based": zero_based is True, "label_dtype": np.float64}
 
 
+def _check_output_path(path, option):
+    """Fails now when ``path`` could not be written at the end of a long run (a missing
+    directory, a directory given as the file, a read-only place)."""
+    if os.path.isdir(path):
+        raise ValueError(f"{option} {path}: is a directory")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ValueError(f"{option} {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {path}: directory {parent} is not writable")
+
+
 def cmd_train(args):
+    _check_output_path(args.output, "-o")
     clf = _estimator(args)
     plan = _plan_training(args, args.data)
     r = _train_stream(clf, args, args.data, plan, not args.quiet)
     clf.save(args.output)
+    passes = f"{args.epochs} epochs of {r['examples']:,}" if args.epochs > 1 else f"{r['examples']:,}"
+    last = " (last epoch)" if args.epochs > 1 else ""
     print(
-        f"trained on {r['examples']:,} examples in {r['train_seconds']:.2f} s "
-        f"({r['examples_per_second']:,.0f}/s); online error {r['online_error']:.4f}; "
+        f"trained on {passes} examples in {r['train_seconds']:.2f} s "
+        f"({r['examples_per_second']:,.0f}/s); online error{last} {r['online_error']:.4f}; "
         f"{_support_summary(r)}; model written to {args.output}"
     )
     return 0
@@ -267,8 +322,9 @@ def cmd_evaluate(args):
         n_features, zero_based = plan[0], plan[1]
         test_reading = _reading_args(args.test, n_features, zero_based)
     r = _train_stream(clf, args, args.data, plan, not args.quiet)
-    print(f"examples            {r['examples']:,}")
-    print(f"online error        {r['online_error']:.4f}")
+    passes, last = (f" x {args.epochs} epochs", "  (last epoch)") if args.epochs > 1 else ("", "")
+    print(f"examples            {r['examples']:,}{passes}")
+    print(f"online error        {r['online_error']:.4f}{last}")
     print(f"examples/s          {r['examples_per_second']:,.0f}")
     print(f"support vectors     {r['n_support']}")
     if "n_support_average" in r:
@@ -285,12 +341,13 @@ def cmd_evaluate(args):
 def cmd_demo(args):
     """The README's main job: a noisy-checkerboard stream through BSGD with merging."""
     if args.plot:
-        from .plot import require_matplotlib
+        from .plot import plot_format
 
         try:  # now, not after a training run whose result would be lost
-            require_matplotlib()
-        except ImportError as e:
+            plot_format(args.plot)
+        except (ImportError, ValueError) as e:
             raise ValueError(f"--plot: {e}") from None
+        _check_output_path(args.plot, "--plot")
     print(
         f"budgetkernel demo: {args.n:,} noisy-checkerboard examples (15% label noise) through "
         f"Budgeted SGD, maintenance={args.maintenance}, B={args.budget}"
@@ -384,3 +441,9 @@ def main(argv=None):
     except MemoryError as e:  # e.g. a LIBSVM file whose feature indices ask for a huge dense chunk
         print(f"budgetkernel: error: out of memory ({e or 'allocation failed'})", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C: the shell's code for SIGINT (128 + 2), one line and no traceback.
+        # A progress bar may be mid-line on stderr: start a new line after it.
+        newline = "" if getattr(args, "quiet", True) else "\n"
+        print(f"{newline}budgetkernel: interrupted", file=sys.stderr)
+        return 130

@@ -49,6 +49,7 @@ import numbers
 import os
 import re
 import stat
+import zlib
 
 import numpy as np
 
@@ -685,8 +686,20 @@ def _open_text(path):
 
 def _numbered_lines(fh, path):
     """Yield ``(line_number, line)`` from a file opened by :func:`_open_text`,
-    failing with the file and line on a byte that is not UTF-8."""
-    for lineno, line in enumerate(fh, start=1):
+    failing with the file and line on a byte that is not UTF-8, and with the file
+    on gzip data that is corrupt or truncated."""
+    lines = enumerate(fh, start=1)
+    while True:
+        try:
+            lineno, line = next(lines)
+        except StopIteration:
+            return
+        except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+            # gzip reports these without the file name, and EOFError and zlib.error
+            # are not ValueErrors: a truncated download would otherwise escape the
+            # reader's (and the CLI's) error handling as a traceback.
+            raise ValueError(f"svmlight file {os.fspath(path)!r}: corrupt or truncated "
+                             f"gzip data ({e})") from None
         if not line.isascii():
             bad = _ESCAPED_BYTE_RE.search(line)
             if bad:
@@ -715,10 +728,15 @@ def _parse_line(line, path, lineno):
         _fail(path, lineno, f"missing label (line starts with feature {lab!r})")
     label_is_int = False
     if _INT_RE.match(lab):
-        label = int(lab)
-        label_is_int = _INT64_MIN <= label <= _INT64_MAX
-        if not label_is_int:
-            label = float(label)
+        try:
+            label = int(lab)
+            label_is_int = _INT64_MIN <= label <= _INT64_MAX
+            if not label_is_int:
+                label = float(label)
+        except (ValueError, OverflowError):
+            # beyond float64 (OverflowError), or more digits than int() converts
+            # (ValueError): the integer counterpart of the float label '1e400'
+            _fail(path, lineno, f"non-finite label {lab[:40]!r}{'...' if len(lab) > 40 else ''}")
     else:
         try:
             label = _parse_float(lab)
@@ -738,9 +756,16 @@ def _parse_line(line, path, lineno):
             continue
         if not _INT_RE.match(key):
             _fail(path, lineno, f"non-integer feature index in {tok!r}")
-        idx = int(key)
+        if len(key) > 20 and len(key.lstrip("+-").lstrip("0")) > 19:
+            # beyond int64 either way; int() would refuse more than 4300 digits
+            # with a message that names no line
+            idx = -1 if key.startswith("-") else _INT64_MAX + 1
+        else:
+            idx = int(key)
         if idx < 0:
             _fail(path, lineno, f"negative feature index in {tok!r}")
+        if idx > _INT64_MAX:  # no array has such a column
+            _fail(path, lineno, f"feature index {key[:40]}{'...' if len(key) > 40 else ''} is too large")
         try:
             v = _parse_float(val)
         except ValueError:
@@ -821,6 +846,13 @@ def _plan_svmlight(path, n_features, zero_based, label_dtype):
 
 def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size):
     label_int = label_dtype.kind in "iu"
+    # Labels are checked against label_dtype as values are against dtype: numpy would
+    # raise OverflowError (no line number) for an integer, and give inf for a float.
+    if label_int:
+        label_lo, label_hi = int(np.iinfo(label_dtype).min), int(np.iinfo(label_dtype).max)
+    else:
+        label_hi = float(np.finfo(label_dtype).max)
+        label_lo = -label_hi
     vmax = float(np.finfo(dtype).max)
     check_range = vmax < float(np.finfo(np.float64).max)
 
@@ -845,6 +877,8 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
             label, is_int, idx, vals = parsed
             if label_int and not is_int:
                 _fail(path, lineno, f"non-integer label {label!r} with integer label_dtype")
+            if not label_lo <= label <= label_hi:
+                _fail(path, lineno, f"label {label!r} does not fit label_dtype {label_dtype}")
             cols = []
             for i in idx:
                 j = i - offset
@@ -921,11 +955,12 @@ def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
     ValueError
         On malformed lines (missing ``':'``, non-numeric or non-integer
         index, non-numeric label or value, NaN or infinite label or value,
-        negative index, index 0 in a one-based file, duplicate index, index
-        beyond ``n_features``, value overflowing ``dtype``, bytes that are not
-        UTF-8).  The message names the file and line number.  Also raised for a
-        pipe when not all of ``n_features``, ``zero_based`` and ``label_dtype``
-        are given.
+        negative index, index beyond int64, index 0 in a one-based file,
+        duplicate index, index beyond ``n_features``, value overflowing
+        ``dtype``, label outside ``label_dtype``, bytes that are not UTF-8).
+        The message names the file and line number.  Also raised, naming the
+        file, for corrupt or truncated gzip data, and for a pipe when not all
+        of ``n_features``, ``zero_based`` and ``label_dtype`` are given.
     """
     chunk_size = _check_n_samples(chunk_size, "chunk_size")
     if chunk_size == 0:
@@ -996,8 +1031,10 @@ def dump_svmlight(X, y, path_or_file, *, zero_based=False):
         On shape mismatch or NaN/infinite values.
     """
     if hasattr(X, "tocsr") and not isinstance(X, np.ndarray):  # SciPy sparse
-        X = X.tocsr()
-        X.sort_indices()
+        # A copy: sorting in place would reorder the caller's matrix.  scipy allows
+        # duplicate entries (their sum is the value), which LIBSVM does not.
+        X = X.tocsr(copy=True)
+        X.sum_duplicates()  # also sorts the indices
         n_rows = X.shape[0]
         indptr, indices, data = X.indptr, X.indices, np.asarray(X.data, dtype=np.float64)
 
@@ -1024,12 +1061,15 @@ def dump_svmlight(X, y, path_or_file, *, zero_based=False):
     if y.ndim != 1 or y.shape[0] != n_rows:
         raise ValueError(f"y must have shape ({n_rows},), got {y.shape}")
     y_is_int = y.dtype.kind in "biu"
+    if y.dtype.kind == "c":  # astype(float64) would drop the imaginary part
+        raise ValueError(f"y must be real; got dtype {y.dtype}")
     if not y_is_int:
         y = y.astype(np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinite values")
     else:
-        y = y.astype(np.int64)
+        # Python ints: int64 would wrap uint64 labels of 2^63 and above.
+        y = y.tolist()
     off = 0 if zero_based else 1
 
     def lines():

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-__all__ = ["plot_accuracy_curve", "plot_decision_boundary", "plot_demo", "require_matplotlib"]
+__all__ = ["plot_accuracy_curve", "plot_decision_boundary", "plot_demo", "plot_format", "require_matplotlib"]
 
 
 def require_matplotlib():
@@ -14,6 +16,24 @@ def require_matplotlib():
     except ImportError as e:
         raise ImportError("plotting needs matplotlib: pip install 'budgetkernel[plot]'") from e
     return matplotlib
+
+
+def plot_format(path):
+    """The image format ``plot_demo`` writes ``path`` in: its extension, or png without one.
+
+    Raises ImportError without matplotlib and ValueError for an extension matplotlib
+    cannot write, so that a caller can check ``path`` before a long training run.
+    """
+    require_matplotlib()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    ext = os.path.splitext(os.fspath(path))[1][1:].lower()
+    if not ext:
+        return "png"
+    supported = FigureCanvasBase.get_supported_filetypes()
+    if ext not in supported:
+        raise ValueError(f"cannot write a .{ext} image; formats: {', '.join(sorted(supported))}")
+    return ext
 
 
 def _plt():
@@ -90,4 +110,6 @@ def plot_demo(est, scaler, path):
     plot_decision_boundary(est, ax=b, transform=scaler.transform)
     b.set_title("decision boundary and support vectors")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    # An explicit format: given none, matplotlib appends ".png" to a path without an
+    # extension, so the file would not be where the caller (and the CLI's message) says.
+    fig.savefig(path, dpi=110, format=plot_format(path))
