@@ -177,3 +177,15 @@ def test_evaluate_prequential_test_accuracy_with_a_column_y_test():
     clf = BudgetedSGDClassifier(budget=20, gamma=1.0, random_state=0).partial_fit(X, y, classes=[0, 1])
     # was mean(predict(X) == y[:, None]): a 200 x 200 comparison
     assert r["test_accuracy"] == clf.score(X, y)
+
+
+def test_a_failed_save_leaves_no_temporary_file(tmp_path):
+    X, y = data()
+    clf = BudgetedSGDClassifier(budget=10, gamma=1.0).fit(X, y)
+    target = tmp_path / "model.bkm"
+    target.mkdir()  # os.replace onto a directory fails after the .tmp file was written
+    with pytest.raises(OSError):
+        clf.save(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.bkm"]
+    clf.save(tmp_path / "ok.bkm")
+    np.testing.assert_array_equal(budgetkernel.load(tmp_path / "ok.bkm").decision_function(X), clf.decision_function(X))

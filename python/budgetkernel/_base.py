@@ -803,9 +803,16 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         self._model.metadata = json.dumps(meta, default=_jsonable).encode()
         data = self._model.to_bytes()
         tmp = f"{os.fspath(path)}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            # a failed or interrupted write (disk full, Ctrl-C, path a directory) leaves no
+            # partial .tmp file behind; a file already at `path` stays as it was
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+            raise
 
     def _extra_fitted(self):
         """Fitted attributes besides the core model that a subclass needs back on load."""
