@@ -187,13 +187,8 @@ def test_rows_whose_squared_norm_overflows_are_rejected(est):
 
 @pytest.mark.parametrize(
     "est",
-    # Not merging (Gaussian only), not ReservoirSVC: its IDSVM breaks down on this linear-kernel
-    # stream already without the tiny rows (clear RuntimeError; ridge=1e-6 learns it).
-    [
-        e
-        for e in ESTIMATORS
-        if "kernel" in e.get_params() and e.get_params().get("maintenance") != "merge" and not isinstance(e, ReservoirSVC)
-    ],
+    # Not merging (Gaussian only).
+    [e for e in ESTIMATORS if "kernel" in e.get_params() and e.get_params().get("maintenance") != "merge"],
     ids=lambda e: repr(e),
 )
 def test_rows_whose_self_similarity_underflows_are_not_learned(est):

@@ -224,6 +224,39 @@ def test_reservoir_baseline_keeps_b_examples(ridge, tmp_path):
         np.testing.assert_array_equal(restored.decision_function(X), clf.decision_function(X))
 
 
+@pytest.mark.parametrize("C", [1.0, 10.0, 100.0])
+@pytest.mark.parametrize("random_state", [0, 1, 2])
+def test_reservoir_with_the_linear_kernel_is_the_svm_of_its_reservoir(C, random_state):
+    # 2-D, linear kernel: K has rank 2, so at most d + 1 = 3 margin vectors are independent. An
+    # exactly dependent 4th one used to pass the dependence test (its Schur complement, rounding
+    # noise amplified by an ill-conditioned J, exceeded 1e-9 Q_ii) and J became singular:
+    # "IncrementalInverse::refactor (LU ...): matrix is numerically singular" after some of the
+    # reservoir's unlearn / learn pairs. The final machine must be the exact SVM of the reservoir.
+    X, y = datasets.checkerboard(200, random_state=1)
+    clf = ReservoirSVC(C=C, kernel="linear", budget=30, random_state=random_state).fit(X, y)
+    P = np.asarray(clf._model.twin_points)
+    ys = np.where(np.asarray(clf._model.twin_weights)[:, 0] > 0, 1.0, -1.0)
+    assert len(P) == 30
+    K = P @ P.T
+    ref = SVC(C=C, kernel="precomputed", tol=1e-10, max_iter=10_000_000).fit(K, ys)
+    a_ref = np.zeros(len(P))
+    a_ref[ref.support_] = np.abs(ref.dual_coef_[0])
+    # Our alphas, by reservoir row: each support vector is one of the reservoir's rows (margin
+    # vectors at alpha = 0 included).
+    alpha, used = np.zeros(len(P)), np.zeros(len(P), bool)
+    for sv, c in zip(clf.support_vectors_, np.ravel(clf.dual_coef_)):
+        j = np.flatnonzero(np.all(P == sv, axis=1) & (ys * c >= 0) & ~used)[0]
+        alpha[j], used[j] = abs(c), True
+    W, W_ref = dual_objective(K, ys, alpha), dual_objective(K, ys, a_ref)
+    assert abs(W - W_ref) <= 1e-9 * abs(W_ref)
+    assert abs(np.sum(ys * alpha)) < 1e-10 and np.all(alpha >= 0) and np.all(alpha <= C * (1 + 1e-12))
+    # The weight vector is unique; b too when LIBSVM has a free (margin) vector. (LIBSVM's own
+    # error: its kernel cache is float, ~2e-6 in w here.)
+    np.testing.assert_allclose(alpha * ys @ P, a_ref * ys @ P, rtol=0, atol=1e-5 * max(1.0, C))
+    if np.any((a_ref > 1e-8 * C) & (a_ref < C * (1 - 1e-8))):
+        np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(X @ P.T), rtol=0, atol=1e-4 * C)
+
+
 @pytest.mark.parametrize("make", [ReservoirSVC, TwinVectorMachine])
 def test_removals_of_the_largest_example_resume_identically(make, tmp_path):
     # Linear kernel, features of very different norms: the reservoir / twin merges remove
