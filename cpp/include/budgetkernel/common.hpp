@@ -1,6 +1,11 @@
 #pragma once
 /// \file common.hpp
 /// Shared typedefs and small helpers of the core.
+///
+/// Convention of every header: (std::min)(a, b), (std::max)(a, b) and
+/// (std::numeric_limits<T>::max)(), so that a program that includes <windows.h> without
+/// NOMINMAX (whose min/max macros rewrite `std::min(`) can include ours after it
+/// (cpp/tests/test_embedding.cpp checks it).
 
 #include <Eigen/Dense>
 

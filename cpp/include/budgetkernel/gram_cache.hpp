@@ -299,7 +299,7 @@ class GramTracked {
   Index prepare_push(const SupportVectors& sv) {
     const Index n = sv.size();
     if (n != m_gram.size() + 1) detail::cache_out_of_sync("on_push", n - 1, m_gram.size());
-    if (m_gram.capacity() < n) m_gram.reserve(std::max(sv.capacity(), 2 * m_gram.capacity()));
+    if (m_gram.capacity() < n) m_gram.reserve((std::max)(sv.capacity(), 2 * m_gram.capacity()));
     return n;
   }
 

@@ -96,7 +96,7 @@ class IncrementalInverse {
   /// \throws std::runtime_error as append().
   void append_from_schur(const Eigen::Ref<const Vector>& Gk, double s, double kappa) {
     detail::require(Gk.size() >= m_n, "IncrementalInverse::append_from_schur: Gk needs >= size() entries");
-    if (!(std::abs(s) > m_tol * std::max(std::abs(kappa), 1.0)) || !std::isfinite(s)) {
+    if (!(std::abs(s) > m_tol * (std::max)(std::abs(kappa), 1.0)) || !std::isfinite(s)) {
       std::ostringstream msg;
       msg << "IncrementalInverse::append: the new row is numerically linearly dependent on the current "
           << m_n << " rows (Schur complement s = " << s << ", |s| <= tolerance " << m_tol
@@ -168,7 +168,7 @@ class IncrementalInverse {
       return;
     }
     Eigen::MatrixXd inv;
-    const double scale = std::max(K.diagonal().cwiseAbs().maxCoeff(), 1.0);
+    const double scale = (std::max)(K.diagonal().cwiseAbs().maxCoeff(), 1.0);
     Eigen::LDLT<Eigen::MatrixXd> ldlt(K);
     if (ldlt.info() == Eigen::Success && (ldlt.isPositive() || ldlt.isNegative())) {
       // The pivots D_i are the Schur complements of the pivoted bordering: same test as append().

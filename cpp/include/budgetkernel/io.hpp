@@ -76,7 +76,7 @@ struct Field {
   std::uint64_t count() const {
     std::uint64_t n = 1;
     for (auto s : shape) {
-      if (s != 0 && n > std::numeric_limits<std::uint64_t>::max() / s) return std::numeric_limits<std::uint64_t>::max();
+      if (s != 0 && n > (std::numeric_limits<std::uint64_t>::max)() / s) return (std::numeric_limits<std::uint64_t>::max)();
       n *= s;
     }
     return n;
@@ -304,7 +304,7 @@ inline Kernel read_kernel(const FieldMap& fm, const std::string& prefix = "") {
   if (t < 0 || t > 2) detail::corrupt("unknown kernel type " + std::to_string(t));
   // range-checked before the cast: 2^32 + 3 would otherwise load as degree 3
   const auto degree = fm.get_i64(prefix + "kernel.degree");
-  if (degree < std::numeric_limits<int>::min() || degree > std::numeric_limits<int>::max())
+  if (degree < (std::numeric_limits<int>::min)() || degree > (std::numeric_limits<int>::max)())
     detail::corrupt("invalid kernel degree " + std::to_string(degree));
   try {
     return Kernel(static_cast<KernelType>(t), fm.get_f64(prefix + "kernel.gamma"), static_cast<int>(degree),

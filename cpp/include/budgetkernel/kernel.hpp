@@ -52,7 +52,7 @@ class Kernel {
     switch (m_type) {
       case KernelType::Linear: return dot;
       case KernelType::Polynomial: return ipow(m_gamma * dot + m_coef0, m_degree);
-      case KernelType::RBF: return std::exp(-m_gamma * std::max(0.0, nx2 + nz2 - 2.0 * dot));
+      case KernelType::RBF: return std::exp(-m_gamma * (std::max)(0.0, nx2 + nz2 - 2.0 * dot));
     }
     return 0.0;
   }
@@ -86,7 +86,7 @@ class Kernel {
   double max_input_sqnorm() const {
     if (m_type != KernelType::Polynomial) return detail::kMaxRowSqNorm;
     const double root = std::pow(1e300, 1.0 / static_cast<double>(m_degree));
-    return std::min(detail::kMaxRowSqNorm, std::max(0.0, root - std::abs(m_coef0)) / m_gamma);
+    return (std::min)(detail::kMaxRowSqNorm, (std::max)(0.0, root - std::abs(m_coef0)) / m_gamma);
   }
 
   /// out(i) = k(S_i, x) for the first n rows of S, given their squared norms and |x|^2.

@@ -24,7 +24,7 @@ namespace detail {
 /// (eq. 4 of the BSGD paper), so these ties are real: the paper notes the smallest-SV rule
 /// then removes the oldest SV (4.1). Deciding them by rounding would drop the newest SV.
 inline bool smaller_or_older(double v, std::int64_t id, double best_v, std::int64_t best_id) {
-  const double tol = 1e-9 * std::max(std::abs(v), std::abs(best_v));
+  const double tol = 1e-9 * (std::max)(std::abs(v), std::abs(best_v));
   if (v < best_v - tol) return true;
   if (v > best_v + tol) return false;
   return id < best_id;
@@ -37,14 +37,14 @@ inline bool smaller_or_older(double v, std::int64_t id, double best_v, std::int6
 /// element cost ~2 cycles per element, mostly mispredictions).
 inline Index argmin_oldest(const double* v, const std::int64_t* id, Index n) {
   const double vmin = Eigen::Map<const Vector>(v, n).minCoeff();
-  const auto tie = [v, vmin](Index j) { return !(v[j] > vmin + 1e-9 * std::max(std::abs(v[j]), std::abs(vmin))); };
+  const auto tie = [v, vmin](Index j) { return !(v[j] > vmin + 1e-9 * (std::max)(std::abs(v[j]), std::abs(vmin))); };
   // A unique minimum is the common case in BSGD's merging, and it sits in the newest SV, the
   // last slot (99.8% of the merges of a run on the noisy checkerboard, gamma 8, lambda 1e-2,
   // B = 100: the older SVs have absorbed merges and carry larger |alpha|), hence the backward search.
   Index ties = 0;
 #if defined(__SSE2__) && !defined(__AVX2__)
   // GCC leaves this count scalar for SSE2 (it vectorises it for AVX2): done by hand, two
-  // lanes at a time, with the same operations (max_pd(|vmin|, x) is std::max(x, |vmin|),
+  // lanes at a time, with the same operations (max_pd(|vmin|, x) is (std::max)(x, |vmin|),
   // NaN included, and cmpngt is !(v > t)), so the count is the scalar loop's.
   const __m128d abs_mask = _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffffLL));
   const __m128d avmin = _mm_set1_pd(std::abs(vmin)), vmin2 = _mm_set1_pd(vmin), eps = _mm_set1_pd(1e-9);

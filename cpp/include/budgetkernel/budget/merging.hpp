@@ -78,7 +78,7 @@ double merge_solve_decreasing(const Fn& f, double lo, double hi, double x) {
     f(x, fx, dfx, final2);
     if (fx == 0.0) return x;
     if (fx > 0.0) lo = x; else hi = x;
-    const double tol = 1e-15 * std::max(1.0, std::fabs(x));
+    const double tol = 1e-15 * (std::max)(1.0, std::fabs(x));
     if (hi - lo <= tol) return 0.5 * (lo + hi);
     const double dx = fx / dfx;
     double xn = x - dx;
@@ -147,11 +147,11 @@ inline double merge_beyond(double P, double N, double s) {
     // F'' = (s/2) csch^2(w/2) coth(w/2) = 2 s t (1+t) (1+2t) decreases in w; within rho =
     // min(w, 1)/4 of w, p = 1/t is at least p/2 (expm1' = 1 + p), so there |F''|/2 <=
     // 2 s t (1+2t)(1+4t). Accuracy: |dt|/t = (1+t) |dw| <= kMergeTol.
-    const double rho = 0.25 * std::min(w, 1.0), c2 = 2.0 * s * t * (1.0 + 2.0 * t) * (1.0 + 4.0 * t);
-    final2 = std::min(0.25 * rho * rho, kMergeTol / (1.0 + t) * std::fabs(df) / (1.11 * c2));
+    const double rho = 0.25 * (std::min)(w, 1.0), c2 = 2.0 * s * t * (1.0 + 2.0 * t) * (1.0 + 4.0 * t);
+    final2 = (std::min)(0.25 * rho * rho, kMergeTol / (1.0 + t) * std::fabs(df) / (1.11 * c2));
   };
   auto F = [&](double w, double& f, double& df, double& final2) { F_at(w, 1.0 / fast_expm1(w), f, df, final2); };
-  const double lo = std::max(s - l, w_cap), hi = std::max(s - l + 2.0 * s / (s - l), w_cap);
+  const double lo = (std::max)(s - l, w_cap), hi = (std::max)(s - l + 2.0 * s / (s - l), w_cap);
   double w0 = std::numeric_limits<double>::quiet_NaN();
   if (free_start) {
     w0 = s - l + y;
@@ -186,7 +186,7 @@ inline double merge_inside(double A, double B, double s) {
   // F''' = (s/4)(2 sech^2 tanh^2 - sech^4)(u/2), so |F'''(v)| <= 2 s e^{-|v|}, which grows by
   // at most e^{0.01} towards the root.
   const double sigma = A < B ? -1.0 : 1.0;
-  const double e_a = std::min(A, B) / std::max(A, B) * fast_exp(-s), inv_a = 1.0 / (1.0 + e_a);
+  const double e_a = (std::min)(A, B) / (std::max)(A, B) * fast_exp(-s), inv_a = 1.0 / (1.0 + e_a);
   const double sech2_a = 4.0 * e_a * inv_a * inv_a, th_a = sigma * (1.0 - e_a) * inv_a;  // of u_a / 2
   double y = 0.0;
   const bool certain = merge_chebyshev(-sigma * 2.0 * s * e_a * inv_a, -1.0 + 0.5 * s * sech2_a,
@@ -206,7 +206,7 @@ inline double merge_inside(double A, double B, double s) {
     df = -1.0 + 2.0 * s * e * inv * inv;
     // |F''(v)| = (s/2) sech^2(v/2) |tanh(v/2)| <= 2 s e^{-|v|} <= 2.02 s e for |v - u| <= 0.01.
     // Accuracy: |dh|/h = (1 - h) |du| <= kMergeTol.
-    final2 = std::min(2.5e-5, kMergeTol * std::fabs(df) / (1.12 * s * e));
+    final2 = (std::min)(2.5e-5, kMergeTol * std::fabs(df) / (1.12 * s * e));
   };
   auto F = [&](double u, double& f, double& df, double& final2) { F_at(u, fast_exp(-std::fabs(u)), f, df, final2); };
   auto Fv = [&](double u) {
@@ -330,7 +330,7 @@ double merge_degradation(const Eigen::MatrixBase<RM>& am, const Eigen::MatrixBas
     const double p = am(i), q = an(i);
     d += p * p * t.u1 + q * q * t.u2 + 2.0 * p * q * t.c12;
   }
-  return std::max(0.0, d);
+  return (std::max)(0.0, d);
 }
 
 /// merge_degradation at (s, h).
@@ -389,7 +389,7 @@ class MergeTable {
     for (Index i = 0; i < kR; ++i)
       for (Index j = 0; j < kK; ++j) {
         double& c = colmin[static_cast<std::size_t>(j)];
-        c = std::min(c, m_e[static_cast<std::size_t>(i * kK + j)]);
+        c = (std::min)(c, m_e[static_cast<std::size_t>(i * kK + j)]);
       }
     const double scale = static_cast<double>(kK - 1);
     for (Index b = 0; b < kLB; ++b) {
@@ -397,10 +397,10 @@ class MergeTable {
       const Index ja = std::max<Index>(0, static_cast<Index>(std::sqrt(1.0 - k_hi) * scale) - 1);
       const Index jb = std::min<Index>(kK - 1, static_cast<Index>(std::sqrt(1.0 - k_lo) * scale) + 2);
       double lb = std::numeric_limits<double>::infinity();
-      for (Index j = ja; j <= jb; ++j) lb = std::min(lb, colmin[static_cast<std::size_t>(j)]);
+      for (Index j = ja; j <= jb; ++j) lb = (std::min)(lb, colmin[static_cast<std::size_t>(j)]);
       // Running minimum: still a lower bound, and non-increasing in k, so that "bound above
       // a value" becomes "k below a threshold" (prune_below).
-      m_lb[static_cast<std::size_t>(b)] = b == 0 ? lb : std::min(lb, m_lb[static_cast<std::size_t>(b - 1)]);
+      m_lb[static_cast<std::size_t>(b)] = b == 0 ? lb : (std::min)(lb, m_lb[static_cast<std::size_t>(b - 1)]);
     }
     for (Index q = 0; q <= kPQ; ++q)
       m_pq[static_cast<std::size_t>(q)] = prune_below(static_cast<double>(q) / static_cast<double>(kPQ));
@@ -413,7 +413,7 @@ class MergeTable {
     if (h_out) *h_out = h;
     if (r == 0.0) return k == 0.0 ? 1.0 : 1.0 - k * k * (1.0 + 2.0 * s);
     const MergeTerms t = merge_terms(s, h);
-    return std::max(0.0, t.u2 / (r * r) + t.u1 + 2.0 * t.c12 / r);
+    return (std::max)(0.0, t.u2 / (r * r) + t.u1 + 2.0 * t.c12 / r);
   }
 
   /// Bilinear interpolation of E(r, k) in (r, sqrt(1 - k)) (arguments clamped to the grid).
@@ -448,8 +448,8 @@ class MergeTable {
     // merge_partner lets NaN kernel values through and its callers handle a NaN result; a NaN
     // must not reach the casts to an index below (undefined behaviour; INT64_MIN on x86-64).
     if (std::isnan(r) || std::isnan(k)) return std::numeric_limits<double>::quiet_NaN();
-    const double fr = std::min(std::max((r + 1.0) * 0.5, 0.0), 1.0) * static_cast<double>(kR - 1);
-    const double fk = std::sqrt(std::min(std::max(1.0 - k, 0.0), 1.0)) * static_cast<double>(kK - 1);
+    const double fr = (std::min)((std::max)((r + 1.0) * 0.5, 0.0), 1.0) * static_cast<double>(kR - 1);
+    const double fk = std::sqrt((std::min)((std::max)(1.0 - k, 0.0), 1.0)) * static_cast<double>(kK - 1);
     const Index i = std::min<Index>(static_cast<Index>(fr), kR - 2), j = std::min<Index>(static_cast<Index>(fk), kK - 2);
     const double wr = fr - static_cast<double>(i), wk = fk - static_cast<double>(j);
     const double* p = t.data() + i * kK + j;
@@ -580,11 +580,11 @@ inline Index merge_partner(const SupportVectors& sv, Index m, const double* krow
   // Seed: the first nearest candidate (largest k), by two vectorised maxima around m.
   double kmax = -std::numeric_limits<double>::infinity();
   if (m > 0) kmax = Eigen::Map<const Vector>(krow_m, m).maxCoeff();
-  if (m + 1 < B) kmax = std::max(kmax, Eigen::Map<const Vector>(krow_m + m + 1, B - m - 1).maxCoeff());
+  if (m + 1 < B) kmax = (std::max)(kmax, Eigen::Map<const Vector>(krow_m + m + 1, B - m - 1).maxCoeff());
   constexpr Index kBlock = 64;
   Index seed = -1;
   for (Index j0 = 0; j0 < B && seed < 0; j0 += kBlock)
-    for (std::uint64_t bits = merge_mask_not_below(krow_m + j0, std::min(kBlock, B - j0), kmax); bits; bits &= bits - 1) {
+    for (std::uint64_t bits = merge_mask_not_below(krow_m + j0, (std::min)(kBlock, B - j0), kmax); bits; bits &= bits - 1) {
       const Index j = j0 + merge_lowest_bit(bits);
       if (j != m && krow_m[j] == kmax) {  // none if NaN got in the way: plain scan
         seed = j;
@@ -598,7 +598,7 @@ inline Index merge_partner(const SupportVectors& sv, Index m, const double* krow
   Index n = seed;
   double k_min = table.prune_below_fast(best);  // k < k_min: lower_bound(k) > best, cannot win
   for (Index j0 = 0; j0 < B; j0 += kBlock)
-    for (std::uint64_t bits = merge_mask_not_below(krow_m + j0, std::min(kBlock, B - j0), k_min); bits; bits &= bits - 1) {
+    for (std::uint64_t bits = merge_mask_not_below(krow_m + j0, (std::min)(kBlock, B - j0), k_min); bits; bits &= bits - 1) {
       const Index j = j0 + merge_lowest_bit(bits);
       if (krow_m[j] < k_min || j == m || j == seed) continue;  // NaN passes, as in merge_partner_scan
       const double e = table.per_unit(am / a[j], krow_m[j]);
@@ -668,7 +668,7 @@ inline MaintenanceResult merge_reduce(SupportVectors& sv, const Kernel& kernel, 
   if (!kernel.unit_diagonal()) detail::invalid("merge_reduce: merging needs the Gaussian (rbf) kernel (BSGD eq. 20)");
   const Index B = sv.size(), d = sv.dim(), c = sv.n_coef();
   if (!(B >= 2)) detail::invalid("merge_reduce: needs at least two support vectors");
-  if (work.size() < std::max(B, d + c)) work.resize(std::max(B, d + c));
+  if (work.size() < (std::max)(B, d + c)) work.resize((std::max)(B, d + c));
   if (work2.size() < B) work2.resize(B);
   const RowMatrix& A = sv.A();
   MaintenanceResult res;
@@ -700,7 +700,7 @@ inline MaintenanceResult merge_reduce(SupportVectors& sv, const Kernel& kernel, 
   res.norm_change = 2.0 * (f_z - f_m - f_n) + res.degradation;
 
   const Index keep = (m == B - 1) ? n : m, drop = (keep == m) ? n : m;
-  const std::int64_t id = std::max(sv.id(m), sv.id(n));
+  const std::int64_t id = (std::max)(sv.id(m), sv.id(n));
   sv.set_x(keep, z);
   sv.alpha(keep) = alpha_z.transpose();
   sv.carry_combine(keep, m, n, pair.k_mz, pair.k_nz);
@@ -777,7 +777,7 @@ class Merging : public GramTracked {
       prepare_push(sv);
     }
     if (!(krow.size() >= n - 1)) detail::invalid("Merging::on_push: krow is shorter than the number of previous SVs");
-    if (m_new.size() < n) m_new.resize(std::max(n, sv.capacity()));
+    if (m_new.size() < n) m_new.resize((std::max)(n, sv.capacity()));
     m_new.head(n - 1) = krow.head(n - 1);
     m_gram.canonical_tail(sv, m_kernel, n - 1, sv.x(n - 1).transpose(), sv.sqnorm()(n - 1), m_new);
     m_new(n - 1) = kappa;
@@ -806,7 +806,7 @@ class Merging : public GramTracked {
     if (m_track && B != m_gram.size() + (m_held ? 1 : 0))
       detail::cache_out_of_sync("Merging::reduce", B, m_gram.size());
     if (!m_track && m_held && !(m_new.size() >= B)) detail::cache_out_of_sync("Merging::reduce", B, m_new.size());
-    if (m_row.size() < B) m_row.resize(std::max(B, sv.capacity()));
+    if (m_row.size() < B) m_row.resize((std::max)(B, sv.capacity()));
     if (m_zw.size() < d + c) m_zw.resize(d + c);
     const RowMatrix& A = sv.A();
     MaintenanceResult res;
@@ -832,7 +832,7 @@ class Merging : public GramTracked {
     res.degradation = pair.degradation;
     const auto alpha_z = m_zw.segment(d, c);
     const Index keep = (m == B - 1) ? n : m, drop = (keep == m) ? n : m;
-    const std::int64_t id = std::max(sv.id(m), sv.id(n));
+    const std::int64_t id = (std::max)(sv.id(m), sv.id(n));
     // f(x_m) and f(x_n) from the cached rows (tracking only).
     const double f_m = m_track ? detail::merge_score_dot(sv, km, A.row(m)) : 0.0;
     const double f_n = m_track ? detail::merge_score_dot(sv, row(n, B), A.row(n)) : 0.0;

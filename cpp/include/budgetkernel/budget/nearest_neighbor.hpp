@@ -171,7 +171,7 @@ class NearestNeighbors {
           detail::corrupt("nearest-neighbour bookkeeping disagrees with the support vectors");
       }
     }
-    reset(std::max(sv.capacity(), n));
+    reset((std::max)(sv.capacity(), n));
     for (Index i = 0; i < n; ++i) {
       m_nn.push_back(static_cast<Index>(idx[static_cast<std::size_t>(i)]));
       m_d2.push_back(d2(i, 0));
@@ -199,7 +199,7 @@ class NearestNeighbors {
     // Distances and their argmin (first index on ties) in one pass, the minimum in a register.
     double best_d2 = inf();
     for (Index j = 0; j < n; ++j) {
-      const double d2 = std::max(0.0, sv.sqnorm()(j) + xsq - 2.0 * m_dots(j));
+      const double d2 = (std::max)(0.0, sv.sqnorm()(j) + xsq - 2.0 * m_dots(j));
       m_qd2(j) = d2;
       if (d2 < best_d2 || m_query_best == none) best_d2 = d2, m_query_best = j;
     }
@@ -216,7 +216,7 @@ class NearestNeighbors {
     double best_d2 = inf();
     for (Index j = 0; j < n; ++j) {
       if (j == i) continue;
-      const double d2 = std::max(0.0, sv.sqnorm()(j) + si - 2.0 * m_dots(j));
+      const double d2 = (std::max)(0.0, sv.sqnorm()(j) + si - 2.0 * m_dots(j));
       if (best == none || d2 < best_d2) best = j, best_d2 = d2;
     }
     m_nn[is] = best;

@@ -179,7 +179,7 @@ class Projection {
       const Eigen::RowVectorXd ap = A.row(p);  // copy: A is written below
       A.topRows(p).noalias() += m_gk.head(p) * ap;
       sv.carry_project(m_gk.head(p), p);
-      r.degradation = ap.squaredNorm() * std::max(m_pending_s, 0.0);
+      r.degradation = ap.squaredNorm() * (std::max)(m_pending_s, 0.0);
       r.norm_change = -r.degradation;
       sv.erase(p);
       --m_n;
@@ -223,7 +223,7 @@ class Projection {
     const auto kk = k.head(m_n);
     auto beta = m_cand.head(m_n);
     auto res = m_r.head(m_n);
-    const double kmax = std::max(kk.cwiseAbs().maxCoeff(), 1e-300);
+    const double kmax = (std::max)(kk.cwiseAbs().maxCoeff(), 1e-300);
     double rn = schur_residual(kk, beta, res) / kmax;
     if (rn > threshold()) {
       drift_refactor(rn);
@@ -313,7 +313,7 @@ class Projection {
       else
         fold(sv, i, kd, total);
     }
-    total.degradation = std::max(total.degradation, 0.0);
+    total.degradation = (std::max)(total.degradation, 0.0);
     return total;
   }
 
@@ -372,7 +372,7 @@ class Projection {
     if (!active) return;
     // The saved capacity only steers Eigen's blocking; bounded so that a corrupt file cannot
     // demand a huge allocation (a real one is at most twice the largest store size seen).
-    reserve(std::min(cap, 2 * std::max(sv.capacity(), n)));
+    reserve((std::min)(cap, 2 * (std::max)(sv.capacity(), n)));
     m_k.topLeftCorner(n, n) = K;
     m_n = n;
     m_g.assign(G);
@@ -451,7 +451,7 @@ class Projection {
 
   double threshold() const {
     if (m_ops_since_refactor >= kFloorLifetime) return m_drift_tol;
-    return std::max(m_drift_tol, std::min(10.0 * m_floor, kMaxRaisedBar));
+    return (std::max)(m_drift_tol, (std::min)(10.0 * m_floor, kMaxRaisedBar));
   }
 
   /// Refactors G from K; when even the fresh inverse misses the tolerance (or K is too
@@ -495,7 +495,7 @@ class Projection {
     if (i > 0) {
       // gk = G k, verified against K: res = k - K gk; refactor if G drifted, then refine.
       auto res = m_r.head(i);
-      const double kmax = std::max(k.cwiseAbs().maxCoeff(), 1e-300);
+      const double kmax = (std::max)(k.cwiseAbs().maxCoeff(), 1e-300);
       double rn = schur_residual(k, gk, res) / kmax;
       if (rn > threshold()) {
         drift_refactor(rn);
@@ -510,7 +510,7 @@ class Projection {
     // So no SV in G ever has a residual below tol * k_jj against the rest, which keeps
     // cond(K) <= ~n / tol however the SVs come and go (erasing only increases residuals).
     double scale = kappa;
-    for (Index j = 0; j < i; ++j) scale = std::max(scale, m_k(j, j) * gk(j) * gk(j));
+    for (Index j = 0; j < i; ++j) scale = (std::max)(scale, m_k(j, j) * gk(j) * gk(j));
     if (!(s > m_dep_tol * scale)) {
       m_pending_s = s;
       return false;
@@ -571,7 +571,7 @@ class Projection {
     ++m_ops;
     const Index m = m_g.size();
     double cond_bound = 0.0;
-    for (Index j = 0; j < m; ++j) cond_bound = std::max(cond_bound, m_g(j, j) * m_k(j, j));
+    for (Index j = 0; j < m; ++j) cond_bound = (std::max)(cond_bound, m_g(j, j) * m_k(j, j));
     if ((m_check_interval > 0 && m_ops >= m_check_interval) || cond_bound > kIllConditioned) check_drift(false);
   }
 

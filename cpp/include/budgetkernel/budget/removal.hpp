@@ -61,7 +61,7 @@ inline Index choose_removal(const SupportVectors& sv, const Kernel& k, RemovalRu
 inline MaintenanceResult remove_sv(SupportVectors& sv, const Kernel& k, Index p, Vector& work) {
   const Index n = sv.size();
   if (!(p >= 0 && p < n)) detail::invalid("remove_sv: SV index out of range");
-  if (work.size() < n) work.resize(std::max(n, sv.capacity()));
+  if (work.size() < n) work.resize((std::max)(n, sv.capacity()));
   const double kpp = k.self(sv.sqnorm()(p));
   sv.kernel_row(k, sv.x(p).transpose(), sv.sqnorm()(p), work);
   work(p) = kpp;  // the exact self-similarity, not exp(-gamma * rounding noise)

@@ -35,7 +35,7 @@ inline void mul_64x64_128(std::uint64_t a, std::uint64_t b, std::uint64_t& hi, s
 /// \throws std::invalid_argument when n < 1.
 template <class Engine>
 Index uniform_index(Engine& rng, Index n) {
-  static_assert(Engine::min() == 0 && Engine::max() == std::numeric_limits<std::uint64_t>::max(),
+  static_assert((Engine::min)() == 0 && (Engine::max)() == (std::numeric_limits<std::uint64_t>::max)(),
                 "uniform_index needs an engine with full 64-bit output, e.g. std::mt19937_64");
   require(n >= 1, "uniform_index: n must be >= 1");
   const std::uint64_t range = static_cast<std::uint64_t>(n);
@@ -51,7 +51,7 @@ Index uniform_index(Engine& rng, Index n) {
 /// Uniform double in [0, 1) with 53 random bits: (x >> 11) * 2^-53.
 template <class Engine>
 double uniform01(Engine& rng) {
-  static_assert(Engine::min() == 0 && Engine::max() == std::numeric_limits<std::uint64_t>::max(),
+  static_assert((Engine::min)() == 0 && (Engine::max)() == (std::numeric_limits<std::uint64_t>::max)(),
                 "uniform01 needs an engine with full 64-bit output, e.g. std::mt19937_64");
   return static_cast<double>(static_cast<std::uint64_t>(rng()) >> 11) * (1.0 / 9007199254740992.0);
 }

@@ -251,7 +251,7 @@ inline void rbf_finish(const double* sq, Index n, double x_sq, double gamma, dou
   }
 #else
   auto o = Eigen::Map<Vector>(out, n).array();
-  o = (-gamma * (Eigen::Map<const Vector>(sq, n).array() + x_sq - 2.0 * o).max(0.0)).exp();
+  o = (-gamma * ((Eigen::Map<const Vector>(sq, n).array() + x_sq - 2.0 * o).max)(0.0)).exp();
 #endif
 }
 

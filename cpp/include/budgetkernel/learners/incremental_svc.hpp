@@ -86,6 +86,8 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
 
   /// Test-then-train over a chunk (OnlineLearner::partial_fit); on a numerical breakdown the
   /// examples before the failing one stay learned and the exception says how many they are.
+  /// (The base's size-checked IndexVector overloads forward to this one.)
+  using OnlineLearner::partial_fit;
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
     detail::report_chunk_failure("IncrementalSVC::partial_fit", m_count.examples,
                                  [&] { OnlineLearner::partial_fit(X, y, pred); });

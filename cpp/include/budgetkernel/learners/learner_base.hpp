@@ -178,6 +178,20 @@ class OnlineLearner {
     }
   }
 
+  /// partial_fit with sized labels (and predictions): their lengths are checked against
+  /// X.rows(), which the pointer overload cannot do (a short y there is read past its end).
+  /// Calls the derived class's partial_fit, so learners that wrap it keep their behaviour.
+  void partial_fit(const Eigen::Ref<const RowMatrix>& X, const Eigen::Ref<const IndexVector>& y) {
+    check_length("partial_fit: y", y.size(), X.rows());
+    self().partial_fit(X, y.data());
+  }
+  void partial_fit(const Eigen::Ref<const RowMatrix>& X, const Eigen::Ref<const IndexVector>& y,
+                   Eigen::Ref<IndexVector> pred) {
+    check_length("partial_fit: y", y.size(), X.rows());
+    check_length("partial_fit: pred", pred.size(), X.rows());
+    self().partial_fit(X, y.data(), pred.data());
+  }
+
   /// One already-validated example: predict, count a mistake, learn. Returns the prediction.
   /// A step that did not need the label (see Counters::labels) sets m_label_unused.
   std::int32_t learn_one(const double* x, std::int32_t y) {
@@ -195,10 +209,22 @@ class OnlineLearner {
     for (Index i = 0; i < X.rows(); ++i) self().decision(X.row(i).data(), out.row(i).data());
   }
 
-  void predict(const Eigen::Ref<const RowMatrix>& X, std::int32_t* out) const {
+  /// Decision values, n x n_outputs, as a new matrix (like Model::decision_function).
+  RowMatrix decision_function(const Eigen::Ref<const RowMatrix>& X) const {
     RowMatrix D(X.rows(), n_outputs());
     decision_function(X, D);
+    return D;
+  }
+
+  /// Predicted class indices into out[0..X.rows()).
+  void predict(const Eigen::Ref<const RowMatrix>& X, std::int32_t* out) const {
+    const RowMatrix D = decision_function(X);
     for (Index i = 0; i < X.rows(); ++i) out[i] = detail::predict_from_scores(D.row(i));
+  }
+  /// The same into a sized vector, its length checked against X.rows().
+  void predict(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<IndexVector> out) const {
+    check_length("predict: out", out.size(), X.rows());
+    predict(X, out.data());
   }
 
   /// Opaque bytes stored alongside the model (the Python layer keeps its labels and
@@ -243,6 +269,11 @@ class OnlineLearner {
   bool m_label_unused = false;  ///< set by a step whose update did not depend on the label
 
  private:
+  static void check_length(const char* what, Index n, Index rows) {
+    if (n != rows)
+      detail::invalid(std::string(what) + " has " + std::to_string(n) + " entries, X has " + std::to_string(rows) +
+                      " rows");
+  }
   const Derived& self() const { return static_cast<const Derived&>(*this); }
   Derived& self() { return static_cast<Derived&>(*this); }
 };

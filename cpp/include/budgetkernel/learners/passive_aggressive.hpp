@@ -300,7 +300,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     if (!(q > 0.0)) return m_p.pa_type == 0 ? std::numeric_limits<double>::infinity() : 0.0;
     switch (m_p.pa_type) {
       case 0: return L / q;
-      case 1: return std::min(m_p.C, L / q);
+      case 1: return (std::min)(m_p.C, L / q);
       default: return L / (q + 0.5 / m_p.C);
     }
   }
@@ -309,7 +309,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// xi > 0 is infeasible: +inf), C xi (PA-I), C xi^2 (PA-II).
   double penalty(double L, double tau, double q) const {
     if (m_p.pa_type == 0) return (q > 0.0) ? 0.0 : std::numeric_limits<double>::infinity();
-    const double xi = std::max(0.0, L - tau * q);
+    const double xi = (std::max)(0.0, L - tau * q);
     return m_p.pa_type == 1 ? m_p.C * xi : m_p.C * xi * xi;
   }
 
@@ -370,7 +370,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
       case BPAVariant::Simple:
         // eq. (12): S = {t}, res_r = k_rr - k_rt^2 / k_tt; r = t: S is empty, x_t is ignored.
         for (Index r = 0; r < n; ++r) {
-          const double res = std::max(0.0, m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa);
+          const double res = (std::max)(0.0, m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa);
           m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() * res + base;
         }
         m_obj(n) = objective_t(L, 0.0, taup);
@@ -408,7 +408,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
           const double g = m_proj.inverse_diagonal(r) + m_bt(r) * m_bt(r) / s;
           m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() / g + base;
         }
-        m_obj(n) = objective_t(L, u2() * std::max(0.0, kappa - s), taup);
+        m_obj(n) = objective_t(L, u2() * (std::max)(0.0, kappa - s), taup);
         break;
       }
       case BPAVariant::Random: break;  // handled by add_example
@@ -449,7 +449,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     switch (m_p.variant) {
       case BPAVariant::Simple: {
         // eq. (12): beta_t = alpha_r k_rt / k_tt + tau u.
-        const double res = std::max(0.0, m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa);
+        const double res = (std::max)(0.0, m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa);
         m_row = (krow(r) / kappa) * sv.alpha(r).transpose() + tau * m_u;
         m_count.degradation += a2 * res;
         m_ex.push_last(x, m_row, m_count.examples);
@@ -518,7 +518,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
         res -= c * bm;
       }
     }
-    return std::max(0.0, res);
+    return (std::max)(0.0, res);
   }
 
   PAParams m_p;

@@ -196,7 +196,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
       // with f the scores of the shrunk w.
       const double kappa = m_p.kernel.self(xsq);
       const double fdot = shrink == 0.0 ? 0.0 : shrink * m_f.dot(m_beta);
-      m_norm2 = std::max(0.0, m_norm2 + 2.0 * fdot + m_beta.squaredNorm() * kappa);
+      m_norm2 = (std::max)(0.0, m_norm2 + 2.0 * fdot + m_beta.squaredNorm() * kappa);
       m_sv.push(x, m_beta / m_scale, t);
       m_maint.on_push(m_sv, m_krow, kappa);
       ++m_count.updates;
@@ -205,7 +205,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
         const MaintenanceResult r = m_maint.reduce(m_sv, m_p.kernel, m_rng);
         const double s2 = m_scale * m_scale;
         if (r.norm_exact) {
-          m_norm2 = std::max(0.0, m_norm2 + s2 * r.norm_change);
+          m_norm2 = (std::max)(0.0, m_norm2 + s2 * r.norm_change);
         } else {  // ||w - Delta|| <= ||w|| + ||Delta|| (the bound of the class comment)
           const double b = std::sqrt(m_norm2) + std::sqrt(s2 * r.degradation);
           m_norm2 = b * b;
@@ -350,7 +350,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     const auto A = m_sv.A().topRows(n);
     double sum = 0.0;
     for (Index i = 0; i < n; ++i) sum += A.row(i).dot(Eigen::Map<const Vector>(row(i), n).transpose() * A);
-    return std::max(0.0, sum);
+    return (std::max)(0.0, sum);
   }
 
   void resize_work(Index cap) {

@@ -321,9 +321,9 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     // root (-b - sqrt(disc)) / (2a) is the larger one, and phi = 1 is feasible unless it
     // exceeds 1 (then the largest feasible phi is the other root).
     if (a > 0.0 || (a < 0.0 && disc > 0.0 && (-b - std::sqrt(disc)) / (2.0 * a) > 1.0))
-      phi = std::min(1.0, (-b + std::sqrt(std::max(disc, 0.0))) / (2.0 * a));
+      phi = (std::min)(1.0, (-b + std::sqrt((std::max)(disc, 0.0))) / (2.0 * a));
     else if (a == 0.0 && b > 0.0)
-      phi = std::min(1.0, -c / b);
+      phi = (std::min)(1.0, -c / b);
     // Q <= 15/32 (M - 1) holds from the previous removal, so c < 0 and phi > 0 in exact
     // arithmetic; a non-positive or NaN phi could only come from a broken state.
     if (!(phi > 0.0)) phi = 1.0;
@@ -355,7 +355,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     if (c == 1) return (y == 1 ? 1.0 : -1.0) * (m_F(i, 0) - sv.A()(i, 0) * kii);
     double other = -std::numeric_limits<double>::infinity();
     for (Index k = 0; k < c; ++k)
-      if (k != y) other = std::max(other, m_F(i, k) - sv.A()(i, k) * kii);
+      if (k != y) other = (std::max)(other, m_F(i, k) - sv.A()(i, k) * kii);
     return m_F(i, y) - sv.A()(i, y) * kii - other;
   }
 
@@ -393,7 +393,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     const Index n = sv.size();
     double s = 0.0;
     const Vector& beta = m_proj.project_candidate(m_ex.krow(), kappa, s);
-    const double s0 = std::max(s, 0.0);
+    const double s0 = (std::max)(s, 0.0);
     const double delta = std::sqrt(s0);  // ||delta_t||
     const double u2 = m_u.squaredNorm();
     if (mistake) {
@@ -420,7 +420,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     const double gap = L - delta / m_p.eta;
     const double q = u2 * (kappa - s0);
     if (!(gap > 0.0) || !(q > 0.0)) return;
-    const double tau = std::min({L / q, 1.0, 2.0 * gap / q});
+    const double tau = (std::min)({L / q, 1.0, 2.0 * gap / q});
     sv.A().topRows(n).noalias() += (tau * beta.head(n)) * m_u.transpose();
     ++m_count.updates;
   }

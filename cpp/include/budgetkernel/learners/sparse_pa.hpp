@@ -74,13 +74,13 @@ class SparsePA : public OnlineLearner<SparsePA> {
     // rho = 0 (no loss), or an example that cannot change any score (k(x,x) = 0): no draw,
     // no change, and it counts 0 towards the expected SV count.
     if (!(L > 0.0) || !(kappa > 0.0)) return pred;
-    const double rho = std::min(m_p.alpha, L) / m_p.beta;
+    const double rho = (std::min)(m_p.alpha, L) / m_p.beta;
     m_rho_sum += rho;
     const bool z = m_p.force_sample || detail::uniform01(m_rng) < rho;
     if (!z) return pred;
     // Proposition 1: tau = min(eta Z / rho, L / k(x_t, x_t)), with ||u||^2 = 2 for multi-class.
     const double u2 = n_outputs() == 1 ? 1.0 : 2.0;
-    const double tau = std::min(m_p.eta / rho, L / (u2 * kappa));
+    const double tau = (std::min)(m_p.eta / rho, L / (u2 * kappa));
     const Index i = m_ex.push_last(x, tau * m_u, m_count.examples);
     m_avg.end(m_ex.sv(), i, t);
     ++m_count.updates;

@@ -241,7 +241,7 @@ class TwinSet {
   /// size() (the overflow twin) while has_overflow().
   double pair_distortion(Index i, Index j) const {
     double h = 0.0;
-    return cost(std::min(i, j), std::max(i, j), h);
+    return cost((std::min)(i, j), (std::max)(i, j), h);
   }
 
   /// Pre-image parameter h of the pair (i, j), i < j: q_new = h q_i + (1 - h) q_j. Ignores
@@ -285,7 +285,7 @@ class TwinSet {
         if (j == c) continue;
         const auto uj = static_cast<std::size_t>(j);
         const bool offer = !m_dirty[uj] && !m_rescan[uj];
-        const double v = cost_below(std::min(c, j), std::max(c, j), offer ? std::max(bd, m_dist(j)) : bd);
+        const double v = cost_below((std::min)(c, j), (std::max)(c, j), offer ? (std::max)(bd, m_dist(j)) : bd);
         if (v < bd) bd = v, best = j;
         if (offer && v < inf && (v < m_dist(j) || (v == m_dist(j) && c < m_partner[uj])))
           m_dist(j) = v, m_partner[uj] = c;
@@ -352,7 +352,7 @@ class TwinSet {
     for (Index i = 0; i < m_n; ++i) {
       const Index p = partner(i);
       if (p < 0 || (p < i && partner(p) == i)) continue;  // a mutual pair once
-      m_cand.push_back({m_dist(i), std::min(i, p), std::max(i, p)});
+      m_cand.push_back({m_dist(i), (std::min)(i, p), (std::max)(i, p)});
     }
     // TV_{B+1} as a candidate (Algorithm 3 over all B + 1 twins): the only candidate that
     // depends on the new example, so a set whose stored pairs all fail Rejection can still change.
@@ -398,7 +398,7 @@ class TwinSet {
     double bd = std::numeric_limits<double>::infinity();
     for (Index j = 0; j < m_n; ++j) {
       if (j == i) continue;
-      const double v = cost_below(std::min(i, j), std::max(i, j), bd);
+      const double v = cost_below((std::min)(i, j), (std::max)(i, j), bd);
       if (v < bd) bd = v, best = j;
     }
     m_partner[static_cast<std::size_t>(i)] = best;
@@ -474,7 +474,7 @@ class TwinSet {
     } else {
       h = minimise_on_unit(dist);
     }
-    return std::max(0.0, dist(h));
+    return (std::max)(0.0, dist(h));
   }
 
   /// argmin over [0, 1] of a 1-D function: best of a 33-point grid, then golden section on
@@ -488,7 +488,7 @@ class TwinSet {
       const double v = f(static_cast<double>(g) / G);
       if (v < fb) fb = v, gb = g;
     }
-    double lo = static_cast<double>(std::max(gb - 1, 0)) / G, hi = static_cast<double>(std::min(gb + 1, G)) / G;
+    double lo = static_cast<double>((std::max)(gb - 1, 0)) / G, hi = static_cast<double>((std::min)(gb + 1, G)) / G;
     const double r = 0.5 * (std::sqrt(5.0) - 1.0);
     double x1 = hi - r * (hi - lo), x2 = lo + r * (hi - lo), f1 = f(x1), f2 = f(x2);
     for (int it = 0; it < 80 && hi - lo > 1e-13; ++it) {
@@ -628,6 +628,8 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
 
   /// Test-then-train over a chunk (OnlineLearner::partial_fit); on a numerical breakdown the
   /// examples before the failing one stay learned and the exception says how many they are.
+  /// (The base's size-checked IndexVector overloads forward to this one.)
+  using OnlineLearner::partial_fit;
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
     // Python's ReservoirSVC is this class with random_baseline: name what the user built.
     const char* who = m_p.random_baseline ? "TwinVectorMachine::partial_fit (random baseline, ReservoirSVC)"
@@ -795,8 +797,8 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   /// std::mt19937_64 that counts the outputs it hands out (the Random baseline's draws).
   struct CountingEngine {
     using result_type = std::mt19937_64::result_type;
-    static constexpr result_type min() { return std::mt19937_64::min(); }
-    static constexpr result_type max() { return std::mt19937_64::max(); }
+    static constexpr result_type (min)() { return (std::mt19937_64::min)(); }
+    static constexpr result_type (max)() { return (std::mt19937_64::max)(); }
     result_type operator()() {
       ++n;
       return g();
@@ -904,7 +906,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
 
   double target_C(const detail::TwinSet& tw) const {
     const double B = static_cast<double>(m_p.budget);
-    return m_p.C * B / std::max(B, tw.total_weight());
+    return m_p.C * B / (std::max)(B, tw.total_weight());
   }
 
   /// TVM(q_j) of every twin (O(1) each from the machine), then the merging bookkeeping.
