@@ -12,6 +12,7 @@ import json
 import numbers
 import os
 import sys
+import threading
 from collections.abc import Mapping
 
 import numpy as np
@@ -289,25 +290,28 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         )
         return X
 
-    def _encode(self, y):
-        """Maps labels to 0..c-1; raises ValueError naming unseen labels."""
+    def _encode(self, y, d=None):
+        """Maps labels to 0..c-1 (those of state d, see _state); raises ValueError naming unseen
+        labels."""
+        d = self.__dict__ if d is None else d
+        classes_, label_index = d["classes_"], d["_label_index"]
         y = np.asarray(y)
         if y.ndim != 1:
             y = y.ravel()
         try:
-            idx = np.searchsorted(self.classes_, y)
+            idx = np.searchsorted(classes_, y)
         except TypeError:
             # Labels that numpy cannot order against classes_ (None, or a str among ints, in an
             # object array): looked up one by one, so that the error names them.
-            idx = np.array([self._label_index.get(v, -1) if _hashable(v) else -1 for v in y.tolist()])
+            idx = np.array([label_index.get(v, -1) if _hashable(v) else -1 for v in y.tolist()])
             bad = idx < 0
         else:
-            idx = np.clip(idx, 0, len(self.classes_) - 1)
-            bad = self.classes_[idx] != y
+            idx = np.clip(idx, 0, len(classes_) - 1)
+            bad = classes_[idx] != y
         if np.any(bad):
             unseen = _distinct(y[bad].tolist(), 10)
             raise ValueError(
-                f"y contains labels not in classes_={self.classes_.tolist()}: {unseen}. "
+                f"y contains labels not in classes_={classes_.tolist()}: {unseen}. "
                 "Pass every class in `classes` on the first partial_fit call."
             )
         return idx.astype(np.int32)
@@ -371,8 +375,77 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def _undo_if_first(self):
         """_undo_on_error for a call that may be the first (it builds the model): a failed first
         call leaves the estimator unfitted. Later calls check their input before they change the
-        model and need no snapshot."""
-        return contextlib.nullcontext() if hasattr(self, "_model") else self._undo_on_error()
+        model and need no snapshot. A first call holds the estimator's lock (see _build)."""
+        return contextlib.nullcontext() if "_model" in self.__dict__ else self._first_in_place()
+
+    @contextlib.contextmanager
+    def _first_in_place(self):
+        """_undo_if_first of a first call that builds the model in place, under the lock: one
+        whose callbacks may use the estimator (partial_fit_active's oracle predicts with the
+        model it is building). A call that waited for another first call sees its model."""
+        with self._state_lock():
+            if "_model" in self.__dict__:
+                yield
+            else:
+                with self._undo_on_error():
+                    yield
+
+    # ------------------------------------------------------------ threads
+    # Calls on one estimator from several threads must act as if they ran one after another
+    # (README). The core serialises uses of one model (UseGuard), but the estimator's own state
+    # was changed step by step in Python: two first calls at once each built a model and one
+    # chunk was lost; a predict during fit saw a model not yet trained (or the new classes_ with
+    # the old model: wrong labels), a learn_one the new label map with the old model. So the
+    # calls that build a model (fit, a first partial_fit / learn_one / partial_fit_active) run
+    # on a private copy of the estimator's __dict__ and publish it whole, by one assignment to
+    # __dict__, once it holds a trained model; they hold the estimator's lock, so that they run
+    # one at a time and a first call that waited sees the model another one built. Calls on
+    # a built model take no lock (learn_one's cost): they read the state they use from one
+    # __dict__ (_state), which a concurrent fit replaces but never changes under them.
+
+    def _state_lock(self):
+        """The estimator's lock (made on first use; never pickled)."""
+        lock = self.__dict__.get("_lock")
+        if lock is None:
+            lock = self.__dict__.setdefault("_lock", threading.RLock())  # atomic: one lock wins
+        return lock
+
+    def _state(self):
+        """The fitted state, as one __dict__ (see the comment above): NotFittedError if none."""
+        d = self.__dict__
+        if "_model" not in d:
+            check_is_fitted(self, "_model")
+            d = self.__dict__  # published meanwhile
+        return d
+
+    def _unbuilt(self):
+        """Whether this call has to build the model (and is not already on the private copy)."""
+        d = self.__dict__
+        return "_model" not in d and "_building" not in d
+
+    def _build(self, call, rebuild=False):
+        """Runs ``call(est)``, a call that builds the model, as the comment above describes:
+        under the lock, on a private copy published whole at the end. A first call that waited
+        for another one runs on the built model instead (rebuild: fit, always a new model).
+        Returns what call returns (self for the copy)."""
+        with self._state_lock():
+            if not rebuild and "_model" in self.__dict__:
+                return call(self)  # built by another thread while this one waited
+            return self._on_copy(call)
+
+    def _on_copy(self, call):
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.__dict__["_building"] = True
+        try:
+            out = call(copy)
+        finally:
+            del copy.__dict__["_building"]
+            # the call's own _undo_on_error left the copy as it was unless its model learned
+            # something: publish exactly then (also when it failed or was interrupted after)
+            if copy.__dict__.get("_model") is not self.__dict__.get("_model"):
+                self.__dict__ = copy.__dict__
+        return self if out is copy else out
 
     # Parameters that only fit() reads: changing them never disagrees with a built model.
     _FIT_ONLY_PARAMS = frozenset({"n_epochs", "shuffle"})
@@ -380,9 +453,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def set_params(self, **params):
         """scikit-learn's set_params. On a fitted model, a changed parameter that the built model
         cannot follow makes the next partial_fit/learn_one/save raise (fit() starts over)."""
-        super().set_params(**params)
-        if hasattr(self, "_model") and getattr(self, "_built_params", None) is not None:
-            self._params_changed = bool(self._changed_params())
+        with self._state_lock():  # not lost to a fit publishing the __dict__ it copied before
+            super().set_params(**params)
+            if hasattr(self, "_model") and getattr(self, "_built_params", None) is not None:
+                self._params_changed = bool(self._changed_params())
         return self
 
     def _changed_params(self):
@@ -420,6 +494,13 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        return self._refit(lambda est: est._fit_passes(X, y))
+
+    def _refit(self, passes):
+        """fit's fresh model from ``passes(est)``, built on a private copy (see _build)."""
+        return self._build(passes, rebuild=True)
+
+    def _fit_passes(self, X, y):
         with self._undo_on_error():  # a fit rejected before learning keeps the model fitted before
             X, yi = self._fit_data(X, y)
             for order in self._epochs(len(yi)):
@@ -459,9 +540,12 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        with self._undo_if_first():
+        if self._unbuilt():
+            return self._build(lambda est: est.partial_fit(X, y, classes))
+        with self._undo_if_first():  # on the private copy of a first call
+            d = self.__dict__  # one state throughout (see _state): labels encoded for its model
             X, y = self._chunk_data(X, y, classes)
-            self._learn_chunk(X, self._encode(y))
+            self._learn_chunk(X, self._encode(y, d), d=d)
         return self
 
     def _chunk_data(self, X, y, classes, method="partial_fit"):
@@ -518,25 +602,31 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             and (y is None or (type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0]))
         )
 
-    def _learn_chunk(self, X, yi, record=False):
-        pred = self._model.partial_fit(X, yi, record)
-        c = self._model.counters
-        self.prequential_curve_.append((c["examples"], c["mistakes"]))
+    def _learn_chunk(self, X, yi, record=False, d=None):
+        d = self.__dict__ if d is None else d
+        model = d["_model"]
+        try:
+            pred = model.partial_fit(X, yi, record)
+        except BaseException as e:
+            _curve_point_after(e, model, d)
+            raise
+        c = model.counters
+        d["prequential_curve_"].append((c["examples"], c["mistakes"]))
         return pred
 
     # ------------------------------------------------------------ prediction
     def decision_function(self, X):
         """Decision values: shape (n,) for two classes, (n, n_classes) otherwise."""
-        check_is_fitted(self, "_model")
+        model = self._state()["_model"]
         X = self._check_X(X, reset=False)
-        d = self._model.decision_function(X)
+        d = model.decision_function(X)
         return d[:, 0] if d.shape[1] == 1 else d
 
     def predict(self, X):
         """Predicted class labels."""
-        check_is_fitted(self, "_model")
+        d = self._state()  # the classes_ of the model that predicts (a fit may publish new ones)
         X = self._check_X(X, reset=False)
-        return self.classes_[self._model.predict(X)]
+        return d["classes_"][d["_model"].predict(X)]
 
     # ------------------------------------------------------- single examples
     def _model_names(self):
@@ -643,13 +733,15 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         1/32 of the examples seen at that point (every example up to 32, then ~75 points per
         tenfold of the stream), so that it stays small on an endless stream.
         """
-        if hasattr(self, "_model"):
+        if "_model" in self.__dict__:
             self._check_params_unchanged()
             if classes is not None:
                 self._check_same_classes(classes)
             v, _ = self._as_vector(x)
             self._learn_one(v, y)
             return self
+        if "_building" not in self.__dict__:
+            return self._build(lambda est: est.learn_one(x, y, classes))
         with self._undo_on_error():  # a failed first call leaves the estimator unfitted
             v, names = self._as_vector(x)
             self._first_one(v, y, classes, names)
@@ -703,25 +795,28 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             del self.feature_names_in_
 
     def _learn_one(self, v, y):
+        d = self.__dict__  # label map and model of one state (see _state)
         try:
-            yi = self._label_index[y]
+            yi = d["_label_index"][y]
         except (KeyError, TypeError):
-            raise ValueError(f"label {y!r} is not in classes_={self.classes_.tolist()}") from None
-        self._model.learn_one(v, yi)
+            raise ValueError(f"label {y!r} is not in classes_={d['classes_'].tolist()}") from None
+        model = d["_model"]
+        model.learn_one(v, yi)
         # The curve's sampling: see learn_one's Notes (one counter, no per-example query).
-        due = getattr(self, "_curve_due", 1) - 1
+        due = d.get("_curve_due", 1) - 1
         if due <= 0:
-            c = self._model.counters
-            self.prequential_curve_.append((c["examples"], c["mistakes"]))
+            c = model.counters
+            d["prequential_curve_"].append((c["examples"], c["mistakes"]))
             due = max(1, c["examples"] // self._CURVE_SPACING)
-        self._curve_due = due
+        d["_curve_due"] = due
 
     def predict_one(self, x):
         """Predicted label of one example; works before any learning (None without classes)."""
         v, _ = self._as_vector(x)
-        if not hasattr(self, "_model"):
+        d = self.__dict__
+        if "_model" not in d:
             return None
-        return self.classes_[self._model.predict(v.reshape(1, -1))[0]]
+        return d["classes_"][d["_model"].predict(v.reshape(1, -1))[0]]
 
     # -------------------------------------------------------- introspection
     @property
@@ -748,6 +843,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def __getstate__(self):
         state = super().__getstate__()
         state = dict(state)
+        state.pop("_lock", None)  # a lock cannot be pickled; each copy makes its own
         model = state.pop("_model", None)
         if model is not None:
             state["_model_bytes"] = model.to_bytes()
@@ -781,6 +877,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         The file is the library's versioned binary format; it loads in C++
         (``budgetkernel::load_model``) and with :func:`budgetkernel.load`.
         """
+        with self._state_lock():  # metadata and model of one state (not halfway through a fit)
+            self._save(path)
+
+    def _save(self, path):
         check_is_fitted(self, "_model")
         self._check_params_unchanged()
         meta = {
@@ -831,6 +931,20 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             seed = core_params.get("seed") if isinstance(core_params, Mapping) else None
             params["random_state"] = None if seed is None else int(seed)
         return params
+
+
+def _curve_point_after(error, model, d):
+    """The curve point of a chunk call that raised ``error``: Ctrl-C during a chunk (the GIL
+    released) raises KeyboardInterrupt as the learned chunk returns, and its point was lost (the
+    curve ended before a chunk the model had learned); an exact SVM can fail after learning
+    rows. None for a call interrupted while it waited for another thread's use of the model
+    (the core marks it: nothing ran, and reading the counters would wait for that use)."""
+    if getattr(error, "_budgetkernel_not_run", False):
+        return
+    c = model.counters
+    curve = d["prequential_curve_"]
+    if c["examples"] != curve[-1][0]:
+        curve.append((c["examples"], c["mistakes"]))
 
 
 def _same_param(a, b):

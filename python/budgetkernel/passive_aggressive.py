@@ -196,31 +196,36 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         # A first call whose oracle fails (raises, or returns a label outside classes) before
         # anything was learned leaves the estimator unfitted, as a failed first partial_fit does;
         # examples run before the failure stay learned (each was handled as the stream says).
+        # A first call builds the model in place, under the estimator's lock (the oracle may
+        # predict with it); a later one uses one state throughout (see _base._state), so that a
+        # fit in another thread cannot give it the label map of one model and the other model.
         with self._undo_if_first():
+            d = self.__dict__
             X, _ = self._chunk_data(X, None, classes, "partial_fit_active")
+            model, label_index, curve = d["_model"], d["_label_index"], d["prequential_curve_"]
             n = X.shape[0]
             pred = np.zeros(n, dtype=np.int32)
             queried = np.zeros(n, dtype=bool)
             i = 0
             try:
                 while True:
-                    i = self._model.active_run(X, i, pred)
+                    i = model.active_run(X, i, pred)
                     if i >= n:
                         break
                     y = oracle(i, X[i])
                     try:
-                        yi = self._label_index[y]
+                        yi = label_index[y]
                     except (KeyError, TypeError):
                         raise ValueError(
-                            f"oracle returned label {y!r}, not in classes_={self.classes_.tolist()}"
+                            f"oracle returned label {y!r}, not in classes_={d['classes_'].tolist()}"
                         ) from None
-                    pred[i] = self._model.learn_one(X[i], yi)
+                    pred[i] = model.learn_one(X[i], yi)
                     queried[i] = True
                     i += 1
             finally:
                 # the curve's point also when the oracle failed mid-chunk: it ends at the
                 # examples the model has seen (n_seen_), not at the previous chunk
-                c = self._model.counters
-                if c["examples"] != self.prequential_curve_[-1][0]:
-                    self.prequential_curve_.append((c["examples"], c["mistakes"]))
+                c = model.counters
+                if c["examples"] != curve[-1][0]:
+                    curve.append((c["examples"], c["mistakes"]))
         return queried

@@ -11,6 +11,7 @@ from ._base import (
     OnlineClassifierMixin,
     _check_choice,
     _check_positive,
+    _curve_point_after,
     _kernel_from_core,
     _KernelParamsMixin,
     _name_of,
@@ -149,6 +150,9 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         """Fresh model, then ``n_epochs`` passes over (X, y) with optional sample weights."""
         # as the base fit: a fit rejected before learning (bad y, bad sample_weight) keeps the
         # model fitted before, instead of an empty one with the rejected data's n_features_in_
+        return self._refit(lambda est: est._fit_weighted(X, y, sample_weight))
+
+    def _fit_weighted(self, X, y, sample_weight):
         with self._undo_on_error():
             X, yi = self._fit_data(X, y)
             w = self._weights(sample_weight, X)
@@ -158,10 +162,13 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learns a chunk of examples exactly (optionally weighted)."""
+        if self._unbuilt():  # a first call builds on a private copy (see _base._build)
+            return self._build(lambda est: est.partial_fit(X, y, classes, sample_weight))
         # the model is built before the weights can be checked against X
         with self._undo_if_first():
+            d = self.__dict__  # one state throughout (see _base._state)
             X, y = self._chunk_data(X, y, classes)
-            self._learn_weighted(X, self._encode(y), self._weights(sample_weight, X))
+            self._learn_weighted(X, self._encode(y, d), self._weights(sample_weight, X), d)
         return self
 
     @staticmethod
@@ -171,15 +178,21 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
             raise ValueError("sample_weight contains NaN or infinity")
         return np.ascontiguousarray(w)
 
-    def _learn_weighted(self, X, yi, w):
+    def _learn_weighted(self, X, yi, w, d=None):
+        d = self.__dict__ if d is None else d
+        model = d["_model"]
         # Zero-weight examples cannot change an SVM (alpha <= C * 0): skip them.
         keep = w > 0
         if not np.all(keep):
             X, yi, w = np.ascontiguousarray(X[keep]), yi[keep], w[keep]
         if len(yi):
-            self._model.partial_fit_weighted(np.ascontiguousarray(X), yi, w)
-        c = self._model.counters
-        self.prequential_curve_.append((c["examples"], c["mistakes"]))
+            try:
+                model.partial_fit_weighted(np.ascontiguousarray(X), yi, w)
+            except BaseException as e:
+                _curve_point_after(e, model, d)  # also when interrupted
+                raise
+        c = model.counters
+        d["prequential_curve_"].append((c["examples"], c["mistakes"]))
 
     def unlearn(self, example):
         """Forgets example number ``example`` (0-based, in the order learned) exactly.
@@ -195,10 +208,11 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     def set_C(self, C):
         """Moves the fitted SVM to a new C (regularisation-parameter perturbation)."""
         _check_positive("C", C)
-        if hasattr(self, "_model"):
-            self._model.set_C(float(C))
-            self._built_params["C"] = C  # the machine follows: not a pending change
-        self.C = C
+        with self._state_lock():  # C and the machine's C together (not lost to a fit's publish)
+            if hasattr(self, "_model"):
+                self._model.set_C(float(C))
+                self._built_params["C"] = C  # the machine follows: not a pending change
+            self.C = C
         return self
 
     def set_sample_weight(self, example, weight):
