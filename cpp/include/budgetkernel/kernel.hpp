@@ -10,6 +10,7 @@
 #include "detail/rbf_exp.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace budgetkernel {
 
@@ -40,6 +41,13 @@ class Kernel {
       detail::require(std::isfinite(gamma) && gamma > 0.0, "kernel: gamma must be a positive finite number");
     if (type == KernelType::Polynomial) detail::require(degree >= 1, "kernel: degree must be >= 1");
     detail::require(std::isfinite(coef0), "kernel: coef0 must be finite");
+    // k(0, 0) = coef0^degree, and |k(x, z)| >= |coef0|^degree for every pair with gamma x.z of
+    // coef0's sign: beyond 1e300 no input row is usable (max_input_sqnorm() would be 0 and admit
+    // the zero row only, whose kernel value is itself inf: coef0 = 1e31, degree 10 gave NaN
+    // decision values for every learner).
+    if (type == KernelType::Polynomial)
+      detail::require(std::abs(coef0) <= std::pow(detail::kMaxRowSqNorm, 1.0 / static_cast<double>(degree)),
+                      "kernel: |coef0|^degree must be at most 1e300 (else every polynomial kernel value overflows)");
   }
 
   KernelType type() const { return m_type; }
@@ -76,6 +84,11 @@ class Kernel {
     return k > 0.0 && k < detail::kMinNonzeroSelf;
   }
 
+  /// Whether k is positive semi-definite (a Mercer kernel) for all inputs. Linear and RBF are;
+  /// the polynomial kernel is iff coef0 >= 0: (gamma x.z + coef0)^d = sum_j C(d, j) coef0^(d-j)
+  /// gamma^j (x.z)^j is then a nonnegative combination of PSD kernels (Schur product theorem),
+  /// while with coef0 < 0, k(x, x) = (gamma |x|^2 + coef0)^d is zero or negative for some x.
+  bool positive_semidefinite() const { return m_type != KernelType::Polynomial || m_coef0 >= 0.0; }
   /// Whether k(x, x) = 1 for every x (the merging derivation of the BSGD paper needs it).
   bool unit_diagonal() const { return m_type == KernelType::RBF; }
 
@@ -155,6 +168,21 @@ class Kernel {
 };
 
 namespace detail {
+
+/// The online learners (Pegasos/BSGD, PA/BPA, the perceptrons, SPA, OGD/BOGD) are derived for
+/// a Mercer kernel: their steps divide by k(x, x) (PA, SPA, projections), and ||w||^2, the
+/// projection residuals and the degradation of maintenance are quadratic forms of the kernel
+/// matrix. An indefinite kernel turns these into garbage: with a polynomial kernel and
+/// coef0 = -1, hard-margin PA's L / k(x, x) steps for k(x, x) near 0 overflowed to NaN, and
+/// BSGD's removal reported negative degradations whose square root made ||w|| NaN (a model
+/// that then failed to load). So such a kernel is refused up front.
+/// \throws std::invalid_argument for a kernel that is not positive semi-definite.
+inline void require_psd_kernel(const Kernel& k) {
+  require(k.positive_semidefinite(),
+          "kernel: the polynomial kernel needs coef0 >= 0 here (with coef0 < 0 it is not positive "
+          "semi-definite: k(x, x) = (gamma |x|^2 + coef0)^degree is zero or negative for some x, and "
+          "learning divides by k(x, x))");
+}
 
 /// What is wrong with a row x[0..n) to *learn* from under kernel k (nullptr: nothing):
 /// row_problem against k.max_input_sqnorm(), or a self-similarity k.self_underflows().

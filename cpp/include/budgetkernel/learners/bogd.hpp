@@ -30,6 +30,7 @@ struct BOGDParams {
 
   /// \throws std::invalid_argument naming the offending parameter.
   void validate() const {
+    detail::require_psd_kernel(kernel);
     detail::require(std::isfinite(eta) && eta > 0.0, "eta must be a positive finite number");
     detail::require(std::isfinite(lambda) && lambda >= 0.0, "lam must be a non-negative finite number");
     detail::require(eta * lambda < 1.0, "eta * lam must be < 1 (the shrink factor 1 - eta lam must stay positive)");

@@ -45,6 +45,7 @@ struct PAParams {
 
   /// \throws std::invalid_argument naming the offending parameter.
   void validate() const {
+    detail::require_psd_kernel(kernel);
     detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
     detail::require(pa_type >= 0 && pa_type <= 2, "pa_type must be 0 (PA), 1 (PA-I) or 2 (PA-II)");
     detail::require(loss == PALoss::Hinge || loss == PALoss::Ramp, "loss must be hinge (0) or ramp (1)");

@@ -64,6 +64,7 @@ struct BSGDParams {
 
   void validate() const {
     detail::check_lam(lam);
+    detail::require_psd_kernel(kernel);
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
     detail::require(average_start >= 0, "average must be >= 0 (0 = off)");
     detail::require(std::isfinite(average_decay) && average_decay >= 0.0,
@@ -196,6 +197,9 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
       // with f the scores of the shrunk w.
       const double kappa = m_p.kernel.self(xsq);
       const double fdot = shrink == 0.0 ? 0.0 : shrink * m_f.dot(m_beta);
+      // Overflows to inf when ||beta||^2 k(x, x) passes the double range (lambda 1e-30 makes
+      // beta up to 1e30, a linear-kernel row may have k(x, x) up to 1e300); ||w|| itself is
+      // finite, and the ball projection (line 9 below) handles an infinite m_norm2.
       m_norm2 = (std::max)(0.0, m_norm2 + 2.0 * fdot + m_beta.squaredNorm() * kappa);
       m_sv.push(x, m_beta / m_scale, t);
       m_maint.on_push(m_sv, m_krow, kappa);
@@ -204,26 +208,49 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
       if ((m_p.budget > 0 && m_sv.size() > m_p.budget) || m_maint.must_reduce()) {
         const MaintenanceResult r = m_maint.reduce(m_sv, m_p.kernel, m_rng);
         const double s2 = m_scale * m_scale;
+        double norm2 = m_norm2;
         if (r.norm_exact) {
-          m_norm2 = (std::max)(0.0, m_norm2 + s2 * r.norm_change);
+          norm2 = m_norm2 + s2 * r.norm_change;
         } else {  // ||w - Delta|| <= ||w|| + ||Delta|| (the bound of the class comment)
           const double b = std::sqrt(m_norm2) + std::sqrt(s2 * r.degradation);
-          m_norm2 = b * b;
+          norm2 = b * b;
         }
-        m_count.degradation += s2 * r.degradation;
+        // An overflowed ||w||^2 stays unknown (inf), and so does one the maintainer's squares
+        // overflowed in (inf - inf = NaN, which max(0, NaN) had turned into 0): resolved exactly
+        // below. (The other way round, max(0, .) only absorbs rounding below 0.)
+        m_norm2 = std::isfinite(m_norm2) && std::isfinite(norm2) ? (std::max)(0.0, norm2)
+                                                                  : std::numeric_limits<double>::infinity();
+        // Likewise ||Delta w||^2 (its true value is then beyond the double range, not NaN).
+        const double degradation = s2 * r.degradation;
+        m_count.degradation += std::isnan(degradation) ? std::numeric_limits<double>::infinity() : degradation;
         ++m_count.maintenance;
       }
     }
 
     // Line 9: projection onto the ball ||w|| <= 1/sqrt(lambda) (section 2.1), applied to the
     // vector actually kept, i.e. after budget maintenance; decided on the exact ||w||.
-    if (!norm_exact() && m_norm2 * m_p.lam > 1.0) {
+    const bool overflowed = !std::isfinite(m_norm2);
+    if (overflowed) {
+      // ||w||^2 overflowed (||beta||^2 k(x, x) beyond the double range: tiny lambda, huge rows),
+      // or a maintenance step's squares did: ||w|| computed exactly without squaring it decides
+      // the projection. It used to project with phi = 1/sqrt(inf) = 0, then ||w||^2 = inf * 0 =
+      // NaN, and the model never projected again and overflowed to NaN decision values. The
+      // exact recomputation below is skipped: its unscaled alpha' K alpha would overflow too
+      // (after a projection here the scale is folded into alpha further down).
+      const double w = unsquared_norm();
+      if (std::sqrt(m_p.lam) * w > 1.0) {
+        m_scale *= 1.0 / (std::sqrt(m_p.lam) * w);
+        m_norm2 = 1.0 / m_p.lam;
+      } else {
+        m_norm2 = w * w;  // <= 1/lambda <= 1e30; exact, so a valid bound when !norm_exact()
+      }
+    } else if (!norm_exact() && m_norm2 * m_p.lam > 1.0) {
       m_maint.track_norm(true, m_sv);
       const GramCache& K = m_maint.gram();
       m_norm2 = m_scale * m_scale * expansion_norm2([&](Index i) { return K.row_data(i); });
       m_exact_since = t;
     }
-    if (m_norm2 * m_p.lam > 1.0) {
+    if (!overflowed && m_norm2 * m_p.lam > 1.0) {
       const double phi = 1.0 / std::sqrt(m_p.lam * m_norm2);
       m_scale *= phi;
       m_norm2 *= phi * phi;
@@ -351,6 +378,26 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     double sum = 0.0;
     for (Index i = 0; i < n; ++i) sum += A.row(i).dot(Eigen::Map<const Vector>(row(i), n).transpose() * A);
     return (std::max)(0.0, sum);
+  }
+
+  /// ||w|| = s ||sum_j alpha_j phi(x_j)||, exact, for when ||w||^2 is beyond the double range.
+  /// With c = max_j ||alpha_j|| sqrt(k_jj), the coefficients alpha / c make every term
+  /// (alpha_i / c) . (alpha_j / c) k_ij at most 1 in magnitude (Cauchy-Schwarz), so the
+  /// quadratic form is finite and ||w|| = s c sqrt(form). O(n^2 d), only in that case.
+  double unsquared_norm() const {
+    const Index n = m_sv.size();
+    double c = 0.0;
+    for (Index j = 0; j < n; ++j)
+      c = (std::max)(c, m_sv.alpha(j).norm() * std::sqrt(std::abs(m_p.kernel.self(m_sv.sqnorm()(j)))));
+    if (!(c > 0.0)) return 0.0;
+    const RowMatrix B = m_sv.A().topRows(n) / c;
+    Vector krow(n + 1);
+    double form = 0.0;
+    for (Index i = 0; i < n; ++i) {
+      m_sv.kernel_row(m_p.kernel, m_sv.x(i).transpose(), m_sv.sqnorm()(i), krow);
+      form += B.row(i).dot(krow.head(n).transpose() * B);
+    }
+    return m_scale * c * std::sqrt((std::max)(0.0, form));
   }
 
   void resize_work(Index cap) {
@@ -490,7 +537,15 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     m_grad.setZero();
     m_in_batch = 0;
     const double norm2 = m_scale * m_scale * m_w.squaredNorm();
-    if (norm2 * m_lam > 1.0) m_scale /= std::sqrt(m_lam * norm2);
+    if (!std::isfinite(norm2)) {
+      // ||w||^2 beyond the double range (a step of 1/(lambda t) = 1e30 on a row of squared norm
+      // 1e280): the projection certainly applies (1/lambda <= 1e30), to ||w|| = 1/sqrt(lambda),
+      // with the norm taken without squaring. It used to divide by sqrt(inf): scale 0, and every
+      // such step reset w to zero (all-zero decision values, silently).
+      m_scale = 1.0 / (std::sqrt(m_lam) * m_w.stableNorm());
+    } else if (norm2 * m_lam > 1.0) {
+      m_scale /= std::sqrt(m_lam * norm2);
+    }
     if (m_scale < detail::min_scale) {
       m_w *= m_scale;
       m_scale = 1.0;

@@ -55,6 +55,7 @@ struct PerceptronParams {
 
   /// \throws std::invalid_argument naming the offending parameter.
   void validate() const {
+    detail::require_psd_kernel(kernel);
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
     const auto m = static_cast<std::int32_t>(maintenance);
     detail::require(m >= 0 && m <= 5, "maintenance must be one of stop, random, forgetron, maxmargin, projectron, "
