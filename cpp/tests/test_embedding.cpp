@@ -33,6 +33,8 @@
 #undef min
 #undef max
 
+#include "test_oracles.hpp"  // after: it includes the umbrella header too
+
 namespace bk = budgetkernel;
 using bk::Index;
 using bk::IndexVector;
@@ -40,14 +42,7 @@ using bk::RowMatrix;
 
 namespace {
 
-RowMatrix random_matrix(Index n, Index d, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> g(0.0, 1.0);
-  RowMatrix m(n, d);
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < d; ++j) m(i, j) = g(rng);
-  return m;
-}
+using bk_test::random_matrix;
 
 IndexVector labels(const RowMatrix& X) {
   IndexVector y(X.rows());

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "test_oracles.hpp"
 #include "test_util.hpp"
 
 using budgetkernel::Index;
@@ -18,14 +19,7 @@ using budgetkernel::Vector;
 
 namespace {
 
-RowMatrix random_matrix(Index n, Index d, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> g(0.0, 1.0);
-  RowMatrix m(n, d);
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < d; ++j) m(i, j) = g(rng);
-  return m;
-}
+using bk_test::random_matrix;
 
 double direct(KernelType t, const Vector& x, const Vector& z, double gamma, int degree, double coef0) {
   switch (t) {

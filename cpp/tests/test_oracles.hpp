@@ -25,6 +25,16 @@ inline budgetkernel::RowMatrix brute_rows(const budgetkernel::SupportVectors& sv
   return K;
 }
 
+/// An n x d matrix of independent standard normal entries, reproducible from `seed`.
+inline budgetkernel::RowMatrix random_matrix(budgetkernel::Index n, budgetkernel::Index d, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g(0.0, 1.0);
+  budgetkernel::RowMatrix m(n, d);
+  for (budgetkernel::Index i = 0; i < n; ++i)
+    for (budgetkernel::Index j = 0; j < d; ++j) m(i, j) = g(rng);
+  return m;
+}
+
 /// A labelled stream of 2-D points.
 struct Stream {
   budgetkernel::RowMatrix X;
