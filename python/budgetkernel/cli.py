@@ -136,54 +136,46 @@ _LEARNER_OPTIONS = {
 }
 
 
+# The estimator of each --learner, and the --maintenance values it takes.
+_LEARNERS = {
+    "bsgd": BudgetedSGDClassifier,
+    "pa": BudgetedPAClassifier,
+    "perceptron": KernelPerceptron,
+    "spa": SparsePAClassifier,
+    "bogd": BOGDClassifier,
+}
+_MAINTENANCE_OF = {
+    "bsgd": (_MAINTENANCE, "a BSGD strategy"),
+    "perceptron": (_PERCEPTRON_MAINTENANCE, "a perceptron rule"),
+}
+
+
 def _estimator(args):
+    # Only the options given are passed: an option left out keeps the estimator's own default
+    # (the defaults the help texts name), so the CLI holds no second copy of them.
+    given = {}
     for dest, (option, learners) in _LEARNER_OPTIONS.items():
-        if getattr(args, dest) is not None and args.learner not in learners:
+        value = getattr(args, dest)
+        if value is None:
+            continue
+        if args.learner not in learners:
             raise ValueError(f"{option} does not apply to --learner {args.learner}")
-    budget = 100 if args.budget is None else args.budget
-    common = dict(
-        budget=budget or None,
+        given[dest] = value
+    if "budget" in given:
+        given["budget"] = given["budget"] or None  # --budget 0: no budget
+    if "maintenance" in given:
+        rules, what = _MAINTENANCE_OF[args.learner]
+        if given["maintenance"] not in rules:
+            raise ValueError(f"--maintenance {given['maintenance']} is not {what}: {sorted(rules)}")
+    if args.learner == "bsgd" and "averaged" in given:
+        given["average"] = given.pop("averaged")  # BSGD's name: polynomial-decay averaging
+    return _LEARNERS[args.learner](
         kernel=args.kernel,
         gamma=args.gamma,
         degree=args.degree,
         coef0=args.coef0,
         random_state=args.random_state,
-    )
-    averaged = bool(args.averaged)
-    if args.learner == "pa":
-        return BudgetedPAClassifier(
-            variant=args.variant or "simple",
-            loss=args.loss or "hinge",
-            pa_type=1 if args.pa_type is None else args.pa_type,
-            C=1.0 if args.C is None else args.C,
-            averaged=averaged,
-            **common,
-        )
-    if args.learner == "perceptron":
-        maintenance = args.maintenance or "random"
-        if maintenance not in _PERCEPTRON_MAINTENANCE:
-            raise ValueError(f"--maintenance {maintenance} is not a perceptron rule: {sorted(_PERCEPTRON_MAINTENANCE)}")
-        return KernelPerceptron(maintenance=maintenance, eta=0.1 if args.eta is None else args.eta, **common)
-    if args.learner == "spa":
-        del common["budget"]  # SPA has no budget: beta sets the expected #SVs
-        eta = 1.0 if args.eta is None else args.eta
-        spa_averaged = True if args.averaged is None else args.averaged  # SPA-avg unless --no-averaged
-        alpha = 1.0 if args.alpha is None else args.alpha
-        beta = 20.0 if args.beta is None else args.beta
-        return SparsePAClassifier(alpha=alpha, beta=beta, eta=eta, averaged=spa_averaged, **common)
-    if args.learner == "bogd":
-        return BOGDClassifier(
-            sampling=args.sampling or "uniform",
-            eta=0.5 if args.eta is None else args.eta,
-            lam=0.01 if args.lam is None else args.lam,
-            averaged=averaged,
-            **common,
-        )
-    maintenance = args.maintenance or "merge"
-    if maintenance not in _MAINTENANCE:
-        raise ValueError(f"--maintenance {maintenance} is not a BSGD strategy: {sorted(_MAINTENANCE)}")
-    return BudgetedSGDClassifier(
-        maintenance=maintenance, lam=1e-4 if args.lam is None else args.lam, average=averaged, **common
+        **given,
     )
 
 

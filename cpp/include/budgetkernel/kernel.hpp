@@ -189,6 +189,7 @@ inline void require_psd_kernel(const Kernel& k) {
 /// Predicting needs only row_problem: scoring a near-zero row divides by nothing.
 inline const char* learn_row_problem(const Kernel& k, const double* x, Index n) {
   if (const char* problem = row_problem(x, n, k.max_input_sqnorm())) return problem;
+  if (k.unit_diagonal()) return nullptr;  // k(x, x) = 1: no second pass over x
   if (k.self_underflows(Eigen::Map<const Eigen::VectorXd>(x, n).squaredNorm()))
     return "is so close to zero that k(x, x) underflows the kernel's arithmetic (0 < |k(x, x)| < 1e-200, and "
            "learning divides by it); rescale it (an all-zero row is accepted)";
