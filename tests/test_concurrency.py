@@ -219,9 +219,9 @@ def sigint_raises():
 
 
 def test_an_interrupted_chunk_keeps_its_curve_point_and_the_model_goes_on(sigint_raises, tmp_path):
-    # Ctrl-C during a chunk (the GIL released) raises when the chunk returns; the chunk is
-    # learned, but its prequential_curve_ point was lost: the curve ended at (10, ...) with
-    # 30,010 examples seen.
+    # Ctrl-C during a chunk (the GIL released) stops it between two examples (test_interrupt.py)
+    # and the rows before the stop stay learned; their prequential_curve_ point was lost once:
+    # the curve ended at (10, ...) with 30,010 examples seen.
     clf = KernelPerceptron(budget=None, gamma=4.0).partial_fit(X[:10], Y[:10], classes=[-1, 1])
     Xb, yb = Started(XL[:30_000]), YL[:30_000]
 
@@ -237,12 +237,12 @@ def test_an_interrupted_chunk_keeps_its_curve_point_and_the_model_goes_on(sigint
         time.sleep(5)  # pragma: no cover - the signal came after the chunk: still raises here
     timer.join()
     c = clf.counters_
-    assert c["examples"] == 30_010
+    assert 10 < c["examples"] <= 30_010
     assert clf.prequential_curve_[-1] == (c["examples"], c["mistakes"])
     clf.partial_fit(X[:100], Y[:100])
     clf.save(tmp_path / "m.bk")
     back = budgetkernel.load(tmp_path / "m.bk")
-    assert back.counters_["examples"] == 30_110
+    assert back.counters_["examples"] == c["examples"] + 100
     np.testing.assert_array_equal(back.predict(X[:200]), clf.predict(X[:200]))
 
 

@@ -6,6 +6,7 @@
 // c++config.h #undefs them once, on first inclusion), MSVC's STL and libc++ are; what is
 // checked here is only that *our* headers never write std::min(...)/numeric_limits<T>::max().
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>

@@ -39,8 +39,7 @@ void wrap_svm(py::module_& m) {
             if (y.ndim() != 1 || y.shape(0) != Xm.rows() || w.ndim() != 1 || w.shape(0) != Xm.rows())
               throw std::invalid_argument("y and sample_weight must be 1-D with one entry per row");
             UseGuard use(&self, true);
-            py::gil_scoped_release release;
-            self.partial_fit_weighted(Xm, y.data(), w.data(), nullptr);
+            run_released([&](bk::StopPoll* stop) { self.partial_fit_weighted(Xm, y.data(), w.data(), nullptr, stop); });
           },
           py::arg("X"), py::arg("y"), py::arg("sample_weight"))
       .def("unlearn", write_released(&bk::IncrementalSVC::unlearn), py::arg("example"))

@@ -4,6 +4,7 @@
 
 #include "version.hpp"
 #include "common.hpp"
+#include "stop_poll.hpp"
 #include "kernel.hpp"
 #include "sv_store.hpp"
 #include "incremental_inverse.hpp"

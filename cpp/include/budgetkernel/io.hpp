@@ -12,6 +12,7 @@
 /// sizes, checksum, and each field's type and shape when a learner asks for it.
 
 #include "common.hpp"
+#include "stop_poll.hpp"
 #include "sv_store.hpp"
 
 #include <algorithm>
@@ -395,12 +396,14 @@ class Model {
 
   /// Decision values, n x n_outputs (one column for a binary model). Computed exactly as
   /// the learners compute them (same kernel row, same reduction), so values match bitwise.
-  RowMatrix decision_function(const RowMatrix& X) const {
+  /// `stop` (may be null) can end a long call between rows (Interrupted, stop_poll.hpp).
+  RowMatrix decision_function(const RowMatrix& X, StopPoll* stop = nullptr) const {
     detail::require(X.cols() == m_d, "decision_function: X has " + std::to_string(X.cols()) +
                                          " features, the model expects " + std::to_string(m_d));
     RowMatrix out(X.rows(), m_outputs);
     Vector krow(std::max<Index>(m_sv.size(), 1)), f(m_outputs);
     for (Index i = 0; i < X.rows(); ++i) {
+      detail::poll_stop(stop, i);
       if (m_linear) {
         f.noalias() = m_w.transpose() * X.row(i).transpose();
       } else if (m_sv.empty()) {

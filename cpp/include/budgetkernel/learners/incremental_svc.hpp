@@ -88,20 +88,22 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   /// examples before the failing one stay learned and the exception says how many they are.
   /// (The base's size-checked IndexVector overloads forward to this one.)
   using OnlineLearner::partial_fit;
-  void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
+  void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr,
+                   StopPoll* stop = nullptr) {
     detail::report_chunk_failure("IncrementalSVC::partial_fit", m_count.examples,
-                                 [&] { OnlineLearner::partial_fit(X, y, pred); });
+                                 [&] { OnlineLearner::partial_fit(X, y, pred, stop); });
   }
 
   /// Test-then-train over a weighted chunk (validated like partial_fit; weights > 0, finite).
   void partial_fit_weighted(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, const double* w,
-                            std::int32_t* pred = nullptr) {
+                            std::int32_t* pred = nullptr, StopPoll* stop = nullptr) {
     check_chunk(X, y, true);
     detail::require(w != nullptr, "weights are required");
     for (Index i = 0; i < X.rows(); ++i)
       detail::require(std::isfinite(w[i]) && w[i] > 0.0, "weights must be positive finite numbers");
     detail::report_chunk_failure("IncrementalSVC::partial_fit_weighted", m_count.examples, [&] {
       for (Index i = 0; i < X.rows(); ++i) {
+        detail::poll_stop(stop, i);
         const std::int32_t p = step_weighted(X.row(i).data(), y[i], w[i]);
         if (p != y[i]) ++m_count.mistakes;
         ++m_count.labels;

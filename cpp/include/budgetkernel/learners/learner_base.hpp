@@ -170,9 +170,13 @@ class OnlineLearner {
 
   /// Test-then-train over a chunk: for each row, predict, then learn. Writes the
   /// predictions into `pred` when given (the prequential record). Validates first.
-  void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
+  /// `stop` (may be null) is asked before every row; when it says stop, throws Interrupted
+  /// with the rows learned, which stay learned (see stop_poll.hpp).
+  void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr,
+                   StopPoll* stop = nullptr) {
     check_chunk(X, y, true);
     for (Index i = 0; i < X.rows(); ++i) {
+      detail::poll_stop(stop, i);
       const std::int32_t p = learn_one(X.row(i).data(), y[i]);
       if (pred) pred[i] = p;
     }
@@ -202,11 +206,15 @@ class OnlineLearner {
     return p;
   }
 
-  /// Decision values, n x n_outputs.
-  void decision_function(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out) const {
+  /// Decision values, n x n_outputs. `stop` as in partial_fit.
+  void decision_function(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out,
+                         StopPoll* stop = nullptr) const {
     check_chunk(X, nullptr, false);
     detail::require(out.rows() == X.rows() && out.cols() == n_outputs(), "decision_function: bad output shape");
-    for (Index i = 0; i < X.rows(); ++i) self().decision(X.row(i).data(), out.row(i).data());
+    for (Index i = 0; i < X.rows(); ++i) {
+      detail::poll_stop(stop, i);
+      self().decision(X.row(i).data(), out.row(i).data());
+    }
   }
 
   /// Decision values, n x n_outputs, as a new matrix (like Model::decision_function).
@@ -216,9 +224,10 @@ class OnlineLearner {
     return D;
   }
 
-  /// Predicted class indices into out[0..X.rows()).
-  void predict(const Eigen::Ref<const RowMatrix>& X, std::int32_t* out) const {
-    const RowMatrix D = decision_function(X);
+  /// Predicted class indices into out[0..X.rows()). `stop` as in partial_fit.
+  void predict(const Eigen::Ref<const RowMatrix>& X, std::int32_t* out, StopPoll* stop = nullptr) const {
+    RowMatrix D(X.rows(), n_outputs());
+    decision_function(X, D, stop);
     for (Index i = 0; i < X.rows(); ++i) out[i] = detail::predict_from_scores(D.row(i));
   }
   /// The same into a sized vector, its length checked against X.rows().

@@ -630,11 +630,12 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   /// examples before the failing one stay learned and the exception says how many they are.
   /// (The base's size-checked IndexVector overloads forward to this one.)
   using OnlineLearner::partial_fit;
-  void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr) {
+  void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr,
+                   StopPoll* stop = nullptr) {
     // Python's ReservoirSVC is this class with random_baseline: name what the user built.
     const char* who = m_p.random_baseline ? "TwinVectorMachine::partial_fit (random baseline, ReservoirSVC)"
                                           : "TwinVectorMachine::partial_fit";
-    detail::report_chunk_failure(who, m_count.examples, [&] { OnlineLearner::partial_fit(X, y, pred); });
+    detail::report_chunk_failure(who, m_count.examples, [&] { OnlineLearner::partial_fit(X, y, pred, stop); });
   }
 
   /// Decision values TVM_k(x) of one example (n_outputs values).

@@ -1,0 +1,99 @@
+"""Ctrl-C (and Jupyter's "interrupt kernel") stops a long chunk between two examples.
+
+The chunk loops run in C++ without the GIL; the core polls Python's signal handlers about
+every 20 ms (stop_poll.hpp, run_released in bindings.hpp). Each test simulates Ctrl-C with
+_thread.interrupt_main from a timer thread, during a call that would otherwise run for tens of
+seconds, and checks that the call stopped part-way and left a consistent model: a stopped
+fit or partial_fit has learned exactly the rows before the stop (the same model as a fresh
+learner trained on that prefix), and goes on learning from there.
+"""
+
+import _thread
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from budgetkernel import BudgetedSGDClassifier, IncrementalSVC
+from budgetkernel.datasets import noisy_checkerboard
+
+pytestmark = pytest.mark.skipif(
+    threading.current_thread() is not threading.main_thread(), reason="signals reach the main thread only"
+)
+
+
+def _stream(n, seed=0):
+    X, y = noisy_checkerboard(n, random_state=seed)
+    return np.ascontiguousarray(X, dtype=np.float64), y
+
+
+def _interrupted(call, delay=0.3):
+    """Runs call() with a simulated Ctrl-C after ``delay`` seconds; returns how long the call
+    ran. Should the call end first (which would mean it cannot be interrupted), the test waits
+    for the interrupt in a sleep, so that it cannot land in pytest's own code, and the
+    callers' checks that the call stopped part-way fail."""
+    timer = threading.Timer(delay, _thread.interrupt_main)
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            call()
+            time.sleep(60)
+    finally:
+        timer.cancel()
+        timer.join()
+    return time.perf_counter() - start
+
+
+def test_ctrl_c_stops_partial_fit_and_keeps_the_rows_learned():
+    # Unbudgeted kernel Pegasos over 200,000 rows: O(n^2) kernel values, far more than 0.3 s.
+    X, y = _stream(200_000)
+    est = BudgetedSGDClassifier(budget=None, gamma=4.0, lam=1e-4, random_state=0)
+    est.partial_fit(X[:10], y[:10], classes=[-1, 1])
+    _interrupted(lambda: est.partial_fit(X[10:], y[10:]))
+    learned = est.n_seen_
+    assert 10 < learned < 200_000
+    assert est.prequential_curve_[-1][0] == learned  # the curve ends where the model does
+
+    prefix = BudgetedSGDClassifier(budget=None, gamma=4.0, lam=1e-4, random_state=0)
+    prefix.partial_fit(X[:10], y[:10], classes=[-1, 1])
+    prefix.partial_fit(X[10:learned], y[10:learned])
+    probe = X[:500]
+    np.testing.assert_array_equal(est.decision_function(probe), prefix.decision_function(probe))
+
+    # and the stopped estimator goes on learning as if nothing happened
+    est.partial_fit(X[learned : learned + 100], y[learned : learned + 100])
+    prefix.partial_fit(X[learned : learned + 100], y[learned : learned + 100])
+    np.testing.assert_array_equal(est.decision_function(probe), prefix.decision_function(probe))
+
+
+def test_ctrl_c_stops_the_exact_svm_and_keeps_what_it_learned():
+    X, y = _stream(100_000, seed=1)
+    est = IncrementalSVC(C=10.0, gamma=2.0)
+    _interrupted(lambda: est.fit(X, y))
+    # a stopped fit publishes the model of the rows it learned, like a stopped partial_fit
+    learned = est.n_seen_
+    assert 0 < learned < 100_000
+    probe = X[:300]
+    prefix = IncrementalSVC(C=10.0, gamma=2.0).fit(X[:learned], y[:learned])
+    np.testing.assert_allclose(est.decision_function(probe), prefix.decision_function(probe), rtol=0, atol=1e-12)
+
+    # a weighted chunk stops too, its learned rows kept
+    w = np.full(len(y), 2.0)
+    _interrupted(lambda: est.partial_fit(X[learned:], y[learned:], sample_weight=w[learned:]))
+    more = est.n_seen_
+    assert learned < more < 100_000
+    prefix.partial_fit(X[learned:more], y[learned:more], sample_weight=w[learned:more])
+    np.testing.assert_allclose(est.decision_function(probe), prefix.decision_function(probe), rtol=0, atol=1e-12)
+
+
+def test_ctrl_c_stops_prediction():
+    X, y = _stream(3_000, seed=2)
+    est = BudgetedSGDClassifier(budget=None, gamma=4.0, lam=1e-4).fit(X, y)
+    assert est.n_support_ > 500
+    big = np.tile(X, (4_000, 1))  # 12,000,000 rows x ~1,000+ SVs: many seconds of kernel rows
+    before = est.decision_function(X[:50])
+    _interrupted(lambda: est.decision_function(big))
+    _interrupted(lambda: est.predict(big))
+    np.testing.assert_array_equal(est.decision_function(X[:50]), before)
