@@ -15,8 +15,8 @@ import time
 import numpy as np
 import pytest
 
-from budgetkernel import BudgetedSGDClassifier, IncrementalSVC
-from budgetkernel.datasets import noisy_checkerboard
+from budgetkernel import BudgetedPAClassifier, BudgetedSGDClassifier, IncrementalSVC
+from budgetkernel.datasets import checkerboard, noisy_checkerboard
 
 pytestmark = pytest.mark.skipif(
     threading.current_thread() is not threading.main_thread(), reason="signals reach the main thread only"
@@ -97,3 +97,15 @@ def test_ctrl_c_stops_prediction():
     _interrupted(lambda: est.decision_function(big))
     _interrupted(lambda: est.predict(big))
     np.testing.assert_array_equal(est.decision_function(X[:50]), before)
+
+
+def test_ctrl_c_stops_partial_fit_active_between_labels():
+    # Ramp-loss PA asks for few labels once trained: the C++ runs over the rows that need none
+    # are long (4,000,000 rows against ~10^3 SVs), and a stop there keeps the rows observed.
+    X, y = checkerboard(20_000, random_state=3)
+    est = BudgetedPAClassifier(loss="ramp", budget=None, gamma=2.0).partial_fit(X, y, classes=[-1, 1])
+    big, labels = np.tile(X, (200, 1)), np.tile(y, 200)
+    seen = est.n_seen_
+    _interrupted(lambda: est.partial_fit_active(big, lambda i, x: labels[i]))
+    assert seen < est.n_seen_ < seen + len(big)
+    assert est.prequential_curve_[-1][0] == est.n_seen_

@@ -143,6 +143,34 @@ TEST_CASE("decision_function and predict stop too (also a loaded Model's), and l
   CHECK(m.decision_function(s.X).isApprox(l.decision_function(s.X), 0.0));
 }
 
+TEST_CASE("active_run (ramp-loss PA's label-free rows) stops too") {
+  const bk_test::Stream s = bk_test::noisy_board(3000, 2, 9, 0.0);
+  PAParams p;
+  p.loss = PALoss::Ramp;
+  PassiveAggressive l(2, 2, p);
+  learn_rows(l, s, 0, 2000);
+  // A start whose run of rows that need no label is at least 4 long (the trained learner
+  // skips most rows), found on copies.
+  Index start = 2000;
+  while (start < 2990) {
+    PassiveAggressive copy = l;
+    if (copy.active_run(s.X, start, nullptr) >= start + 4) break;
+    ++start;
+  }
+  CHECK(start < 2990);
+  const std::int64_t seen = l.counters().examples;
+  StopAt at{4};
+  StopPoll poll(&StopAt::call, &at, std::chrono::nanoseconds(0));
+  Index done = -1;
+  try {
+    l.active_run(s.X, start, nullptr, &poll);
+  } catch (const Interrupted& e) {
+    done = e.done();
+  }
+  CHECK(done == 3);
+  CHECK(l.counters().examples == seen + 3);  // the three rows observed before the stop
+}
+
 TEST_CASE("the default poll leaves short calls alone and reaches long ones") {
   // A chunk far shorter than the 20 ms interval never calls back.
   const bk_test::Stream s = bk_test::noisy_board(20, 2, 1, 0.0);

@@ -29,11 +29,17 @@ void wrap_passive_aggressive(py::module_& m) {
             if (pred.ndim() != 1 || pred.shape(0) != Xm.rows())
               throw std::invalid_argument("pred must be 1-D with one entry per row");
             if (start < 0 || start > Xm.rows()) throw std::invalid_argument("start out of range");
-            self.check_chunk(Xm, nullptr, true);
+            // The whole chunk is checked once, by the call that starts it, so that a bad row
+            // fails before any row is used. Checking it on every call (one per label asked
+            // for) made a chunk cost O(n) per label: 80,000 rows and 21,775 labels took 5.5 s,
+            // 180 times partial_fit's time. The rows a later call reaches are checked again
+            // by active_run itself, so a caller cannot get past the check by starting later.
+            if (start == 0) self.check_chunk(Xm, nullptr, true);
             std::int32_t* out = pred.mutable_data();
             UseGuard use(&self, true);
-            py::gil_scoped_release release;
-            return self.active_run(Xm, start, out);
+            bk::Index next = 0;
+            run_released([&](bk::StopPoll* stop) { next = self.active_run(Xm, start, out, stop); });
+            return next;
           },
           py::arg("X"), py::arg("start"), py::arg("pred").noconvert(),
           "Predicts rows start.. that need no label (ramp loss outside the margin); returns the index of the "

@@ -181,14 +181,16 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
 
   /// observe() over rows start.. of X; returns the index of the first row that needs a label
   /// (X.rows() when none). pred (may be null) receives the predictions of the skipped rows at
-  /// their index. Rows are validated one at a time as they are reached.
+  /// their index. Rows are validated one at a time as they are reached. `stop` (may be null)
+  /// is asked before every row (Interrupted: done() rows of this call observed; stop_poll.hpp).
   /// \throws std::invalid_argument on a wrong column count, start out of range, or a
   ///         non-finite row (the rows before it are already processed).
-  Index active_run(const Eigen::Ref<const RowMatrix>& X, Index start, std::int32_t* pred) {
+  Index active_run(const Eigen::Ref<const RowMatrix>& X, Index start, std::int32_t* pred, StopPoll* stop = nullptr) {
     detail::require(X.cols() == m_d, "active_run: X has " + std::to_string(X.cols()) + " features, expected " +
                                          std::to_string(m_d));
     detail::require(start >= 0 && start <= X.rows(), "active_run: start out of range");
     for (Index i = start; i < X.rows(); ++i) {
+      detail::poll_stop(stop, i - start);
       const double* row = X.row(i).data();
       if (const char* problem = learn_row_problem(row))
         detail::invalid("active_run: row " + std::to_string(i) + " " + problem);
