@@ -370,3 +370,26 @@ def test_a_chunk_that_breaks_down_keeps_the_examples_before_it(make, n):
     assert clf._model.to_bytes() == ref._model.to_bytes()
     # and a model that failed resumes from a pickle like any other
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).decision_function(Xt), clf.decision_function(Xt))
+
+
+def test_exact_copies_of_margin_vectors_in_an_ill_conditioned_set():
+    # scikit-learn's sparse-input check data: 40 rows of 3 features, 60% zeros (7 rows all
+    # zero), 4 classes, seen twice (n_epochs=2). An exact copy of a margin vector entered S
+    # through the Schur test (refined s 2.5e-9 > 1e-9 on an ill-conditioned J), and J then
+    # could not be refactorised: TVM B=30 (AVX2 build), IncrementalSVC and TVM B=100 (baseline
+    # build) failed with "matrix is numerically singular". Copies are now refused exactly.
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(40, 3))
+    X[X < 0.6] = 0
+    y4 = (4 * rng.uniform(size=40)).astype(int)
+    for budget in (30, 100):
+        TwinVectorMachine(budget=budget, C=1.0, gamma=1.0, n_epochs=2, shuffle=True, random_state=0).fit(X, y4)
+
+    # Class 0 against the rest, each row twice, against LIBSVM on the 40 rows with weight 2.
+    y = np.where(y4 == 0, 1, -1)
+    order = np.random.default_rng(0).permutation(40)
+    twice = np.r_[order, order[::-1]]
+    clf = IncrementalSVC(C=1.0, gamma=1.0).fit(X[twice], y[twice])
+    K = rbf(X, X, 1.0)
+    ref = SVC(C=1.0, kernel="precomputed", tol=1e-10, max_iter=10_000_000).fit(K, y, sample_weight=np.full(40, 2.0))
+    np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(K), rtol=0, atol=1e-6)
