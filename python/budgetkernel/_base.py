@@ -16,6 +16,7 @@ import threading
 from collections.abc import Mapping
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
@@ -267,7 +268,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True  # accepted, and densified (see _dense)
         tags.classifier_tags.multi_class = True
         tags.non_deterministic = False
         return tags
@@ -282,13 +283,13 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             self,
             X,
             reset=reset,
-            accept_sparse=False,
+            accept_sparse="csr",
             dtype=np.float64,
             order="C",
             ensure_all_finite=True,
             ensure_min_samples=1,
         )
-        return X
+        return _dense(X)
 
     def _encode(self, y, d=None):
         """Maps labels to 0..c-1 (those of state d, see _state); raises ValueError naming unseen
@@ -514,9 +515,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def _fit_data(self, X, y):
         """fit's validation: a fresh model for the labels of y; returns X and the label indices."""
         X, y = validate_data(
-            self, X, y, reset=True, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse=False
+            self, X, y, reset=True, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse="csr"
         )
         check_classification_targets(y)
+        X = _dense(X)
         self._init_model(X, np.unique(y))
         return X, self._encode(y)
 
@@ -566,13 +568,14 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def _chunk_data_checked(self, X, y, classes, first):
         if first or not self._plain_chunk(X, y):
-            kw = dict(reset=first, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse=False)
+            kw = dict(reset=first, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse="csr")
             if y is None:
                 X = validate_data(self, X, **kw)
             else:
                 X, y = validate_data(self, X, y, **kw)
                 if first:  # later chunks: _encode rejects every label outside classes_
                     check_classification_targets(y)
+            X = _dense(X)
         if first:
             self._init_model(X, classes)
         else:
@@ -933,12 +936,21 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         return params
 
 
+def _dense(X):
+    """A validated chunk as the C-contiguous float64 rows the core takes. The core is dense (it
+    stores SVs as dense rows and computes kernel rows with dense products), so a sparse chunk
+    (scipy.sparse, e.g. from load_svmlight_file) is densified whole: it costs its dense size
+    while it is used, and a stream of sparse chunks is the way to bound that."""
+    return X.toarray(order="C") if sp.issparse(X) else X
+
+
 def _curve_point_after(error, model, d):
-    """The curve point of a chunk call that raised ``error``: Ctrl-C during a chunk (the GIL
-    released) raises KeyboardInterrupt as the learned chunk returns, and its point was lost (the
-    curve ended before a chunk the model had learned); an exact SVM can fail after learning
-    rows. None for a call interrupted while it waited for another thread's use of the model
-    (the core marks it: nothing ran, and reading the counters would wait for that use)."""
+    """The curve point of a chunk call that raised ``error``: Ctrl-C during a chunk stops it
+    between two examples (KeyboardInterrupt; the rows before the stop stay learned), and its
+    point was lost (the curve ended before rows the model had learned); an exact SVM can fail
+    after learning rows. None for a call interrupted while it waited for another thread's use
+    of the model (the core marks it: nothing ran, and reading the counters would wait for that
+    use)."""
     if getattr(error, "_budgetkernel_not_run", False):
         return
     c = model.counters

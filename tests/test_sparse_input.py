@@ -1,0 +1,64 @@
+"""scipy.sparse input (e.g. from scikit-learn's load_svmlight_file) is accepted and densified:
+the models equal those trained on the dense arrays, bit for bit."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from budgetkernel import (
+    BOGDClassifier,
+    BudgetedPAClassifier,
+    BudgetedSGDClassifier,
+    IncrementalSVC,
+    KernelPerceptron,
+    LinearPegasosClassifier,
+    SparsePAClassifier,
+    TwinVectorMachine,
+)
+
+ESTIMATORS = [
+    lambda: BudgetedSGDClassifier(budget=20, gamma=0.5, lam=1e-3, n_epochs=2, shuffle=True, random_state=0),
+    lambda: LinearPegasosClassifier(lam=1e-3, random_state=0),
+    lambda: BudgetedPAClassifier(budget=20, variant="project", gamma=0.5, random_state=0),
+    lambda: KernelPerceptron(budget=20, maintenance="forgetron", gamma=0.5, random_state=0),
+    lambda: SparsePAClassifier(beta=2.0, gamma=0.5, random_state=0),
+    lambda: BOGDClassifier(budget=20, gamma=0.5, random_state=0),
+    lambda: IncrementalSVC(C=1.0, gamma=0.5),
+    lambda: TwinVectorMachine(budget=20, gamma=0.5, random_state=0),
+]
+
+
+def data(n=300, d=8, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * (rng.uniform(size=(n, d)) < 0.3)  # 70% zeros
+    y = np.where(X[:, 0] + X[:, 1] - X[:, 2] > 0, "a", "b")
+    return X, y
+
+
+@pytest.mark.parametrize("make", ESTIMATORS, ids=lambda m: type(m()).__name__)
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_sparse_input_equals_dense(make, fmt):
+    X, y = data()
+    S = sp.csr_matrix(X).asformat(fmt)
+    dense, sparse = make().fit(X, y), make().fit(S, y)
+    np.testing.assert_array_equal(sparse.decision_function(S), dense.decision_function(X))
+    np.testing.assert_array_equal(sparse.predict(S), dense.predict(X))
+    assert sparse.score(S, y) == dense.score(X, y)
+
+    # partial_fit with sparse chunks, a sparse first chunk included
+    a, b = make(), make()
+    for lo in range(0, 300, 100):
+        a.partial_fit(X[lo : lo + 100], y[lo : lo + 100], classes=["a", "b"])
+        b.partial_fit(sp.csr_array(X[lo : lo + 100]), y[lo : lo + 100], classes=["a", "b"])
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(S))
+
+
+def test_sparse_input_is_validated():
+    X, y = data()
+    S = sp.csr_matrix(X)
+    S.data[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        BudgetedSGDClassifier(budget=10).fit(S, y)
+    clf = BudgetedSGDClassifier(budget=10).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(sp.csr_matrix(X[:, :5]))
