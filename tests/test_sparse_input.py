@@ -62,3 +62,16 @@ def test_sparse_input_is_validated():
     clf = BudgetedSGDClassifier(budget=10).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         clf.predict(sp.csr_matrix(X[:, :5]))
+
+
+def test_learn_one_takes_a_row_of_a_sparse_matrix():
+    X, y = data(50)
+    S = sp.csr_matrix(X)
+    a, b = BudgetedSGDClassifier(budget=10, random_state=0), BudgetedSGDClassifier(budget=10, random_state=0)
+    for i in range(50):
+        assert a.predict_one(S[i]) == b.predict_one(X[i])
+        a.learn_one(S[i], y[i], classes=["a", "b"])
+        b.learn_one(X[i], y[i], classes=["a", "b"])
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    with pytest.raises(ValueError, match="one example"):
+        a.learn_one(S[:2], "a")

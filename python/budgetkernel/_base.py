@@ -695,6 +695,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
                     raise ValueError(f"unknown feature {k!r}; the model was built with features {names}")
                 v[i] = val
             return v, names
+        if sp.issparse(x):  # a row of a sparse matrix (S[i] is 1 x d): the example it holds
+            if x.ndim == 2 and x.shape[0] != 1:
+                raise ValueError(f"x must be one example; got a sparse matrix of shape {x.shape}")
+            x = x.toarray().ravel()
         v = np.asarray(x)
         if np.iscomplexobj(v):  # as fit/partial_fit: no silent drop of the imaginary part
             raise ValueError("complex data is not supported")
