@@ -237,6 +237,9 @@ def _label_to_json(v):
     raise TypeError(f"class label {v!r} of type {type(v).__name__} cannot be stored in a model file")
 
 
+_NO_Y = object()  # _validated's "no y" (None is a y that validate_data must refuse)
+
+
 class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     """Base of the budgetkernel classifiers.
 
@@ -279,17 +282,17 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         as _plain_chunk describes is already that: the core checks its rows)."""
         if not reset and self._plain_chunk(X, None):
             return X
-        X = validate_data(
-            self,
-            X,
-            reset=reset,
-            accept_sparse="csr",
-            dtype=np.float64,
-            order="C",
-            ensure_all_finite=True,
-            ensure_min_samples=1,
-        )
-        return _dense(X)
+        return self._validated(X, reset=reset)
+
+    def _validated(self, X, y=_NO_Y, *, reset):
+        """scikit-learn's validate_data with what the core takes: finite float64 in C order (a
+        sparse X densified, see _dense). Returns X, or (X, y) when y is passed (y=None too:
+        validate_data then says that a classifier needs y)."""
+        kw = dict(reset=reset, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse="csr")
+        if y is _NO_Y:
+            return _dense(validate_data(self, X, **kw))
+        X, y = validate_data(self, X, y, **kw)
+        return _dense(X), y
 
     def _encode(self, y, d=None):
         """Maps labels to 0..c-1 (those of state d, see _state); raises ValueError naming unseen
@@ -514,11 +517,8 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def _fit_data(self, X, y):
         """fit's validation: a fresh model for the labels of y; returns X and the label indices."""
-        X, y = validate_data(
-            self, X, y, reset=True, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse="csr"
-        )
+        X, y = self._validated(X, y, reset=True)
         check_classification_targets(y)
-        X = _dense(X)
         self._init_model(X, np.unique(y))
         return X, self._encode(y)
 
@@ -568,14 +568,12 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def _chunk_data_checked(self, X, y, classes, first):
         if first or not self._plain_chunk(X, y):
-            kw = dict(reset=first, dtype=np.float64, order="C", ensure_all_finite=True, accept_sparse="csr")
             if y is None:
-                X = validate_data(self, X, **kw)
+                X = self._validated(X, reset=first)
             else:
-                X, y = validate_data(self, X, y, **kw)
+                X, y = self._validated(X, y, reset=first)
                 if first:  # later chunks: _encode rejects every label outside classes_
                     check_classification_targets(y)
-            X = _dense(X)
         if first:
             self._init_model(X, classes)
         else:
@@ -608,14 +606,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def _learn_chunk(self, X, yi, record=False, d=None):
         d = self.__dict__ if d is None else d
         model = d["_model"]
-        try:
-            pred = model.partial_fit(X, yi, record)
-        except BaseException as e:
-            _curve_point_after(e, model, d)
-            raise
-        c = model.counters
-        d["prequential_curve_"].append((c["examples"], c["mistakes"]))
-        return pred
+        return _recorded(model, d, lambda: model.partial_fit(X, yi, record))
 
     # ------------------------------------------------------------ prediction
     def decision_function(self, X):
@@ -948,6 +939,27 @@ def _dense(X):
     return X.toarray(order="C") if sp.issparse(X) else X
 
 
+def _recorded(model, d, learn):
+    """Runs ``learn()``, one chunk through ``model`` (of state d), and ends the prequential curve
+    at what the model has learned: after it returns, and after it raised (_curve_point_after)."""
+    try:
+        out = learn()
+    except BaseException as e:
+        _curve_point_after(e, model, d)
+        raise
+    c = model.counters
+    d["prequential_curve_"].append((c["examples"], c["mistakes"]))
+    return out
+
+
+def _curve_point(model, d):
+    """Adds the curve point of what model has learned, unless the curve already ends there."""
+    c = model.counters
+    curve = d["prequential_curve_"]
+    if c["examples"] != curve[-1][0]:
+        curve.append((c["examples"], c["mistakes"]))
+
+
 def _curve_point_after(error, model, d):
     """The curve point of a chunk call that raised ``error``: Ctrl-C during a chunk stops it
     between two examples (KeyboardInterrupt; the rows before the stop stay learned), and its
@@ -955,12 +967,8 @@ def _curve_point_after(error, model, d):
     after learning rows. None for a call interrupted while it waited for another thread's use
     of the model (the core marks it: nothing ran, and reading the counters would wait for that
     use)."""
-    if getattr(error, "_budgetkernel_not_run", False):
-        return
-    c = model.counters
-    curve = d["prequential_curve_"]
-    if c["examples"] != curve[-1][0]:
-        curve.append((c["examples"], c["mistakes"]))
+    if not getattr(error, "_budgetkernel_not_run", False):
+        _curve_point(model, d)
 
 
 def _same_param(a, b):

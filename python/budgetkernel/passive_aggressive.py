@@ -13,6 +13,7 @@ from ._base import (
     _check_bool,
     _check_choice,
     _check_positive,
+    _curve_point,
     _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
@@ -203,7 +204,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         with self._undo_if_first():
             d = self.__dict__
             X, _ = self._chunk_data(X, None, classes, "partial_fit_active")
-            model, label_index, curve = d["_model"], d["_label_index"], d["prequential_curve_"]
+            model, label_index = d["_model"], d["_label_index"]
             n = X.shape[0]
             pred = np.zeros(n, dtype=np.int32)
             queried = np.zeros(n, dtype=bool)
@@ -226,7 +227,5 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
             finally:
                 # the curve's point also when the oracle failed mid-chunk: it ends at the
                 # examples the model has seen (n_seen_), not at the previous chunk
-                c = model.counters
-                if c["examples"] != curve[-1][0]:
-                    curve.append((c["examples"], c["mistakes"]))
+                _curve_point(model, d)
         return queried

@@ -11,10 +11,10 @@ from ._base import (
     OnlineClassifierMixin,
     _check_choice,
     _check_positive,
-    _curve_point_after,
     _kernel_from_core,
     _KernelParamsMixin,
     _name_of,
+    _recorded,
     _seed,
     register,
 )
@@ -185,14 +185,12 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         keep = w > 0
         if not np.all(keep):
             X, yi, w = np.ascontiguousarray(X[keep]), yi[keep], w[keep]
-        if len(yi):
-            try:
+
+        def learn():
+            if len(yi):  # (all weights 0: nothing to learn, but the chunk still gets its point)
                 model.partial_fit_weighted(np.ascontiguousarray(X), yi, w)
-            except BaseException as e:
-                _curve_point_after(e, model, d)  # also when interrupted
-                raise
-        c = model.counters
-        d["prequential_curve_"].append((c["examples"], c["mistakes"]))
+
+        _recorded(model, d, learn)
 
     def unlearn(self, example):
         """Forgets example number ``example`` (0-based, in the order learned) exactly.

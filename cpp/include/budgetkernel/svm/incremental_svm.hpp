@@ -56,7 +56,8 @@
 /// 1e3 eps (|Q_ii| + |w|^T (|J| |w| + |v|)), its rounding floor. The refinement removes the
 /// error R carries between refactorisations, which the plain s inherits (see enter_margin: an
 /// exactly dependent row had s up to 2.6e-3). With a ridge the true s is >= ridge
-/// (Q_SS >= ridge I), so the floor term is capped at ridge / 2 there.
+/// (Q_SS >= ridge I), so the floor term is capped at ridge / 2 there. Without a ridge, an exact
+/// copy of a margin vector's x is refused outright (its row of J is +- that vector's).
 /// Its row of J is then ~ a combination beta = R v of the margin rows, so moving alpha_i by
 /// delta and (b, a_S) by -beta delta leaves g_S unchanged and g_i almost so (it moves by s
 /// delta).
