@@ -29,12 +29,11 @@ def _stream(n, seed=0):
 
 
 def _interrupted(call, delay=0.3):
-    """Runs call() with a simulated Ctrl-C after ``delay`` seconds; returns how long the call
-    ran. Should the call end first (which would mean it cannot be interrupted), the test waits
-    for the interrupt in a sleep, so that it cannot land in pytest's own code, and the
-    callers' checks that the call stopped part-way fail."""
+    """Runs call() with a simulated Ctrl-C after ``delay`` seconds. Should the call end first
+    (which would mean it cannot be interrupted), the test waits for the interrupt in a sleep,
+    so that it cannot land in pytest's own code, and the callers' checks that the call stopped
+    part-way fail. Nothing here asserts a time: the checks count the rows learned."""
     timer = threading.Timer(delay, _thread.interrupt_main)
-    start = time.perf_counter()
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -43,7 +42,6 @@ def _interrupted(call, delay=0.3):
     finally:
         timer.cancel()
         timer.join()
-    return time.perf_counter() - start
 
 
 def test_ctrl_c_stops_partial_fit_and_keeps_the_rows_learned():
