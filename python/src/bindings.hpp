@@ -180,8 +180,8 @@ class UseGuard {
 /// Runs f(bk::StopPoll*), a chunk loop of the core, with the GIL released, and lets Python's
 /// signal handlers stop it between two examples (stop_poll.hpp). Without this, Ctrl-C (or
 /// Jupyter's "interrupt kernel") during partial_fit, decision_function or predict was seen
-/// only when the whole chunk had run: minutes for the exact SVM over 10^5 rows or an
-/// unbudgeted learner. The poll takes the GIL back about every 20 ms to run
+/// only when the whole chunk had run, however long the exact SVM or an unbudgeted learner
+/// took over it. The poll takes the GIL back about every 20 ms to run
 /// PyErr_CheckSignals (in the main thread; elsewhere it does nothing); a handler that raises
 /// (KeyboardInterrupt) leaves its exception set in this thread and stops the loop, and the
 /// exception is raised here once the GIL is held again. A partial_fit stopped this way keeps

@@ -2,8 +2,8 @@
 /// \file stop_poll.hpp
 /// Stopping a long call between examples.
 ///
-/// A chunk can run for minutes: an unbudgeted learner or the exact SVM over 10^5 rows, or the
-/// decision values of 10^6 rows against 10^4 SVs. A program that embeds the library wants to
+/// A chunk can run long: an unbudgeted learner costs O(n^2) kernel values over n rows, the
+/// exact SVM O(|S|) kernel rows per example, and decision values O(n B d). A program that embeds the library wants to
 /// cancel such a call (a Cancel button, a deadline), and the Python module wants Ctrl-C (and
 /// Jupyter's "interrupt kernel") to stop it, which it can only notice while it holds the GIL
 /// that the chunk runs without. The chunk loops (OnlineLearner::partial_fit,
