@@ -42,6 +42,20 @@ def parser(doc):
     return p
 
 
+def baseline_child(script, args):
+    """Runs `script --child` (same --seed / --quick) with BUDGETKERNEL_SIMD=baseline and returns
+    {label: measurement} from the JSON it prints last: the portable build's numbers, measured
+    in a fresh process right after the parent's (the SIMD module is chosen at import)."""
+    import subprocess
+
+    cmd = [sys.executable, os.path.abspath(script), "--child", "--seed", str(args.seed)] + (
+        ["--quick"] if args.quick else [])
+    out = subprocess.run(cmd, env=dict(os.environ, BUDGETKERNEL_SIMD="baseline"), check=True,
+                         stdout=subprocess.PIPE, text=True)
+    child = json.loads(out.stdout.strip().splitlines()[-1])
+    return {child["simd"] + " (BUDGETKERNEL_SIMD=baseline)": child}
+
+
 def environment():
     """What ran: versions, SIMD build, CPU, thread settings."""
     import numpy as np

@@ -52,15 +52,13 @@ import _common  # noqa: F401  (first: pins the thread pools)
 
 import gc
 import json
-import os
-import subprocess
 import sys
 import time
 import warnings
 
 import numpy as np
 
-from _common import env_md, environment, fmt_rate, md_table, parser, write_results
+from _common import baseline_child, env_md, environment, fmt_rate, md_table, parser, write_results
 
 TUNED = (8.0, 1e-2)
 # (f) uses a setting in which every budget up to 800 fills: at gamma=8 projection folds
@@ -345,12 +343,7 @@ def main():
     print(f"budgetkernel SIMD build in this process: {env['simd']}", flush=True)
     runs = {env["simd"]: measure_bk(n, args.seed, n_lat)}
     if not args.no_baseline:
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", "--seed", str(args.seed)] + (
-            ["--quick"] if args.quick else [])
-        out = subprocess.run(cmd, env=dict(os.environ, BUDGETKERNEL_SIMD="baseline"), check=True,
-                             stdout=subprocess.PIPE, text=True)
-        child = json.loads(out.stdout.strip().splitlines()[-1])
-        runs[child["simd"] + " (BUDGETKERNEL_SIMD=baseline)"] = child
+        runs.update(baseline_child(__file__, args))
     X, y = load(n, args.seed)
     nys = {s: nystroem_rate(X, y, g, args.seed) for s, (g, _) in settings().items()}
     lat, river_version = other_latency(X, y, args.seed, n_lat)

@@ -186,7 +186,7 @@ struct Continuation {
 /// the next `more` examples one at a time, comparing predictions, decision values and the
 /// whole state after every step.
 Continuation continue_after_load(Index d, Index c, Maintenance kind, Index budget, double lam, bool bound_norm, int warm,
-                                 int more, std::uint64_t seed) {
+                                 int more, std::uint64_t seed, double gamma) {
   std::mt19937_64 rng(seed);
   RowMatrix X;
   std::vector<std::int32_t> y;
@@ -194,7 +194,7 @@ Continuation continue_after_load(Index d, Index c, Maintenance kind, Index budge
   if (c > 2)
     for (Index i = 0; i < X.rows(); ++i) y[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((X(i, 0) > 0) + 2 * (X(i, 1) > 0.5)) % static_cast<std::int32_t>(c);
   BSGDParams p;
-  p.kernel = Kernel(KernelType::RBF, 4.0);
+  p.kernel = Kernel(KernelType::RBF, gamma);
   p.lam = lam;
   p.budget = budget;
   p.maintenance = kind;
@@ -245,7 +245,10 @@ TEST_CASE("GramCache: 10,000 random push/erase/replace steps equal brute force; 
                         {"rbf d=6", Kernel(KernelType::RBF, 0.3), 6},
                         {"rbf d=1", Kernel(KernelType::RBF, 1.5), 1},
                         {"poly d=3", Kernel(KernelType::Polynomial, 0.5, 3, 1.0), 3},
-                        {"linear d=5", Kernel(KernelType::Linear), 5}};
+                        {"linear d=5", Kernel(KernelType::Linear), 5},
+                        // tiled dot products (detail/dot_block.hpp): position-independent
+                        {"rbf d=40", Kernel(KernelType::RBF, 0.05), 40},
+                        {"linear d=33", Kernel(KernelType::Linear), 33}};
   std::uint64_t seed = 100;
   for (const Case& cs : cases)
     for (bool from_store : {true, false}) {
@@ -424,6 +427,7 @@ TEST_CASE("KernelPegasos: reloaded learner (cache rebuilt) continues bitwise for
     Maintenance kind;
     double lam;
     int warm;
+    double gamma = 4.0;
   };
   // lam = 1e-2 keeps the ball projection (line 9) active, so the scale depends on ||w||^2 and
   // hence on every norm_change: a 1-ulp difference in a cached kernel value would show.
@@ -431,7 +435,8 @@ TEST_CASE("KernelPegasos: reloaded learner (cache rebuilt) continues bitwise for
                         {2, 2, 37, Maintenance::Merge, 1e-5, 7000},         {3, 2, 60, Maintenance::Merge, 1e-2, 8000},
                         {2, 3, 50, Maintenance::Merge, 1e-2, 6000},         {2, 2, 100, Maintenance::RemoveRandom, 1e-5, 5000},
                         {2, 2, 100, Maintenance::RemoveRandom, 1e-2, 5000}, {2, 2, 45, Maintenance::RemoveOldest, 1e-2, 5000},
-                        {3, 2, 50, Maintenance::RemoveSmallest, 1e-2, 5000}, {2, 4, 30, Maintenance::RemoveRandom, 1e-2, 3000}};
+                        {3, 2, 50, Maintenance::RemoveSmallest, 1e-2, 5000}, {2, 4, 30, Maintenance::RemoveRandom, 1e-2, 3000},
+                        {40, 2, 60, Maintenance::Merge, 1e-2, 3000, 0.1}};  // d = 40: tiled dot products
   // Each case runs twice: tracking ||w||^2 exactly throughout (bound_norm = false: the cache is
   // always there), and by default, where the learner bounds ||w|| and keeps no cache most of
   // the time (then the state to reproduce includes the bound and the switches back).
@@ -439,7 +444,8 @@ TEST_CASE("KernelPegasos: reloaded learner (cache rebuilt) continues bitwise for
   int untracked_loads = 0, switches = 0;
   for (const Case& cs : cases)
     for (bool bound : {false, true}) {
-      const Continuation r = continue_after_load(cs.d, cs.c, cs.kind, cs.budget, cs.lam, bound, cs.warm, 5000, seed++);
+      const Continuation r =
+          continue_after_load(cs.d, cs.c, cs.kind, cs.budget, cs.lam, bound, cs.warm, 5000, seed++, cs.gamma);
       std::printf("  %-15s d=%d classes=%d B=%3d lam=%g%s: cache bitwise at load %s%s, identical for %d/5000 further "
                   "steps (caches identical: %s; %lld maintenance steps, %d SVs, %d switches of norm tracking)\n",
                   maintenance_name(cs.kind), static_cast<int>(cs.d), static_cast<int>(cs.c), static_cast<int>(cs.budget),

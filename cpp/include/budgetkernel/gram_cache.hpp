@@ -23,19 +23,19 @@ namespace budgetkernel {
 /// not a function of (x_j, x) alone: Eigen evaluates the bulk of the row with its vectorised
 /// exp, but the last (n mod packet size) entries with std::exp (different in the last bit for
 /// ~14% of arguments; this applies where detail::rbf_finish falls back to Eigen, i.e. off
-/// x86-64), and for d > 4 the dot products of the last (n mod 8) rows go through
-/// narrower gemv blocks with a different summation order. Which SVs sat in those positions
+/// x86-64), and for 4 < d < detail::kDotBlockMinDim the dot products of the last (n mod 8)
+/// rows go through narrower gemv blocks with a different summation order. Which SVs sat in those positions
 /// when a row was computed depends on the history, so a cache filled from the learner's rows
 /// could not be rebuilt bit for bit from a loaded store. The remedy: every cached value is
 /// the *canonical* one, i.e. what Kernel::row yields for a row in the bulk (positions before
-/// b floor(n/b), b = canonical_block(): the packet size for RBF with d <= 4, 8 for d > 4);
+/// b floor(n/b), b = canonical_block(): 8 for gemv's dimensions, else the packet size for RBF);
 /// canonical_tail recomputes the at most b - 1 entries after that boundary in a b-row
 /// scratch (all of it bulk). The canonical value is symmetric in its two points (the
 /// dot product's terms commute one by one, and so does |x_i|^2 + |x_j|^2), so it does not
 /// matter which of the two was the query: rebuild (row i with x_i as the query over the first
 /// i SVs, i.e. as if the store had been pushed in order) reproduces the incrementally
 /// maintained matrix exactly. Cost: at most b - 1 extra kernel values per maintained row
-/// (one packet for d <= 4; nothing for linear/polynomial kernels with d <= 4).
+/// (at most 7 in gemv's dimensions; elsewhere none, or under one packet for RBF off x86-64).
 /// Preconditions of "bitwise": (1) the query's |x|^2 of a pushed row equals the store's
 /// cached sqnorm (rebuild uses the latter); (2) the compiler evaluates the same expression
 /// the same way wherever it is inlined. (2) holds without FMA; GCC's default
@@ -46,7 +46,7 @@ namespace budgetkernel {
 /// no FMA) guarantees it.
 class GramCache {
  public:
-  /// Rows of Eigen's row-major gemv block (used by Kernel::dots for d > 4).
+  /// Rows of Eigen's row-major gemv block (used by Kernel::dots for 4 < d < kDotBlockMinDim).
   static constexpr Index kGemvBlock = 8;
   /// Doubles per SIMD packet of this build (1 without vectorisation).
   static constexpr Index kPacket = Eigen::internal::packet_traits<double>::Vectorizable
@@ -54,12 +54,13 @@ class GramCache {
                                        : 1;
 
   /// Granularity b of canonical_tail: entries before b floor(n/b) of a Kernel::row over n SVs
-  /// are already canonical. d <= 4: the dot products are position-independent, and so is the
-  /// RBF map on x86-64 (detail::rbf_finish pads its tail into a full packet); elsewhere Eigen's
-  /// vectorised exp has a scalar tail; d > 4: Eigen's gemv rows come in blocks of 8 (kPacket
-  /// divides 8). 1 = nothing to fix.
+  /// are already canonical. d <= 4 and d >= detail::kDotBlockMinDim: the dot products are
+  /// position-independent, and so is the RBF map on x86-64 (detail::rbf_finish pads its tail
+  /// into a full packet); elsewhere Eigen's vectorised exp has a scalar tail; 4 < d <
+  /// kDotBlockMinDim: Eigen's gemv rows come in blocks of 8 (kPacket divides 8). 1 = nothing
+  /// to fix.
   static Index canonical_block(const Kernel& k, Index d) {
-    if (d > 4) return kGemvBlock;
+    if (d > 4 && d < detail::kDotBlockMinDim) return kGemvBlock;
     return k.type() == KernelType::RBF && !detail::kRbfExpPositionIndependent ? kPacket : 1;
   }
 

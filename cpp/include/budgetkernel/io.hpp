@@ -402,18 +402,34 @@ class Model {
                                          " features, the model expects " + std::to_string(m_d));
     RowMatrix out(X.rows(), m_outputs);
     Vector krow(std::max<Index>(m_sv.size(), 1)), f(m_outputs);
-    for (Index i = 0; i < X.rows(); ++i) {
-      detail::poll_stop(stop, i);
+    // Row i; `dots`: its dot products with the SVs when computed per block, as the learners'
+    // decision_rows do (OnlineLearner::decision_function), else null.
+    const auto score = [&](Index i, const double* dots) {
       if (m_linear) {
         f.noalias() = m_w.transpose() * X.row(i).transpose();
       } else if (m_sv.empty()) {
         f.setZero();
       } else {
-        m_sv.kernel_row(m_kernel, X.row(i).transpose(), X.row(i).squaredNorm(), krow);
+        if (dots)
+          m_sv.kernel_row_from_dots(m_kernel, dots, X.row(i).squaredNorm(), krow);
+        else
+          m_sv.kernel_row(m_kernel, X.row(i).transpose(), X.row(i).squaredNorm(), krow);
         m_sv.scores(krow, f);
       }
       f *= m_scale;
       out.row(i) = f.transpose() + m_bias.row(0);
+    };
+    if (!m_linear && m_d >= detail::kDotBlockMinDim) {
+      RowMatrix D;
+      detail::for_row_blocks(X.rows(), m_sv.size(), stop, [&](Index i, Index b) {
+        m_sv.dots_rows(X.middleRows(i, b), D);
+        for (Index r = 0; r < b; ++r) score(i + r, m_sv.empty() ? nullptr : D.row(r).data());
+      });
+    } else {
+      for (Index i = 0; i < X.rows(); ++i) {
+        detail::poll_stop(stop, i);
+        score(i, nullptr);
+      }
     }
     return out;
   }

@@ -7,6 +7,7 @@
 /// element-wise map (a vectorised exp for RBF).
 
 #include "common.hpp"
+#include "detail/dot_block.hpp"
 #include "detail/rbf_exp.hpp"
 
 #include <algorithm>
@@ -113,15 +114,37 @@ class Kernel {
 
   /// out.head(n) = S.topRows(n) * x. For the low dimensions typical of streams a fixed-size
   /// inner product per row beats a general gemv, whose set-up dominates when d is 2 or 3.
+  /// From detail::kDotBlockMinDim features on, detail::dot_rows, so that dots_rows gives the
+  /// same values for a block of queries.
   template <class X>
   static void dots(const RowMatrix& S, Index n, const Eigen::MatrixBase<X>& x, Eigen::Ref<Vector> out) {
-    switch (S.cols()) {
+    const Index d = S.cols();
+    switch (d) {
       case 1: out.head(n).noalias() = S.col(0).head(n) * x(0); return;
       case 2: dots_fixed<2>(S, n, x, out); return;
       case 3: dots_fixed<3>(S, n, x, out); return;
       case 4: dots_fixed<4>(S, n, x, out); return;
-      default: out.head(n).noalias() = S.topRows(n) * x; return;
+      default:
+        if (d >= detail::kDotBlockMinDim) {
+          const Eigen::Ref<const Vector> xc(x);  // no copy for a contiguous x
+          detail::dot_rows(xc.data(), d, 1, S.data(), d, n, d, out.data(), n);
+        } else {
+          out.head(n).noalias() = S.topRows(n) * x;
+        }
+        return;
     }
+  }
+
+  /// out(r, j) = X_r . S_j for every row r of X and j < n: dots() for each row, bit for bit,
+  /// but from detail::kDotBlockMinDim features on in register tiles over the rows (scoring a
+  /// chunk; see detail/dot_block.hpp). out must be X.rows() x n or wider.
+  static void dots_rows(const RowMatrix& S, Index n, const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out) {
+    const Index d = S.cols();
+    if (d >= detail::kDotBlockMinDim) {
+      detail::dot_rows(X.data(), X.outerStride(), X.rows(), S.data(), d, n, d, out.data(), out.outerStride());
+      return;
+    }
+    for (Index r = 0; r < X.rows(); ++r) dots(S, n, X.row(r).transpose(), out.row(r).transpose());
   }
 
   /// Turns dot products already in out.head(n) into kernel values.

@@ -3,6 +3,7 @@
 /// The support-vector store shared by every kernel learner.
 
 #include "kernel.hpp"
+#include "stop_poll.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -72,6 +73,19 @@ inline Index argmin_oldest(const double* v, const std::int64_t* id, Index n) {
     if (best < 0 || id[j] < id[best]) best = j;
   }
   return best;
+}
+
+/// Scoring a chunk of m rows against n SVs (or more, see UniformAverage) in blocks:
+/// f(first, count) for consecutive blocks whose dot products (count x n doubles) take ~1 MiB,
+/// so the SVs are read once per block rather than once per row (detail/dot_block.hpp) at a
+/// bounded memory cost. `stop` (may be null) is asked before each block (stop_poll.hpp).
+template <class F>
+void for_row_blocks(Index m, Index n, StopPoll* stop, F&& f) {
+  const Index b = (std::min)(Index{64}, (std::max)(Index{1}, (Index{1} << 17) / (std::max)(n, Index{1})));
+  for (Index i = 0; i < m; i += b) {
+    poll_stop(stop, i);
+    f(i, (std::min)(b, m - i));
+  }
 }
 
 }  // namespace detail
@@ -193,6 +207,21 @@ class SupportVectors {
   template <class X>
   void kernel_row(const Kernel& k, const Eigen::MatrixBase<X>& x, double x_sq, Eigen::Ref<Vector> out) const {
     k.row(m_x, m_sq, m_n, x, x_sq, out);
+  }
+
+  /// D = the dot products of the rows of X with every SV (X.rows() x size()), for
+  /// kernel_row_from_dots: in register tiles over the rows from detail::kDotBlockMinDim
+  /// features on (Kernel::dots_rows).
+  void dots_rows(const Eigen::Ref<const RowMatrix>& X, RowMatrix& D) const {
+    D.resize(X.rows(), m_n);
+    Kernel::dots_rows(m_x, m_n, X, D);
+  }
+
+  /// kernel_row for a query x whose dot products with the SVs are dots[0..size()) (a row of
+  /// dots_rows): the same values, bit for bit (the map runs on out as kernel_row's does).
+  void kernel_row_from_dots(const Kernel& k, const double* dots, double x_sq, Eigen::Ref<Vector> out) const {
+    out.head(m_n) = Eigen::Map<const Vector>(dots, m_n);
+    k.finish_row(m_sq, m_n, x_sq, out);
   }
 
   /// scores = A^T krow over the valid rows (c values).

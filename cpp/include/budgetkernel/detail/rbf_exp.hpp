@@ -22,7 +22,8 @@
 /// Every element goes through the same SIMD lanes (the tail is padded into one more packet),
 /// so a value depends on its two points only, not on its position in the row: the position
 /// effects that GramCache::canonical_tail repairs for Eigen's exp (vector bulk, scalar tail)
-/// do not exist on this path (GramCache::canonical_block is 1 for RBF with d <= 4 here).
+/// do not exist on this path (GramCache::canonical_block is 1 for RBF here, except where gemv
+/// computes the dot products, 4 < d < detail::kDotBlockMinDim).
 /// Other architectures keep Eigen's exp.
 ///
 /// Arguments: x <= -746 (including -inf, from an overflowing distance) give 0; NaN propagates.

@@ -148,6 +148,9 @@ class BOGD : public OnlineLearner<BOGD> {
 
   /// Decision values (of the average when averaged); thread-safe for concurrent readers.
   void decision(const double* x, double* out) const { m_avg.decision(m_ex, x, n_classifiers(), out); }
+  void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
+    m_avg.decision_rows(m_ex, X, n_classifiers(), out, stop);
+  }
 
   /// Writes the whole state (learner "bogd"); a loaded learner resumes bit for bit.
   void save(FieldMap& fm) const {

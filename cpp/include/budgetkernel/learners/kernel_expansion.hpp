@@ -87,7 +87,9 @@ class KernelExpansion {
 
   /// decision() that leaves the kernel row k(x_j, x) in krow (grown to size() when needed;
   /// untouched when there are no SVs), for callers that score more than A (UniformAverage).
-  void decision(const double* xp, double* out, Vector& krow) const {
+  /// `dots`: x's dot products with the SVs when already known (a row of
+  /// SupportVectors::dots_rows), else null.
+  void decision(const double* xp, double* out, Vector& krow, const double* dots = nullptr) const {
     const Eigen::Map<const Vector> x(xp, m_sv.dim());
     Eigen::Map<Vector> f(out, m_sv.n_coef());
     const Index n = m_sv.size();
@@ -96,8 +98,22 @@ class KernelExpansion {
       return;
     }
     if (krow.size() < n) krow.resize(n);
-    m_sv.kernel_row(m_kernel, x, x.squaredNorm(), krow);
+    if (dots)
+      m_sv.kernel_row_from_dots(m_kernel, dots, x.squaredNorm(), krow);
+    else
+      m_sv.kernel_row(m_kernel, x, x.squaredNorm(), krow);
     m_sv.scores(krow, f);
+  }
+
+  /// decision() for every row of X into the rows of out, bit for bit, with the dot products
+  /// taken per block of rows (detail::for_row_blocks). `stop` as in OnlineLearner.
+  void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
+    thread_local Vector krow;
+    thread_local RowMatrix D;
+    detail::for_row_blocks(X.rows(), m_sv.size(), stop, [&](Index i, Index b) {
+      m_sv.dots_rows(X.middleRows(i, b), D);
+      for (Index r = 0; r < b; ++r) decision(X.row(i + r).data(), out.row(i + r).data(), krow, D.row(r).data());
+    });
   }
 
   /// Appends x (the example last scored) with coefficient row `alpha` and id.

@@ -114,6 +114,14 @@ struct has_kernel_params : std::false_type {};
 template <class L>
 struct has_kernel_params<L, std::void_t<decltype(std::declval<const L&>().params().kernel)>> : std::true_type {};
 
+/// Whether learner L scores blocks of rows (decision_rows(X, out, stop)).
+template <class L, class = void>
+struct has_decision_rows : std::false_type {};
+template <class L>
+struct has_decision_rows<L, std::void_t<decltype(std::declval<const L&>().decision_rows(
+                                std::declval<const RowMatrix&>(), std::declval<RowMatrix&>(), nullptr))>>
+    : std::true_type {};
+
 /// Pegasos' lambda: below 1e-30 the first step 1/lambda already squares past the double range
 /// for ordinary inputs (lam = 1e-160 silently ended with w = 0, 1e-310 with NaN).
 inline void check_lam(double lam) {
@@ -206,11 +214,16 @@ class OnlineLearner {
     return p;
   }
 
-  /// Decision values, n x n_outputs. `stop` as in partial_fit.
+  /// Decision values, n x n_outputs. `stop` as in partial_fit. Learners with
+  /// decision_rows (the kernel expansions) score blocks of rows there when the dot products
+  /// go through register tiles (detail/dot_block.hpp); the values are decision()'s, bit for bit.
   void decision_function(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out,
                          StopPoll* stop = nullptr) const {
     check_chunk(X, nullptr, false);
     detail::require(out.rows() == X.rows() && out.cols() == n_outputs(), "decision_function: bad output shape");
+    if constexpr (detail::has_decision_rows<Derived>::value) {
+      if (m_d >= detail::kDotBlockMinDim) return self().decision_rows(X, out, stop);
+    }
     for (Index i = 0; i < X.rows(); ++i) {
       detail::poll_stop(stop, i);
       self().decision(X.row(i).data(), out.row(i).data());

@@ -131,6 +131,9 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// Decision values of one example (of the average when averaged); thread-safe for
   /// concurrent readers.
   void decision(const double* x, double* out) const { m_avg.decision(m_ex, x, n_classifiers(), out); }
+  void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
+    m_avg.decision_rows(m_ex, X, n_classifiers(), out, stop);
+  }
 
  private:
   /// The PA / BPA step for an example with loss L > 0 (the ramp test passed).

@@ -272,8 +272,9 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     return pred;
   }
 
-  /// Decision values of one example (n_outputs values).
-  void decision(const double* xp, double* out) const {
+  /// Decision values of one example (n_outputs values). `dots`: x's dot products with the
+  /// SVs when already known (a row of SupportVectors::dots_rows), else null.
+  void decision(const double* xp, double* out, const double* dots = nullptr) const {
     const Eigen::Map<const Vector> x(xp, m_d);
     Eigen::Map<Vector> f(out, n_outputs());
     const Index n = m_sv.size();
@@ -283,13 +284,26 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     }
     thread_local Vector krow;
     if (krow.size() < n) krow.resize(n);
-    m_sv.kernel_row(m_p.kernel, x, x.squaredNorm(), krow);
+    if (dots)
+      m_sv.kernel_row_from_dots(m_p.kernel, dots, x.squaredNorm(), krow);
+    else
+      m_sv.kernel_row(m_p.kernel, x, x.squaredNorm(), krow);
     if (m_avg_count > 0) {
       m_sv.carry_scores(krow, f);
     } else {
       m_sv.scores(krow, f);
       f *= m_scale;
     }
+  }
+
+  /// decision() for every row of X into the rows of out, bit for bit, with the dot products
+  /// taken per block of rows (detail::for_row_blocks).
+  void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
+    thread_local RowMatrix D;
+    detail::for_row_blocks(X.rows(), m_sv.size(), stop, [&](Index i, Index b) {
+      m_sv.dots_rows(X.middleRows(i, b), D);
+      for (Index r = 0; r < b; ++r) decision(X.row(i + r).data(), out.row(i + r).data(), D.row(r).data());
+    });
   }
 
   void save(FieldMap& fm) const {

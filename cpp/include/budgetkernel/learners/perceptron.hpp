@@ -177,6 +177,9 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
 
   /// Decision values of one example (n_outputs() values); thread-safe for concurrent readers.
   void decision(const double* xp, double* out) const { m_ex.decision(xp, out); }
+  void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
+    m_ex.decision_rows(X, out, stop);
+  }
 
   void save(FieldMap& fm) const {
     write_base(fm, "perceptron");

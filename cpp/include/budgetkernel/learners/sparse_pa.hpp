@@ -90,6 +90,9 @@ class SparsePA : public OnlineLearner<SparsePA> {
 
   /// Decision values (of the average when averaged); thread-safe for concurrent readers.
   void decision(const double* x, double* out) const { m_avg.decision(m_ex, x, n_classifiers(), out); }
+  void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
+    m_avg.decision_rows(m_ex, X, n_classifiers(), out, stop);
+  }
 
   /// Writes the whole state (learner "spa"); with averaging also the averaged predictor
   /// that budgetkernel::Model uses. A loaded learner resumes bit for bit.

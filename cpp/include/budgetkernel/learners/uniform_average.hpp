@@ -69,9 +69,11 @@ class UniformAverage {
   /// Adds the average's correction to f = A^T krow (the current scores of x, krow = the
   /// current SVs' kernel row): f += (C^T krow + R^T k(retired, x)) / N. O((n + r) c + r d);
   /// thread-safe for concurrent readers (thread-local work buffers).
+  /// `retired_dots`: x's dot products with the retired SVs when already known, else null.
   template <class X>
   void add_to_scores(const SupportVectors& sv, const Kernel& k, const Eigen::MatrixBase<X>& x, double xsq,
-                     const Vector& krow, double N, Eigen::Ref<Vector> f) const {
+                     const Vector& krow, double N, Eigen::Ref<Vector> f,
+                     const double* retired_dots = nullptr) const {
     if (!m_on) return;
     thread_local Vector corr, part, kr;
     corr.setZero(f.size());
@@ -79,7 +81,10 @@ class UniformAverage {
     if (m_retired.size() > 0) {
       if (kr.size() < m_retired.size()) kr.resize(m_retired.size());
       part.resize(f.size());
-      m_retired.kernel_row(k, x, xsq, kr);
+      if (retired_dots)
+        m_retired.kernel_row_from_dots(k, retired_dots, xsq, kr);
+      else
+        m_retired.kernel_row(k, x, xsq, kr);
       m_retired.scores(kr, part);
       corr += part;
     }
@@ -98,12 +103,30 @@ class UniformAverage {
 
   /// Decision values of `ex`'s model (of the average over N classifiers when enabled);
   /// thread-safe for concurrent readers.
-  void decision(const KernelExpansion& ex, const double* xp, double N, double* out) const {
-    if (!m_on) return ex.decision(xp, out);
+  /// `dots` / `retired_dots`: x's dot products with the current / retired SVs when already
+  /// known (rows of SupportVectors::dots_rows), else null.
+  void decision(const KernelExpansion& ex, const double* xp, double N, double* out, const double* dots = nullptr,
+                const double* retired_dots = nullptr) const {
     thread_local Vector krow;
-    ex.decision(xp, out, krow);
+    ex.decision(xp, out, krow, dots);
+    if (!m_on) return;
     const Eigen::Map<const Vector> x(xp, ex.sv().dim());
-    add_to_scores(ex.sv(), ex.kernel(), x, x.squaredNorm(), krow, N, Eigen::Map<Vector>(out, ex.sv().n_coef()));
+    add_to_scores(ex.sv(), ex.kernel(), x, x.squaredNorm(), krow, N, Eigen::Map<Vector>(out, ex.sv().n_coef()),
+                  retired_dots);
+  }
+
+  /// decision() for every row of X into the rows of out, bit for bit, with the dot products
+  /// (with the current and the retired SVs) taken per block of rows.
+  void decision_rows(const KernelExpansion& ex, const Eigen::Ref<const RowMatrix>& X, double N,
+                     Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
+    if (!m_on) return ex.decision_rows(X, out, stop);
+    thread_local RowMatrix D, R;
+    detail::for_row_blocks(X.rows(), size(ex.sv()), stop, [&](Index i, Index b) {
+      ex.sv().dots_rows(X.middleRows(i, b), D);
+      m_retired.dots_rows(X.middleRows(i, b), R);
+      for (Index r = 0; r < b; ++r)
+        decision(ex, X.row(i + r).data(), N, out.row(i + r).data(), D.row(r).data(), R.row(r).data());
+    });
   }
 
   /// SVs the average predicts with: the current ones plus the retired ones.
