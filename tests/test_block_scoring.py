@@ -31,7 +31,8 @@ ESTIMATORS = {
     "spa-avg": lambda: bk.SparsePAClassifier(beta=2.0, random_state=0),
     "bogd-averaged": lambda: bk.BOGDClassifier(budget=40, averaged=True, random_state=0),
     "perceptron": lambda: bk.KernelPerceptron(budget=None),
-    "tvm": lambda: bk.TwinVectorMachine(budget=30),  # no block path: per row, same contract
+    "tvm": lambda: bk.TwinVectorMachine(budget=30),
+    "incremental-svc": lambda: bk.IncrementalSVC(C=1.0),
 }
 
 

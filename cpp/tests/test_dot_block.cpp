@@ -39,8 +39,8 @@ Highd stream(Index n, Index d, int n_classes, std::uint64_t seed) {
 }
 
 // decision_function (blocks of rows) equals decision() row by row, and the model file's Model
-// predicts the same: bit for bit, or to 1e-12 for a uniform average, which Model reads as one
-// expansion with the coefficients combined (A + C / N, then the retired SVs).
+// predicts the same: bit for bit, or to 1e-12 where Model sums in another order (a uniform
+// average, read as one expansion A + C / N then the retired SVs; the SVMs' y alpha).
 template <class L>
 void check_blocks_equal_rows(L& learner, const RowMatrix& T, const char* what, bool model_bitwise = true) {
   const RowMatrix blocks = learner.decision_function(T);
@@ -160,6 +160,20 @@ TEST_CASE("learners: blocks of rows give the per-row decision values, and Model 
       BOGD bogd(d, c, p);
       bogd.partial_fit(s.X, s.y.data());
       check_blocks_equal_rows(bogd, T, "bogd averaged", false);
+    }
+    {
+      IDSVMParams p;
+      p.kernel = k;
+      p.C = 1.0;
+      IncrementalSVC svc(d, c, p);
+      svc.partial_fit(s.X.topRows(300), s.y.data());
+      check_blocks_equal_rows(svc, T, "incremental svc", false);  // Model sums y alpha k in another order
+      TVMParams q;
+      q.kernel = k;
+      q.budget = 25;
+      TwinVectorMachine tvm(d, c, q);
+      tvm.partial_fit(s.X, s.y.data());
+      check_blocks_equal_rows(tvm, T, "tvm", false);
     }
     {
       PerceptronParams p;

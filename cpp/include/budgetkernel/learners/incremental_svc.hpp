@@ -112,14 +112,26 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     });
   }
 
-  /// Decision values of one example (n_outputs values). Thread-safe.
-  void decision(const double* xp, double* out) const {
+  /// Decision values of one example (n_outputs values). Thread-safe. `dots`: x's dot
+  /// products with the stored examples when already known (a row of dots_rows), else null.
+  void decision(const double* xp, double* out, const double* dots = nullptr) const {
     Eigen::Map<Vector> f(out, n_outputs());
     thread_local Vector krow;
     const Index n = m_machines.front().size();
     if (krow.size() < std::max<Index>(n, 1)) krow.resize(std::max<Index>(n, 1));
-    if (n > 0) m_machines.front().kernel_row(xp, krow);
+    if (n > 0) m_machines.front().kernel_row(xp, krow, dots);
     for (Index k = 0; k < n_outputs(); ++k) f(k) = m_machines[static_cast<std::size_t>(k)].decision_from_row(krow.head(n));
+  }
+
+  /// decision() for every row of X into the rows of out, bit for bit, with the dot products
+  /// taken per block of rows (detail::for_row_blocks; the machines share one example store).
+  void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
+    thread_local RowMatrix D;
+    const IncrementalSVM& store = m_machines.front();
+    detail::for_row_blocks(X.rows(), store.size(), stop, [&](Index i, Index b) {
+      store.dots_rows(X.middleRows(i, b), D);
+      for (Index r = 0; r < b; ++r) decision(X.row(i + r).data(), out.row(i + r).data(), D.row(r).data());
+    });
   }
 
   /// Forgets example number `example` (0-based position in the stream seen by this learner).

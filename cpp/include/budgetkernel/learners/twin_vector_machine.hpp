@@ -643,6 +643,21 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     for (Index k = 0; k < n_outputs(); ++k) out[k] = m_svm[static_cast<std::size_t>(k)].decision(x);
   }
 
+  /// decision() for every row of X into the rows of out, bit for bit, with each machine's dot
+  /// products (with its own twins) taken per block of rows (detail::for_row_blocks).
+  void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
+    thread_local std::vector<RowMatrix> D;
+    D.resize(m_svm.size());
+    Index n = 0;
+    for (const IncrementalSVM& svm : m_svm) n += svm.size();
+    detail::for_row_blocks(X.rows(), n, stop, [&](Index i, Index b) {
+      for (std::size_t k = 0; k < m_svm.size(); ++k) m_svm[k].dots_rows(X.middleRows(i, b), D[k]);
+      for (Index r = 0; r < b; ++r)
+        for (std::size_t k = 0; k < m_svm.size(); ++k)
+          out(i + r, static_cast<Index>(k)) = m_svm[k].decision(X.row(i + r).data(), D[k].row(r).data());
+    });
+  }
+
   /// Twins of all machines (binary: of the one machine).
   Index n_twins() const {
     Index n = 0;

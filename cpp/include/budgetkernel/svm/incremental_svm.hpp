@@ -347,18 +347,31 @@ class IncrementalSVM {
   /// Whether a transaction is open (between begin_transaction() and commit() / rollback()).
   bool in_transaction() const { return m_tx.open; }
 
-  /// f(x) = sum_i y_i alpha_i K(x_i, x) + b. O(N d). Thread-safe.
-  double decision(const double* xp) const {
+  /// f(x) = sum_i y_i alpha_i K(x_i, x) + b. O(N d). Thread-safe. `dots`: x's dot products
+  /// with the stored examples when already known (a row of dots_rows), else null.
+  double decision(const double* xp, const double* dots = nullptr) const {
     if (m_n == 0) return m_b;
     thread_local Vector krow;
     if (krow.size() < m_n) krow.resize(m_n);
-    kernel_row(xp, krow);
+    kernel_row(xp, krow, dots);
     return decision_from_row(krow);
   }
-  /// k(x_i, x) for the stored examples into out.head(size()) (shared by one-vs-rest machines).
-  void kernel_row(const double* xp, Eigen::Ref<Vector> out) const {
+  /// k(x_i, x) for the stored examples into out.head(size()) (shared by one-vs-rest machines);
+  /// from x's dot products with them when `dots` is given (the same values, bit for bit).
+  void kernel_row(const double* xp, Eigen::Ref<Vector> out, const double* dots = nullptr) const {
     const Eigen::Map<const Vector> x(xp, m_d);
-    m_kernel.row(m_X, m_sq, m_n, x, x.squaredNorm(), out);
+    if (dots) {
+      out.head(m_n) = Eigen::Map<const Vector>(dots, m_n);
+      m_kernel.finish_row(m_sq, m_n, x.squaredNorm(), out);
+    } else {
+      m_kernel.row(m_X, m_sq, m_n, x, x.squaredNorm(), out);
+    }
+  }
+  /// D = the dot products of the rows of X with the stored examples (X.rows() x size()), as
+  /// SupportVectors::dots_rows (register tiles from detail::kDotBlockMinDim features on).
+  void dots_rows(const Eigen::Ref<const RowMatrix>& X, RowMatrix& D) const {
+    D.resize(X.rows(), m_n);
+    Kernel::dots_rows(m_X, m_n, X, D);
   }
   /// f(x) from a kernel row over the stored examples.
   double decision_from_row(const Eigen::Ref<const Vector>& krow) const {
