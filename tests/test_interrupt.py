@@ -107,3 +107,16 @@ def test_ctrl_c_stops_partial_fit_active_between_labels():
     _interrupted(lambda: est.partial_fit_active(big, lambda i, x: labels[i]))
     assert seen < est.n_seen_ < seen + len(big)
     assert est.prequential_curve_[-1][0] == est.n_seen_
+
+
+def test_ctrl_c_stops_set_C_and_leaves_the_svm_as_it_was():
+    # set_C(1 -> 1000) walks the regularisation path of 3,000 examples: thousands of
+    # bookkeeping steps of O(N |S|) each, seconds in all. Stopped, the operation is undone.
+    X, y = _stream(3_000, seed=4)
+    est = IncrementalSVC(C=1.0, gamma=4.0).fit(X, y)
+    state = est.machine_state()
+    before = est.decision_function(X[:200])
+    _interrupted(lambda: est.set_C(1000.0))
+    assert est.C == 1.0
+    np.testing.assert_array_equal(est.machine_state()["alpha"], state["alpha"])
+    np.testing.assert_array_equal(est.decision_function(X[:200]), before)

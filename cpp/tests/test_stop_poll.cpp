@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "test_oracles.hpp"
@@ -103,6 +104,46 @@ TEST_CASE("the weighted SVM chunk stops like partial_fit; the stop is not a repo
   CHECK(interrupted);
   prefix.partial_fit_weighted(s.X.topRows(10), s.y.data(), w.data());
   CHECK(bk_test::bytes_of(stopped) == bk_test::bytes_of(prefix));
+}
+
+TEST_CASE("set_C, unlearn and set_weight stop between bookkeeping steps and leave every machine as before") {
+  for (int c : {2, 3}) {
+    const bk_test::Stream s = bk_test::noisy_board(300, c, 5, 0.15);
+    IDSVMParams p;
+    p.C = 1.0;
+    IncrementalSVC svc(2, c, p);
+    svc.partial_fit(s.X, s.y.data());
+    const std::string before = bk_test::bytes_of(svc);
+    // Which example has alpha > 0 in machine 0 (its unlearning runs a path).
+    std::int64_t sv = -1;
+    for (Index i = 0; i < 300 && sv < 0; ++i)
+      if (svc.machine(0).alpha(svc.machine(0).index_of(i)) > 0.0) sv = i;
+    CHECK(sv >= 0);
+    const std::function<void(StopPoll*)> ops[] = {
+        [&](StopPoll* stop) { svc.set_C(100.0, stop); },
+        [&](StopPoll* stop) { svc.unlearn(sv, stop); },
+        [&](StopPoll* stop) { svc.set_weight(sv, 0.01, stop); },
+    };
+    for (const auto& op : ops) {
+      StopAt at{3};  // after two steps of the path: the operation was under way
+      StopPoll poll(&StopAt::call, &at, std::chrono::nanoseconds(0));
+      Index done = -1;
+      try {
+        op(&poll);
+      } catch (const Interrupted& e) {
+        done = e.done();
+      }
+      CHECK(done == 0 && at.calls == 3);
+      CHECK(bk_test::bytes_of(svc) == before);
+    }
+    // Unstopped, the same operation still runs to the end, as on a learner never stopped.
+    IncrementalSVC fresh(2, c, p);
+    fresh.partial_fit(s.X, s.y.data());
+    svc.set_C(100.0);
+    fresh.set_C(100.0);
+    CHECK(bk_test::bytes_of(svc) == bk_test::bytes_of(fresh));
+    CHECK(svc.params().C == 100.0);
+  }
 }
 
 TEST_CASE("decision_function and predict stop too (also a loaded Model's), and leave the learner unchanged") {

@@ -42,9 +42,28 @@ void wrap_svm(py::module_& m) {
             run_released([&](bk::StopPoll* stop) { self.partial_fit_weighted(Xm, y.data(), w.data(), nullptr, stop); });
           },
           py::arg("X"), py::arg("y"), py::arg("sample_weight"))
-      .def("unlearn", write_released(&bk::IncrementalSVC::unlearn), py::arg("example"))
-      .def("set_C", write_released(&bk::IncrementalSVC::set_C), py::arg("C"))
-      .def("set_weight", write_released(&bk::IncrementalSVC::set_weight), py::arg("example"), py::arg("weight"))
+      // Ctrl-C stops these between two bookkeeping steps and leaves the machines as before.
+      .def(
+          "unlearn",
+          [](bk::IncrementalSVC& self, std::int64_t example) {
+            UseGuard use(&self, true);
+            run_released([&](bk::StopPoll* stop) { self.unlearn(example, stop); });
+          },
+          py::arg("example"))
+      .def(
+          "set_C",
+          [](bk::IncrementalSVC& self, double C) {
+            UseGuard use(&self, true);
+            run_released([&](bk::StopPoll* stop) { self.set_C(C, stop); });
+          },
+          py::arg("C"))
+      .def(
+          "set_weight",
+          [](bk::IncrementalSVC& self, std::int64_t example, double weight) {
+            UseGuard use(&self, true);
+            run_released([&](bk::StopPoll* stop) { self.set_weight(example, weight, stop); });
+          },
+          py::arg("example"), py::arg("weight"))
       .def_property_readonly("n_support", read_guarded(&bk::IncrementalSVC::n_support))
       .def("expansion", &expansion<bk::IncrementalSVC>)
       .def(

@@ -136,23 +136,25 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
 
   /// Forgets example number `example` (0-based position in the stream seen by this learner).
   /// \throws std::invalid_argument if it is unknown (never learned, or already forgotten).
-  void unlearn(std::int64_t example) {
+  /// `stop` (may be null): asked between the machines' bookkeeping steps; when it says stop,
+  /// every machine is left as before and Interrupted(0) thrown (also for set_C, set_weight).
+  void unlearn(std::int64_t example, StopPoll* stop = nullptr) {
     check_example(example, "unlearn");
-    on_every_machine([&](IncrementalSVM& m, Index) { m.unlearn(example); });
+    on_every_machine([&](IncrementalSVM& m, Index) { m.unlearn(example, stop); });
   }
 
   /// Regularisation-parameter perturbation of every machine (exact, adiabatic).
-  void set_C(double C) {
+  void set_C(double C, StopPoll* stop = nullptr) {
     detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
-    on_every_machine([&](IncrementalSVM& m, Index) { m.set_C(C); });
+    on_every_machine([&](IncrementalSVM& m, Index) { m.set_C(C, stop); });
     m_p.C = C;
   }
 
   /// Changes the weight of example number `example` in every machine (exact, adiabatic).
-  void set_weight(std::int64_t example, double weight) {
+  void set_weight(std::int64_t example, double weight, StopPoll* stop = nullptr) {
     check_example(example, "set_weight");
     detail::require(std::isfinite(weight) && weight > 0.0, "weight must be a positive finite number");
-    on_every_machine([&](IncrementalSVM& m, Index) { m.set_weight(example, weight); });
+    on_every_machine([&](IncrementalSVM& m, Index) { m.set_weight(example, weight, stop); });
   }
 
   /// Machine k < n_outputs() (one for binary, one per class for one-vs-rest).

@@ -242,7 +242,10 @@ class IncrementalSVM {
   }
 
   /// Decremental unlearning (adiabatic reversal). \throws std::invalid_argument on an unknown key.
-  void unlearn(std::int64_t key) {
+  /// `stop` (may be null) is asked between two bookkeeping steps of the path; when it says
+  /// stop, the operation is undone (as any operation that throws) and Interrupted(0) thrown.
+  /// The same for set_weight and set_C.
+  void unlearn(std::int64_t key, StopPoll* stop = nullptr) {
     const Index c = checked_index(key, "unlearn");
     Operation op(*this);
     if (m_set[c] != SVMSet::Margin && m_alpha(c) == 0.0) {
@@ -264,7 +267,7 @@ class IncrementalSVM {
     if (m_alpha(c) != 0.0) {
       compute_column(c, m_colc);
       m_driven = c;
-      run_path(Mode::Unlearn, c, m_alpha(c), 0.0);
+      run_path(Mode::Unlearn, c, m_alpha(c), 0.0, stop);
       m_driven = -1;
     }
     erase_example(c);
@@ -274,7 +277,7 @@ class IncrementalSVM {
   }
 
   /// Moves the bound C s_i of one example adiabatically to C * weight.
-  void set_weight(std::int64_t key, double weight) {
+  void set_weight(std::int64_t key, double weight, StopPoll* stop = nullptr) {
     const Index c = checked_index(key, "set_weight");
     check_weight(weight);
     if (weight == m_s(c)) return;
@@ -288,13 +291,13 @@ class IncrementalSVM {
     }
     snapshot();
     compute_column(c, m_colc);
-    run_path(Mode::Weight, c, m_s(c), weight);
+    run_path(Mode::Weight, c, m_s(c), weight, stop);
     verify("set_weight");
     op.done();
   }
 
   /// Regularisation-parameter perturbation C_old -> C_new (Diehl & Cauwenberghs).
-  void set_C(double C) {
+  void set_C(double C, StopPoll* stop = nullptr) {
     check_C(C);
     if (C == m_C) return;
     Operation op(*this);
@@ -306,7 +309,7 @@ class IncrementalSVM {
         compute_column(j, m_colc);
         m_h.head(m_n) += m_s(j) * m_colc.head(m_n);
       }
-    run_path(Mode::RegC, -1, m_C, C);
+    run_path(Mode::RegC, -1, m_C, C, stop);
     verify("set_C");
     op.done();
   }
@@ -907,8 +910,10 @@ class IncrementalSVM {
   }
 
   /// The adiabatic path t: 0 -> 1 (see the file comment). Weight: s_c from -> to;
-  /// RegC: C from -> to; Unlearn: alpha_c from -> 0 with c outside the KT system.
-  void run_path(Mode mode, Index c, double from, double to) {
+  /// RegC: C from -> to; Unlearn: alpha_c from -> 0 with c outside the KT system. `stop`
+  /// (may be null) is asked before every step: a path can take thousands (set_C over a
+  /// decade of C on a few thousand examples), each O(N |S|).
+  void run_path(Mode mode, Index c, double from, double to, StopPoll* stop = nullptr) {
     double t = 0.0;
     const std::int64_t max_steps = 1000 + 50 * static_cast<std::int64_t>(m_n);
     std::vector<Index>& blocked = m_blocked;
@@ -917,6 +922,7 @@ class IncrementalSVM {
     double prate = 0.0;  // its alpha rate: +1 from R, -1 from E
     bool retried = false;
     for (std::int64_t it = 0;; ++it) {
+      detail::poll_stop(stop, 0);  // nothing of the operation is kept: its Operation undoes it
       settle();
       if (it > max_steps) fail("more than " + std::to_string(max_steps) + " bookkeeping steps", mode, from, to, t);
       const Index P = n_margin();
