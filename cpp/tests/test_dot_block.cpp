@@ -42,7 +42,7 @@ Highd stream(Index n, Index d, int n_classes, std::uint64_t seed) {
 // predicts the same: bit for bit, or to 1e-12 where Model sums in another order (a uniform
 // average, read as one expansion A + C / N then the retired SVs; the SVMs' y alpha).
 template <class L>
-void check_blocks_equal_rows(L& learner, const RowMatrix& T, const char* what, bool model_bitwise = true) {
+void check_blocks_equal_rows(L& learner, const RowMatrix& T, const char* what, bool model_bitwise) {
   const RowMatrix blocks = learner.decision_function(T);
   RowMatrix rows(T.rows(), learner.n_outputs());
   for (Index i = 0; i < T.rows(); ++i) learner.decision(T.row(i).data(), rows.row(i).data());
@@ -112,77 +112,56 @@ TEST_CASE("learners: blocks of rows give the per-row decision values, and Model 
     const Highd s = stream(700, d, c, 11);
     const RowMatrix T = gaussian(203, d, 12);  // 203: blocks end mid-tile
     const Kernel k(KernelType::RBF, 1.0 / static_cast<double>(d));
-    {
-      BSGDParams p;
-      p.kernel = k;
-      p.lam = 1e-3;
-      p.budget = 50;
-      p.maintenance = Maintenance::Merge;
-      KernelPegasos plain(d, c, p);
-      plain.partial_fit(s.X, s.y.data());
-      check_blocks_equal_rows(plain, T, "bsgd merge");
-      p.average_start = 100;
-      KernelPegasos avg(d, c, p);
-      avg.partial_fit(s.X, s.y.data());
-      check_blocks_equal_rows(avg, T, "bsgd averaged");
-    }
-    {
-      PAParams p;
-      p.kernel = k;
-      p.budget = 60;
-      p.variant = BPAVariant::Random;
-      p.seed = 3;
-      PassiveAggressive pa(d, c, p);
-      pa.partial_fit(s.X, s.y.data());
-      check_blocks_equal_rows(pa, T, "pa+rand");
-      p.averaged = true;  // the average keeps the removed SVs: a second store to score
-      PassiveAggressive avg(d, c, p);
-      avg.partial_fit(s.X, s.y.data());
-      CHECK(avg.n_outputs() == (c == 2 ? 1 : c));
-      check_blocks_equal_rows(avg, T, "pa averaged", false);
-    }
-    {
-      SPAParams p;
-      p.kernel = k;
-      p.averaged = true;
-      p.seed = 4;
-      SparsePA spa(d, c, p);
-      spa.partial_fit(s.X, s.y.data());
-      check_blocks_equal_rows(spa, T, "spa-avg", false);
-    }
-    {
-      BOGDParams p;
-      p.kernel = k;
-      p.budget = 40;
-      p.lambda = 1e-3;
-      p.averaged = true;
-      p.seed = 5;
-      BOGD bogd(d, c, p);
-      bogd.partial_fit(s.X, s.y.data());
-      check_blocks_equal_rows(bogd, T, "bogd averaged", false);
-    }
-    {
-      IDSVMParams p;
-      p.kernel = k;
-      p.C = 1.0;
-      IncrementalSVC svc(d, c, p);
-      svc.partial_fit(s.X.topRows(300), s.y.data());
-      check_blocks_equal_rows(svc, T, "incremental svc", false);  // Model sums y alpha k in another order
-      TVMParams q;
-      q.kernel = k;
-      q.budget = 25;
-      TwinVectorMachine tvm(d, c, q);
-      tvm.partial_fit(s.X, s.y.data());
-      check_blocks_equal_rows(tvm, T, "tvm", false);
-    }
-    {
-      PerceptronParams p;
-      p.kernel = k;
-      p.budget = 0;  // unbudgeted: 100s of SVs, several row blocks
-      KernelPerceptron perc(d, c, p);
-      perc.partial_fit(s.X, s.y.data());
-      check_blocks_equal_rows(perc, T, "perceptron");
-    }
+    // Trains `learner` on the first `rows` examples and checks it. model_bitwise: false where
+    // Model sums in another order (uniform averages; the SVMs' y alpha).
+    const auto check = [&](auto learner, const char* what, bool model_bitwise, Index rows = 700) {
+      learner.partial_fit(s.X.topRows(rows), s.y.data());
+      check_blocks_equal_rows(learner, T, what, model_bitwise);
+    };
+    BSGDParams bsgd;
+    bsgd.kernel = k;
+    bsgd.lam = 1e-3;
+    bsgd.budget = 50;
+    bsgd.maintenance = Maintenance::Merge;
+    check(KernelPegasos(d, c, bsgd), "bsgd merge", true);
+    bsgd.average_start = 100;
+    check(KernelPegasos(d, c, bsgd), "bsgd averaged", true);
+
+    PAParams pa;
+    pa.kernel = k;
+    pa.budget = 60;
+    pa.variant = BPAVariant::Random;
+    pa.seed = 3;
+    check(PassiveAggressive(d, c, pa), "pa+rand", true);
+    pa.averaged = true;  // the average keeps the removed SVs: a second store to score
+    check(PassiveAggressive(d, c, pa), "pa averaged", false);
+
+    SPAParams spa;
+    spa.kernel = k;
+    spa.averaged = true;
+    spa.seed = 4;
+    check(SparsePA(d, c, spa), "spa-avg", false);
+
+    BOGDParams bogd;
+    bogd.kernel = k;
+    bogd.budget = 40;
+    bogd.lambda = 1e-3;
+    bogd.averaged = true;
+    bogd.seed = 5;
+    check(BOGD(d, c, bogd), "bogd averaged", false);
+
+    IDSVMParams svm;
+    svm.kernel = k;
+    check(IncrementalSVC(d, c, svm), "incremental svc", false, 300);
+    TVMParams tvm;
+    tvm.kernel = k;
+    tvm.budget = 25;
+    check(TwinVectorMachine(d, c, tvm), "tvm", false);
+
+    PerceptronParams perc;
+    perc.kernel = k;
+    perc.budget = 0;  // unbudgeted: 100s of SVs, several row blocks
+    check(KernelPerceptron(d, c, perc), "perceptron", true);
   }
 }
 
