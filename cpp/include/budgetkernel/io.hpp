@@ -410,10 +410,7 @@ class Model {
       } else if (m_sv.empty()) {
         f.setZero();
       } else {
-        if (dots)
-          m_sv.kernel_row_from_dots(m_kernel, dots, X.row(i).squaredNorm(), krow);
-        else
-          m_sv.kernel_row(m_kernel, X.row(i).transpose(), X.row(i).squaredNorm(), krow);
+        m_sv.kernel_row(m_kernel, X.row(i).transpose(), X.row(i).squaredNorm(), krow, dots);
         m_sv.scores(krow, f);
       }
       f *= m_scale;

@@ -203,25 +203,23 @@ class SupportVectors {
 
   void clear() { m_n = 0; }
 
-  /// out.head(size()) = k(x_i, x) for every SV.
+  /// out.head(size()) = k(x_i, x) for every SV. `dots`: x's dot products with the SVs when
+  /// already known (a row of dots_rows), else null: the same values, bit for bit (the map runs
+  /// on out either way).
   template <class X>
-  void kernel_row(const Kernel& k, const Eigen::MatrixBase<X>& x, double x_sq, Eigen::Ref<Vector> out) const {
-    k.row(m_x, m_sq, m_n, x, x_sq, out);
+  void kernel_row(const Kernel& k, const Eigen::MatrixBase<X>& x, double x_sq, Eigen::Ref<Vector> out,
+                  const double* dots = nullptr) const {
+    if (!dots) return k.row(m_x, m_sq, m_n, x, x_sq, out);
+    out.head(m_n) = Eigen::Map<const Vector>(dots, m_n);
+    k.finish_row(m_sq, m_n, x_sq, out);
   }
 
   /// D = the dot products of the rows of X with every SV (X.rows() x size()), for
-  /// kernel_row_from_dots: in register tiles over the rows from detail::kDotBlockMinDim
-  /// features on (Kernel::dots_rows).
+  /// kernel_row: in register tiles over the rows from detail::kDotBlockMinDim features on
+  /// (Kernel::dots_rows).
   void dots_rows(const Eigen::Ref<const RowMatrix>& X, RowMatrix& D) const {
     D.resize(X.rows(), m_n);
     Kernel::dots_rows(m_x, m_n, X, D);
-  }
-
-  /// kernel_row for a query x whose dot products with the SVs are dots[0..size()) (a row of
-  /// dots_rows): the same values, bit for bit (the map runs on out as kernel_row's does).
-  void kernel_row_from_dots(const Kernel& k, const double* dots, double x_sq, Eigen::Ref<Vector> out) const {
-    out.head(m_n) = Eigen::Map<const Vector>(dots, m_n);
-    k.finish_row(m_sq, m_n, x_sq, out);
   }
 
   /// scores = A^T krow over the valid rows (c values).

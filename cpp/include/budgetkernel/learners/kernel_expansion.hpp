@@ -98,10 +98,7 @@ class KernelExpansion {
       return;
     }
     if (krow.size() < n) krow.resize(n);
-    if (dots)
-      m_sv.kernel_row_from_dots(m_kernel, dots, x.squaredNorm(), krow);
-    else
-      m_sv.kernel_row(m_kernel, x, x.squaredNorm(), krow);
+    m_sv.kernel_row(m_kernel, x, x.squaredNorm(), krow, dots);
     m_sv.scores(krow, f);
   }
 

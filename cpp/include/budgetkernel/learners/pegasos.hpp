@@ -284,10 +284,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     }
     thread_local Vector krow;
     if (krow.size() < n) krow.resize(n);
-    if (dots)
-      m_sv.kernel_row_from_dots(m_p.kernel, dots, x.squaredNorm(), krow);
-    else
-      m_sv.kernel_row(m_p.kernel, x, x.squaredNorm(), krow);
+    m_sv.kernel_row(m_p.kernel, x, x.squaredNorm(), krow, dots);
     if (m_avg_count > 0) {
       m_sv.carry_scores(krow, f);
     } else {

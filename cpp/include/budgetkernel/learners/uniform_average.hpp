@@ -81,10 +81,7 @@ class UniformAverage {
     if (m_retired.size() > 0) {
       if (kr.size() < m_retired.size()) kr.resize(m_retired.size());
       part.resize(f.size());
-      if (retired_dots)
-        m_retired.kernel_row_from_dots(k, retired_dots, xsq, kr);
-      else
-        m_retired.kernel_row(k, x, xsq, kr);
+      m_retired.kernel_row(k, x, xsq, kr, retired_dots);
       m_retired.scores(kr, part);
       corr += part;
     }
