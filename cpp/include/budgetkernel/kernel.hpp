@@ -105,10 +105,15 @@ class Kernel {
 
   /// out(i) = k(S_i, x) for the first n rows of S, given their squared norms and |x|^2.
   /// One pass of dot products over the contiguous SV block, then one element-wise map.
+  /// `dots`: x's dot products with S's rows when already known (a row of dots_rows), else
+  /// null; the values are the same, bit for bit (the map runs on out either way).
   template <class X>
   void row(const RowMatrix& S, const Vector& sqnorm, Index n, const Eigen::MatrixBase<X>& x, double x_sq,
-           Eigen::Ref<Vector> out) const {
-    dots(S, n, x, out);
+           Eigen::Ref<Vector> out, const double* dots = nullptr) const {
+    if (dots)
+      out.head(n) = Eigen::Map<const Vector>(dots, n);
+    else
+      Kernel::dots(S, n, x, out);
     finish_row(sqnorm, n, x_sq, out);
   }
 

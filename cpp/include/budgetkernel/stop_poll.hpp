@@ -3,13 +3,15 @@
 /// Stopping a long call between examples.
 ///
 /// A chunk can run long: an unbudgeted learner costs O(n^2) kernel values over n rows, the
-/// exact SVM O(|S|) kernel rows per example, and decision values O(n B d). A program that embeds the library wants to
-/// cancel such a call (a Cancel button, a deadline), and the Python module wants Ctrl-C (and
-/// Jupyter's "interrupt kernel") to stop it, which it can only notice while it holds the GIL
-/// that the chunk runs without. The chunk loops (OnlineLearner::partial_fit,
-/// decision_function and predict, IncrementalSVC::partial_fit_weighted) therefore take an
-/// optional StopPoll and ask it before every example; when it says stop, they throw
-/// Interrupted. A learner stopped in partial_fit has learned exactly the examples before the
+/// exact SVM O(|S|) kernel rows per example, and decision values O(n B d). A program that
+/// embeds the library wants to cancel such a call (a Cancel button, a deadline), and the
+/// Python module wants Ctrl-C (and Jupyter's "interrupt kernel") to stop it, which it can only
+/// notice while it holds the GIL that the chunk runs without. The chunk loops
+/// (OnlineLearner::partial_fit, decision_function and predict,
+/// IncrementalSVC::partial_fit_weighted) therefore take an optional StopPoll and ask it before
+/// every example (scoring 32+ features: before every block of rows); when it says stop, they
+/// throw Interrupted. So do IncrementalSVC's set_C, unlearn and set_weight, before every
+/// bookkeeping step, and undo themselves. A learner stopped in partial_fit has learned exactly the examples before the
 /// one it stopped at: it is the model of a shorter stream, consistent and resumable.
 
 #include "common.hpp"

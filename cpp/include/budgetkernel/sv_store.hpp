@@ -204,14 +204,11 @@ class SupportVectors {
   void clear() { m_n = 0; }
 
   /// out.head(size()) = k(x_i, x) for every SV. `dots`: x's dot products with the SVs when
-  /// already known (a row of dots_rows), else null: the same values, bit for bit (the map runs
-  /// on out either way).
+  /// already known (a row of dots_rows), else null (Kernel::row).
   template <class X>
   void kernel_row(const Kernel& k, const Eigen::MatrixBase<X>& x, double x_sq, Eigen::Ref<Vector> out,
                   const double* dots = nullptr) const {
-    if (!dots) return k.row(m_x, m_sq, m_n, x, x_sq, out);
-    out.head(m_n) = Eigen::Map<const Vector>(dots, m_n);
-    k.finish_row(m_sq, m_n, x_sq, out);
+    k.row(m_x, m_sq, m_n, x, x_sq, out, dots);
   }
 
   /// D = the dot products of the rows of X with every SV (X.rows() x size()), for

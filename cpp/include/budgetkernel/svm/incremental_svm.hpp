@@ -363,12 +363,7 @@ class IncrementalSVM {
   /// from x's dot products with them when `dots` is given (the same values, bit for bit).
   void kernel_row(const double* xp, Eigen::Ref<Vector> out, const double* dots = nullptr) const {
     const Eigen::Map<const Vector> x(xp, m_d);
-    if (dots) {
-      out.head(m_n) = Eigen::Map<const Vector>(dots, m_n);
-      m_kernel.finish_row(m_sq, m_n, x.squaredNorm(), out);
-    } else {
-      m_kernel.row(m_X, m_sq, m_n, x, x.squaredNorm(), out);
-    }
+    m_kernel.row(m_X, m_sq, m_n, x, x.squaredNorm(), out, dots);
   }
   /// D = the dot products of the rows of X with the stored examples (X.rows() x size()), as
   /// SupportVectors::dots_rows (register tiles from detail::kDotBlockMinDim features on).
