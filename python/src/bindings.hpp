@@ -204,6 +204,13 @@ void run_released(F&& f) {
   if (stopped) throw py::error_already_set();
 }
 
+/// run_released under a UseGuard of `learner` (write: exclusive use) held for the whole run.
+template <class L, class F>
+void run_guarded(const L& learner, bool write, F&& f) {
+  UseGuard use(&learner, write);
+  run_released(std::forward<F>(f));
+}
+
 using CArray = py::array_t<double, py::array::c_style>;
 using LabelArray = py::array_t<std::int32_t, py::array::c_style>;
 
@@ -251,8 +258,7 @@ void def_learner_common(Cls& cls) {
            if (y.ndim() != 1 || y.shape(0) != Xm.rows()) throw std::invalid_argument("y must be 1-D with one label per row");
            LabelArray pred(record ? Xm.rows() : 0);
            std::int32_t* out = record ? pred.mutable_data() : nullptr;
-           UseGuard use(&self, true);
-           run_released([&](bk::StopPoll* stop) { self.partial_fit(Xm, y.data(), out, stop); });
+           run_guarded(self, true, [&](bk::StopPoll* stop) { self.partial_fit(Xm, y.data(), out, stop); });
            if (record) return std::move(pred);
            return py::none();
          },
@@ -264,8 +270,7 @@ void def_learner_common(Cls& cls) {
             auto Xm = as_matrix(X);
             py::array_t<double> out({static_cast<py::ssize_t>(Xm.rows()), static_cast<py::ssize_t>(self.n_outputs())});
             Eigen::Map<bk::RowMatrix> o(out.mutable_data(), Xm.rows(), self.n_outputs());
-            UseGuard use(&self, false);
-            run_released([&](bk::StopPoll* stop) { self.decision_function(Xm, o, stop); });
+            run_guarded(self, false, [&](bk::StopPoll* stop) { self.decision_function(Xm, o, stop); });
             return out;
           },
           py::arg("X"))
@@ -275,8 +280,7 @@ void def_learner_common(Cls& cls) {
             auto Xm = as_matrix(X);
             LabelArray out(Xm.rows());
             std::int32_t* o = out.mutable_data();
-            UseGuard use(&self, false);
-            run_released([&](bk::StopPoll* stop) { self.predict(Xm, o, stop); });
+            run_guarded(self, false, [&](bk::StopPoll* stop) { self.predict(Xm, o, stop); });
             return out;
           },
           py::arg("X"))

@@ -36,9 +36,8 @@ void wrap_passive_aggressive(py::module_& m) {
             // by active_run itself, so a caller cannot get past the check by starting later.
             if (start == 0) self.check_chunk(Xm, nullptr, true);
             std::int32_t* out = pred.mutable_data();
-            UseGuard use(&self, true);
             bk::Index next = 0;
-            run_released([&](bk::StopPoll* stop) { next = self.active_run(Xm, start, out, stop); });
+            run_guarded(self, true, [&](bk::StopPoll* stop) { next = self.active_run(Xm, start, out, stop); });
             return next;
           },
           py::arg("X"), py::arg("start"), py::arg("pred").noconvert(),

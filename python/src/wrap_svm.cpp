@@ -38,30 +38,27 @@ void wrap_svm(py::module_& m) {
             auto Xm = as_matrix(X);
             if (y.ndim() != 1 || y.shape(0) != Xm.rows() || w.ndim() != 1 || w.shape(0) != Xm.rows())
               throw std::invalid_argument("y and sample_weight must be 1-D with one entry per row");
-            UseGuard use(&self, true);
-            run_released([&](bk::StopPoll* stop) { self.partial_fit_weighted(Xm, y.data(), w.data(), nullptr, stop); });
+            run_guarded(self, true,
+                        [&](bk::StopPoll* stop) { self.partial_fit_weighted(Xm, y.data(), w.data(), nullptr, stop); });
           },
           py::arg("X"), py::arg("y"), py::arg("sample_weight"))
       // Ctrl-C stops these between two bookkeeping steps and leaves the machines as before.
       .def(
           "unlearn",
           [](bk::IncrementalSVC& self, std::int64_t example) {
-            UseGuard use(&self, true);
-            run_released([&](bk::StopPoll* stop) { self.unlearn(example, stop); });
+            run_guarded(self, true, [&](bk::StopPoll* stop) { self.unlearn(example, stop); });
           },
           py::arg("example"))
       .def(
           "set_C",
           [](bk::IncrementalSVC& self, double C) {
-            UseGuard use(&self, true);
-            run_released([&](bk::StopPoll* stop) { self.set_C(C, stop); });
+            run_guarded(self, true, [&](bk::StopPoll* stop) { self.set_C(C, stop); });
           },
           py::arg("C"))
       .def(
           "set_weight",
           [](bk::IncrementalSVC& self, std::int64_t example, double weight) {
-            UseGuard use(&self, true);
-            run_released([&](bk::StopPoll* stop) { self.set_weight(example, weight, stop); });
+            run_guarded(self, true, [&](bk::StopPoll* stop) { self.set_weight(example, weight, stop); });
           },
           py::arg("example"), py::arg("weight"))
       .def_property_readonly("n_support", read_guarded(&bk::IncrementalSVC::n_support))
