@@ -19,12 +19,12 @@
 ///    tail uses std::fma exactly when the packets fuse, so no compiler contraction choice can
 ///    make two call sites differ.
 ///
-/// Measured (this machine, Xeon with AVX-512 hardware; -O2; ns per query row, n SVs of d
-/// features; /tmp probe against Eigen's gemv on the same data):
-///   d = 784, n = 1000, blocks of rows: AVX2 0.2x gemv's time, SSE2 0.5x;
-///   d = 100, n = 1000, blocks: AVX2 0.67x, SSE2 0.92x; d = 32: 0.8x / 0.9x;
-///   one row at a time, d >= 32: 0.9-1.05x (AVX2), 1.07-1.13x (SSE2).
-/// Below 32 features tiles do not pay (d = 5: 3x gemv's time in blocks, its tail dominates),
+/// Measured (this machine, Xeon with AVX-512 hardware; -O2; time per query row against Eigen's
+/// gemv on the same data, n SVs of d features; /tmp probe, not committed):
+///   blocks of rows, n = 1000: d = 784: AVX2 0.2x, SSE2 0.5x; d = 100: 0.67x / 0.92x;
+///   d = 32: 0.8x / 0.9x (n = 100: 1.04x both);
+///   one row at a time, d = 32 to 100, n = 100 and 1000: 0.90-1.08x (AVX2), 0.99-1.13x (SSE2).
+/// Below 32 features tiles do not pay (d = 5: ~3x gemv's time in blocks, its tail dominates),
 /// so Kernel::dots keeps its per-row code there.
 
 #include "../common.hpp"
