@@ -177,7 +177,7 @@ class Timer:
 
 def fmt_rate(x):
     """Examples per second, human readable."""
-    if x != x:  # NaN
+    if x != x:  # noqa: PLR0124 - NaN test
         return "n/a"
     if x >= 1e6:
         return f"{x / 1e6:.2f}M"

@@ -75,7 +75,6 @@ from __future__ import annotations
 import _common  # noqa: F401  (first: pins the thread pools)
 
 import json
-import math
 import multiprocessing as mp
 import os
 import subprocess

@@ -52,7 +52,7 @@ One core (BLAS/OpenMP pinned to one thread). ``--quick``: 1 seed, 30,000-example
 
 from __future__ import annotations
 
-import _common  # noqa: F401  (first: pins the thread pools)
+import _common  # first: pins the thread pools
 
 import itertools
 import time
@@ -259,7 +259,7 @@ def summarise(runs, streams, budgets, n_seeds, n_train, n_tune, n_pegasos, env):
     for r in runs:
         key = f"{r['method']}@{r['budget']}/{r['protocol']}"
         summary.setdefault(r["stream"], {}).setdefault(key, []).append(r)
-    for name, d in summary.items():
+    for d in summary.values():
         for key, rs in d.items():
             acc_m, acc_s = _agg([r["test_accuracy"] for r in rs])
             d[key] = {

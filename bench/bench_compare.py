@@ -92,7 +92,8 @@ def main():
                 acc = float(np.mean(lin.predict(feat.transform(Xt)) == yt))
                 runs.append({"stream": name, "seed": seed, "method": f"Nystroem({B})+SGD", "test_accuracy": acc,
                              "train_seconds": fit_s, "tune_seconds": tune_s, "size": B,
-                             "predict_seconds": predict_seconds(lambda Z: lin.decision_function(feat.transform(Z)), Xt),
+                             "predict_seconds": predict_seconds(
+                                 lambda Z, lin=lin, feat=feat: lin.decision_function(feat.transform(Z)), Xt),
                              "trained_on": len(y), "params": {"gamma": g, "alpha": a}})
                 print(f"[{time.perf_counter() - t_start:5.0f}s] {name} Nystroem({B}): {acc:.4f}", flush=True)
 

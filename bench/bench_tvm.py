@@ -363,7 +363,7 @@ def summarise(runs, svc_runs, chosen, streams, budgets, bayes, n_seeds, n_train,
     for r in runs:
         key = f"{r['method']}@{r['budget']}/{r['protocol']}"
         summary.setdefault(r["stream"], {}).setdefault(key, []).append(r)
-    for name, dct in summary.items():
+    for dct in summary.values():
         for key, rs in dct.items():
             m, s = _agg([r["test_accuracy"] for r in rs])
             dct[key] = {"method": rs[0]["method"], "budget": rs[0]["budget"], "protocol": rs[0]["protocol"],

@@ -26,7 +26,7 @@ One core. ``--n`` sets the stream length (default 10^7); ``--quick``: 10^5.
 
 from __future__ import annotations
 
-import _common  # noqa: F401  (first: pins the thread pools)
+import _common  # first: pins the thread pools
 
 import time
 

@@ -163,7 +163,8 @@ def main():
             # An update step = an example that changed the model or ran a budget step (BPA-S/NN
             # may run the budget step and then discard or fold the example: upd/ex < maint/ex).
             upd = [max(b.get("upd/ex", 0.0), b.get("maint/ex", 0.0)) for _, b in lst]
-            tpu = [1e6 / (r * u) if u > 0 and r == r else float("nan") for r, u in zip(ipss, upd)]
+            tpu = [1e6 / (r * u) if u > 0 and r == r else float("nan")  # noqa: PLR0124 - r == r: not NaN
+                   for r, u in zip(ipss, upd)]
             summary[f]["us_per_update"] = tpu
             summary[f]["upd_per_example"] = upd
             summary[f]["slope_per_update_all"] = slope(bs, tpu)
@@ -201,7 +202,7 @@ def main():
 
 
 def _fmt_rate(x):
-    if x is None or x != x:
+    if x is None or x != x:  # noqa: PLR0124 - NaN test
         return "-"
     return f"{x / 1e6:.2f}M" if x >= 1e6 else f"{x / 1e3:.0f}k" if x >= 1e3 else f"{x:.0f}"
 

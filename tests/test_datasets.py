@@ -590,7 +590,7 @@ def test_standardizer_fit_transform_stream():
     s = datasets.StreamingStandardizer(n_warmup=1000)
     out = list(s.fit_transform_stream(iter(chunks)))
     assert [o[0].shape for o in out] == [c[0].shape for c in chunks]
-    for (Xo, yo), (_, yc) in zip(out, chunks):
+    for (_, yo), (_, yc) in zip(out, chunks):
         np.testing.assert_array_equal(yo, yc)
     Xt = np.concatenate([o[0] for o in out])
     prefix = X[:1000]

@@ -267,7 +267,7 @@ def test_model_files_with_inconsistent_metadata_raise_value_error(tmp_path):
         "one class": {**meta, "classes": meta["classes"][:1]},
         "three features": {**meta, "n_features_in": 3},
     }
-    for name, m in bad.items():
+    for m in bad.values():
         clf._model.metadata = json.dumps(m).encode()
         (tmp_path / "bad.bkm").write_bytes(clf._model.to_bytes())
         with pytest.raises(ValueError, match="cannot load"):

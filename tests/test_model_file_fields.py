@@ -78,7 +78,7 @@ def alterations(fields):
     out-of-range ones (and integers moved by one), a matrix one row short."""
     for k, (name, ftype, shape, raw) in enumerate(fields):
 
-        def put(field, what):
+        def put(field, what, name=name, k=k):  # bound explicitly; put runs within its iteration anyway
             return f"{name}: {what}", fields[:k] + ([field] if field else []) + fields[k + 1 :]
 
         yield put(None, "removed")
@@ -218,7 +218,7 @@ def test_a_linear_pegasos_outside_its_ball_is_rejected(tmp_path):
 def _with_metadata(data, edit):
     import json
 
-    version, fields = parse(data)
+    _version, fields = parse(data)
     meta = json.loads(next(r for n, _, _, r in fields if n == "meta"))
     edit(meta)
     raw = json.dumps(meta).encode()

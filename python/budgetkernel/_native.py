@@ -12,7 +12,7 @@ from . import _core as _baseline
 core = _baseline
 if os.environ.get("BUDGETKERNEL_SIMD", "auto").lower() != "baseline" and _baseline.cpu_has_avx2_fma():
     try:
-        from . import _core_avx2 as core  # noqa: F811
+        from . import _core_avx2 as core
     except ImportError:  # a build without the AVX2 module (non-x86, or turned off)
         core = _baseline
 
