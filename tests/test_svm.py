@@ -156,6 +156,45 @@ def test_unlearn_set_C_and_weights_are_exact():
     np.testing.assert_allclose(e.decision_function(X), c.decision_function(X), atol=1e-8)
 
 
+def test_predictions_follow_every_change_of_the_model():
+    """Scoring reads support vectors gathered once per change of the model: every change
+    (learning, unlearning, C, weights, loading) must reach the next prediction. The oracle is
+    each machine's own state (every stored example, alpha = 0 ones included)."""
+    X, y = datasets.waveform(400, random_state=3)
+    T, _ = datasets.waveform(50, random_state=4)
+    gamma = 0.05
+
+    def oracle(m):
+        f = []
+        for k in range(3):
+            s = m.machine_state(k)
+            f.append(rbf(T, s["X"], gamma) @ (s["y"] * s["alpha"]) + s["bias"])
+        return np.column_stack(f)
+
+    def check(m):
+        f = m.decision_function(T)  # called after every change: a stale gathered set would show
+        np.testing.assert_allclose(f, oracle(m), rtol=0, atol=1e-10)
+        sv = m.support_vectors_
+        assert len(sv) == m.n_support_ < m.machine_state(0)["X"].shape[0]  # the reserve set is skipped
+        return f
+
+    m = IncrementalSVC(C=1.0, gamma=gamma).partial_fit(X[:300], y[:300], classes=[0, 1, 2])
+    check(m)
+    m.partial_fit(X[300:], y[300:])
+    check(m)
+    m.unlearn(5)
+    check(m)
+    m.set_sample_weight(9, 3.0)
+    check(m)
+    before = check(m.set_C(4.0))
+    copy = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(copy.decision_function(T), before)
+    m.unlearn(6)
+    check(m)
+    np.testing.assert_array_equal(copy.decision_function(T), before)  # the copy keeps its model
+    assert all(m.predict_one(t) == p for t, p in zip(T[:10], m.predict(T[:10])))
+
+
 @pytest.mark.parametrize("ridge", [0.0, 1e-3])
 def test_idsvm_resumes_identically(ridge, tmp_path):
     X, y = datasets.waveform(600, random_state=0)

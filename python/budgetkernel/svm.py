@@ -66,7 +66,8 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     :meth:`set_sample_weight` move the solution to a new C or example weight. The result
     equals a batch SVM (LIBSVM's SVC) trained on the same weighted data (with ``ridge > 0``:
     on the precomputed kernel matrix K + ridge * I). Memory and time per example grow with
-    the number of stored examples (the paper's unbudgeted "IDSVM").
+    the number of stored examples (the paper's unbudgeted "IDSVM"). Predicting reads the
+    support vectors only, as LIBSVM does.
 
     Parameters
     ----------

@@ -17,6 +17,19 @@ py::dict expansion(const L& self) {
   return d;
 }
 
+/// The same for IncrementalSVC from its gathered support vectors (what save() writes, without
+/// writing every machine's state).
+py::dict svc_expansion(const bk::IncrementalSVC& self) {
+  UseGuard use(&self, false);
+  const auto s = self.support();
+  const bk::Index n = s->sv.size();
+  py::dict d;
+  d["support_vectors"] = to_numpy(s->sv.X().topRows(n));
+  d["coefficients"] = to_numpy(s->sv.A().topRows(n));
+  d["bias"] = to_numpy(s->bias.transpose());
+  return d;
+}
+
 }  // namespace
 
 void wrap_svm(py::module_& m) {
@@ -62,7 +75,7 @@ void wrap_svm(py::module_& m) {
           },
           py::arg("example"), py::arg("weight"))
       .def_property_readonly("n_support", read_guarded(&bk::IncrementalSVC::n_support))
-      .def("expansion", &expansion<bk::IncrementalSVC>)
+      .def("expansion", &svc_expansion)
       .def(
           "machine_state",
           [](const bk::IncrementalSVC& self, bk::Index k) {

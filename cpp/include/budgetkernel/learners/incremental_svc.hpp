@@ -14,6 +14,13 @@
 /// Cost per example: O(N d) for the kernel row plus, per machine, O(N d) for the new
 /// example's kernel column and O(N |S| + |S|^2) per bookkeeping step (N = examples stored).
 ///
+/// Scoring (decision, decision_rows, and so predict) reads the support vectors only, as
+/// LIBSVM's predictor does: O(n_SV d) per row instead of the O(N d) of a kernel row over every
+/// stored example, most of which (the reserve set R, alpha = 0) contribute nothing. They are
+/// gathered once after each change of the model (support()), and scored exactly as
+/// budgetkernel::Model scores this learner's model file, so the two agree bit for bit. Learning
+/// keeps its kernel row over every stored example: the bookkeeping needs all of it.
+///
 /// Failure: a numerical breakdown of a machine (std::runtime_error, see IncrementalSVM) in
 /// step, unlearn, set_C or set_weight leaves the learner exactly as before the call: each
 /// operation runs on every machine inside one IncrementalSVM transaction, and when machine k
@@ -30,7 +37,42 @@
 #include "../svm/incremental_svm.hpp"
 #include "learner_base.hpp"
 
+#include <memory>
+#include <mutex>
+
 namespace budgetkernel {
+
+namespace detail {
+
+/// A value derived from its owner's state: made on first use and kept until reset(), which
+/// every change of that state calls. get() may run in concurrent const calls (the first makes
+/// the value under the mutex, the others wait for it and share it). A copy starts empty.
+template <class T>
+class Lazy {
+ public:
+  Lazy() = default;
+  Lazy(const Lazy&) {}
+  Lazy& operator=(const Lazy&) {
+    reset();
+    return *this;
+  }
+  void reset() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_value.reset();
+  }
+  template <class Make>
+  std::shared_ptr<const T> get(Make&& make) const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_value) m_value = std::make_shared<const T>(make());
+    return m_value;
+  }
+
+ private:
+  mutable std::mutex m_mutex;
+  mutable std::shared_ptr<const T> m_value;
+};
+
+}  // namespace detail
 
 /// Parameters of the incremental SVM learner.
 struct IDSVMParams {
@@ -58,6 +100,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     for (Index k = 0; k < n_outputs(); ++k) m_machines.emplace_back(n_features, params.kernel, params.C, params.ridge);
     m_krow.setZero(64);
     m_f.setZero(n_outputs());
+    m_support.reset();
   }
 
   const IDSVMParams& params() const { return m_p; }
@@ -112,25 +155,52 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     });
   }
 
-  /// Decision values of one example (n_outputs values). Thread-safe. `dots`: x's dot
-  /// products with the stored examples when already known (a row of dots_rows), else null.
-  void decision(const double* xp, double* out, const double* dots = nullptr) const {
-    Eigen::Map<Vector> f(out, n_outputs());
-    thread_local Vector krow;
-    const Index n = m_machines.front().size();
-    if (krow.size() < std::max<Index>(n, 1)) krow.resize(std::max<Index>(n, 1));
-    if (n > 0) m_machines.front().kernel_row(xp, krow, dots);
-    for (Index k = 0; k < n_outputs(); ++k) f(k) = m_machines[static_cast<std::size_t>(k)].decision_from_row(krow.head(n));
-  }
+  /// Decision values of one example (n_outputs values), over the support vectors (see the file
+  /// comment). Thread-safe.
+  void decision(const double* xp, double* out) const { score(*support(), xp, out, nullptr); }
 
   /// decision() for every row of X into the rows of out, bit for bit, with the dot products
-  /// taken per block of rows (detail::for_row_blocks; the machines share one example store).
+  /// taken per block of rows (detail::for_row_blocks).
   void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
+    const std::shared_ptr<const Support> s = support();
     thread_local RowMatrix D;
-    const IncrementalSVM& store = m_machines.front();
-    detail::for_row_blocks(X.rows(), store.size(), stop, [&](Index i, Index b) {
-      store.dots_rows(X.middleRows(i, b), D);
-      for (Index r = 0; r < b; ++r) decision(X.row(i + r).data(), out.row(i + r).data(), D.row(r).data());
+    detail::for_row_blocks(X.rows(), s->sv.size(), stop, [&](Index i, Index b) {
+      s->sv.dots_rows(X.middleRows(i, b), D);
+      for (Index r = 0; r < b; ++r) score(*s, X.row(i + r).data(), out.row(i + r).data(), D.row(r).data());
+    });
+  }
+
+  /// The support vectors: the stored examples with alpha > 0 in some machine (in row order,
+  /// ids = their example numbers), y_i alpha_i per machine as coefficients, and the machines'
+  /// biases. What decision() scores with and save() writes for budgetkernel::Model. Made on
+  /// first use after a change of the model, O(N c + n_SV d); thread-safe.
+  struct Support {
+    SupportVectors sv;
+    Vector bias;
+  };
+  std::shared_ptr<const Support> support() const {
+    return m_support.get([this] {
+      const IncrementalSVM& m0 = m_machines.front();
+      std::vector<Index> rows;
+      for (Index i = 0; i < m0.size(); ++i)
+        if (is_support(i)) rows.push_back(i);
+      const Index n = static_cast<Index>(rows.size());
+      RowMatrix X(n, m_d), A(n, n_outputs());
+      std::vector<std::int64_t> ids;
+      for (Index r = 0; r < n; ++r) {
+        const Index i = rows[static_cast<std::size_t>(r)];
+        X.row(r) = m0.X().row(i);
+        ids.push_back(m0.key(i));
+        for (Index k = 0; k < n_outputs(); ++k) {
+          const IncrementalSVM& m = m_machines[static_cast<std::size_t>(k)];
+          A(r, k) = m.y(i) * m.alpha(i);
+        }
+      }
+      Support s;
+      s.sv.assign(X, A, ids, n);
+      s.bias.resize(n_outputs());
+      for (Index k = 0; k < n_outputs(); ++k) s.bias(k) = m_machines[static_cast<std::size_t>(k)].bias();
+      return s;
     });
   }
 
@@ -163,13 +233,8 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     return m_machines[static_cast<std::size_t>(k)];
   }
 
-  /// Examples with alpha > 0 in at least one machine. O(N c).
-  Index n_support() const {
-    Index count = 0;
-    const IncrementalSVM& m0 = m_machines.front();
-    for (Index i = 0; i < m0.size(); ++i) count += is_support(i) ? 1 : 0;
-    return count;
-  }
+  /// Examples with alpha > 0 in at least one machine.
+  Index n_support() const { return support()->sv.size(); }
 
   /// Every machine's exact state plus the fields budgetkernel::Model reads: sv.x (the examples
   /// with alpha > 0 in some machine), sv.alpha (y_i alpha_i per machine, 0 where not a SV),
@@ -180,27 +245,10 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     fm.set("C", m_p.C);
     fm.set("ridge", m_p.ridge);
     for (Index k = 0; k < n_outputs(); ++k) m_machines[static_cast<std::size_t>(k)].save(fm, prefix(k));
-    const IncrementalSVM& m0 = m_machines.front();
-    std::vector<Index> sv;
-    for (Index i = 0; i < m0.size(); ++i)
-      if (is_support(i)) sv.push_back(i);
-    RowMatrix X(static_cast<Index>(sv.size()), m_d), A(static_cast<Index>(sv.size()), n_outputs()), b(1, n_outputs());
-    std::vector<std::int64_t> ids;
-    for (std::size_t r = 0; r < sv.size(); ++r) {
-      const Index i = sv[r];
-      X.row(static_cast<Index>(r)) = m0.X().row(i);
-      ids.push_back(m0.key(i));
-      for (Index k = 0; k < n_outputs(); ++k) {
-        const IncrementalSVM& m = m_machines[static_cast<std::size_t>(k)];
-        A(static_cast<Index>(r), k) = m.y(i) * m.alpha(i);
-      }
-    }
-    for (Index k = 0; k < n_outputs(); ++k) b(0, k) = m_machines[static_cast<std::size_t>(k)].bias();
+    const std::shared_ptr<const Support> s = support();
     fm.set("scale", 1.0);
-    fm.set_matrix("sv.x", X);
-    fm.set_matrix("sv.alpha", A);
-    fm.set_ints("sv.id", ids);
-    fm.set_matrix("bias", b);
+    write_svs(fm, s->sv);
+    fm.set_matrix("bias", s->bias.transpose());
   }
 
   /// A file without the ridge field (written before it existed) loads with ridge 0.
@@ -243,6 +291,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   /// committed at the end, all rolled back if one throws (the machines must agree).
   template <class Op>
   void on_every_machine(Op&& op) {
+    m_support.reset();
     try {
       for (Index k = 0; k < n_outputs(); ++k) {
         IncrementalSVM& m = m_machines[static_cast<std::size_t>(k)];
@@ -267,7 +316,25 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
       detail::invalid(std::string("IncrementalSVC::") + what + ": unknown example " + std::to_string(example));
   }
 
-  /// Decision values through one shared kernel row (work buffer of the learner).
+  /// Decision values from the support vectors, exactly as budgetkernel::Model computes them
+  /// from the model file (same kernel row over the same rows, same reduction, scale 1).
+  /// `dots`: x's dot products with the support vectors when already known, else null.
+  void score(const Support& s, const double* xp, double* out, const double* dots) const {
+    Eigen::Map<Vector> f(out, n_outputs());
+    if (s.sv.empty()) {
+      f.setZero();
+    } else {
+      thread_local Vector krow;
+      if (krow.size() < s.sv.size()) krow.resize(s.sv.size());
+      const Eigen::Map<const Vector> x(xp, m_d);
+      s.sv.kernel_row(m_p.kernel, x, x.squaredNorm(), krow, dots);
+      s.sv.scores(krow, f);
+    }
+    f += s.bias;
+  }
+
+  /// Decision values while learning, through one kernel row over every stored example (work
+  /// buffer of the learner), which the machines' bookkeeping needs anyway.
   void decision_into(const double* xp, Vector& f) {
     const Index n = m_machines.front().size();
     if (m_krow.size() < n) m_krow.resize(2 * n);
@@ -278,6 +345,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   IDSVMParams m_p;
   std::vector<IncrementalSVM> m_machines{IncrementalSVM()};
   Vector m_krow, m_f;
+  detail::Lazy<Support> m_support;
 };
 
 }  // namespace budgetkernel
