@@ -646,8 +646,7 @@ class IncrementalSVM {
     m_slot.assign(static_cast<std::size_t>(cap), -1);
     m_S.clear();
     m_Q.setZero(cap, 8);
-    m_rhs.setZero(9);
-    m_dir.setZero(9);
+    for (Vector* v : {&m_rhs, &m_dir, &m_jw, &m_ajw}) v->setZero(9);
     m_R.reset(9);
     m_index.clear();
   }
@@ -667,8 +666,7 @@ class IncrementalSVM {
     if (need <= m_Q.cols()) return;
     const Index nc = (std::max)(need, 2 * m_Q.cols());
     m_Q.conservativeResize(m_Q.rows(), nc);
-    m_rhs.conservativeResize(nc + 1);
-    m_dir.conservativeResize(nc + 1);
+    for (Vector* v : {&m_rhs, &m_dir, &m_jw, &m_ajw}) v->conservativeResize(nc + 1);
     m_R.reserve(nc + 1);
   }
 
@@ -813,23 +811,32 @@ class IncrementalSVM {
   /// the exact s = Q_ii - v^T J^{-1} v is s + w^T (J w - v) to first order in R's error.
   /// Returns that correction and sets rounding = eps (|Q_ii| + |w|^T (|J| |w| + |v|)), the
   /// scale of the rounding error of the refined value. O(|S|^2) (J w from Q_SS, as build_J).
-  double schur_correction(Index P, double kappa, double& rounding) const {
+  double schur_correction(Index P, double kappa, double& rounding) {
     const auto w = m_dir.head(P + 1);
+    // (J w)_p and (|J| |w|)_p. Rows p >= 1 are rows S[p-1] of Q_{:,S}, which is column-major:
+    // read row by row, every value is in another cache line (this function and build_J took
+    // 39% of a one-vs-rest fit's time that way: 10 classes, d = 64, 1,000 examples). So the
+    // sums run column by column, each row's still in the order q = 0, 1, ..., P-1: the same
+    // values, bit for bit.
+    m_jw(0) = m_ajw(0) = 0.0;
+    for (Index q = 0; q < P; ++q) m_jw(0) += m_y(m_S[static_cast<std::size_t>(q)]) * w(q + 1), m_ajw(0) += std::abs(w(q + 1));
+    for (Index p = 1; p <= P; ++p) {
+      m_jw(p) = m_y(m_S[static_cast<std::size_t>(p - 1)]) * w(0);
+      m_ajw(p) = std::abs(w(0));
+    }
+    for (Index q = 0; q < P; ++q) {
+      const double* col = m_Q.col(q).data();
+      const double wq = w(q + 1);
+      for (Index p = 1; p <= P; ++p) {
+        const double t = col[m_S[static_cast<std::size_t>(p - 1)]] * wq;
+        m_jw(p) += t;
+        m_ajw(p) += std::abs(t);
+      }
+    }
     double delta = 0.0, scale = std::abs(kappa);
     for (Index p = 0; p <= P; ++p) {
-      double jw = 0.0, ajw = 0.0;
-      if (p == 0) {
-        for (Index q = 0; q < P; ++q) jw += m_y(m_S[static_cast<std::size_t>(q)]) * w(q + 1), ajw += std::abs(w(q + 1));
-      } else {
-        const Index sp = m_S[static_cast<std::size_t>(p - 1)];
-        jw = m_y(sp) * w(0), ajw = std::abs(w(0));
-        for (Index q = 0; q < P; ++q) {
-          const double t = m_Q(sp, q) * w(q + 1);
-          jw += t, ajw += std::abs(t);
-        }
-      }
-      delta += w(p) * (jw - m_rhs(p));
-      scale += std::abs(w(p)) * (ajw + std::abs(m_rhs(p)));
+      delta += w(p) * (m_jw(p) - m_rhs(p));
+      scale += std::abs(w(p)) * (m_ajw(p) + std::abs(m_rhs(p)));
     }
     rounding = std::numeric_limits<double>::epsilon() * scale;
     return delta;
@@ -879,9 +886,10 @@ class IncrementalSVM {
     const Index P = n_margin();
     Eigen::MatrixXd J(P + 1, P + 1);
     J(0, 0) = 0.0;
-    for (Index p = 0; p < P; ++p) {
-      J(0, p + 1) = J(p + 1, 0) = m_y(m_S[p]);
-      for (Index q = 0; q < P; ++q) J(p + 1, q + 1) = m_Q(m_S[p], q);
+    for (Index p = 0; p < P; ++p) J(0, p + 1) = J(p + 1, 0) = m_y(m_S[p]);
+    for (Index q = 0; q < P; ++q) {  // column by column: Q_{:,S} is column-major (see schur_correction)
+      const double* col = m_Q.col(q).data();
+      for (Index p = 0; p < P; ++p) J(p + 1, q + 1) = col[m_S[p]];
     }
     return J;
   }
@@ -1445,6 +1453,7 @@ class IncrementalSVM {
   Journal m_tx;              ///< undo journal of the open transaction (empty between operations)
   // Work buffers (no allocation on the hot path once grown).
   Vector m_h, m_dg, m_colc, m_col, m_colp, m_rhs, m_dir;
+  Vector m_jw, m_ajw;  ///< schur_correction's (J w)_p and (|J| |w|)_p, sized as m_rhs
   std::vector<Index> m_blocked;
 };
 
