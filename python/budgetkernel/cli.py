@@ -293,7 +293,7 @@ def cmd_predict(args):
         stored = getattr(clf, "_svmlight_zero_based", None)
         zero_based = "auto" if stored is None else stored
     reading = _reading_args(args.data, clf.n_features_in_, zero_based)
-    out = open(args.output, "w") if args.output else sys.stdout
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
         for X, _ in datasets.iter_svmlight(args.data, chunk_size=args.chunk_size, **reading):
             for label in clf.predict(X):
