@@ -302,13 +302,25 @@ class IncrementalSVM {
     if (C == m_C) return;
     Operation op(*this);
     snapshot();
-    // h = Q_{:,E} s_E, the driving direction per unit of C, kept as E changes.
-    m_h.head(m_n).setZero();
-    for (Index j = 0; j < m_n; ++j)
-      if (m_set[j] == SVMSet::Error) {
-        compute_column(j, m_colc);
-        m_h.head(m_n) += m_s(j) * m_colc.head(m_n);
-      }
+    // h = Q_{:,E} s_E, the driving direction per unit of C, kept as E changes. Not from E's
+    // kernel columns (|E| n kernel values: 35% of a TVM's time, which rescales C with every
+    // accepted update) but from g, which holds it already: alpha_E = C s_E (the bound), so
+    // g = Q_{:,S} alpha_S + C Q_{:,E} s_E + y b - 1 gives h = (g + 1 - y b - Q_{:,S} alpha_S) / C,
+    // O(n |S|). Against the columns, over every set_C of two TVM runs (2-D noisy checkerboard,
+    // C = 100; B = 100, 30,000 examples, 1,818 calls; B = 500, 20,000 examples): at most
+    // 6e-14 apart, relative to max |h|.
+    const Index n = m_n, P = n_margin();
+    bool any_error = false;
+    for (Index i = 0; i < n && !any_error; ++i) any_error = m_set[i] == SVMSet::Error;
+    if (!any_error) {
+      m_h.head(n).setZero();  // exactly: nothing drives the path
+    } else {
+      for (Index p = 0; p < P; ++p) m_jw(p) = m_alpha(m_S[static_cast<std::size_t>(p)]);
+      m_h.head(n) = m_g.head(n) - m_b * m_y.head(n);
+      m_h.head(n).array() += 1.0;
+      if (P > 0) m_h.head(n).noalias() -= m_Q.topLeftCorner(n, P) * m_jw.head(P);
+      m_h.head(n) /= m_C;
+    }
     run_path(Mode::RegC, -1, m_C, C, stop);
     verify("set_C");
     op.done();
@@ -1453,7 +1465,7 @@ class IncrementalSVM {
   Journal m_tx;              ///< undo journal of the open transaction (empty between operations)
   // Work buffers (no allocation on the hot path once grown).
   Vector m_h, m_dg, m_colc, m_col, m_colp, m_rhs, m_dir;
-  Vector m_jw, m_ajw;  ///< schur_correction's (J w)_p and (|J| |w|)_p, sized as m_rhs
+  Vector m_jw, m_ajw;  ///< schur_correction's (J w)_p and (|J| |w|)_p (m_jw: set_C's alpha_S), sized as m_rhs
   std::vector<Index> m_blocked;
 };
 
