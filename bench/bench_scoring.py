@@ -21,22 +21,12 @@ from __future__ import annotations
 import _common  # noqa: F401  (first: pins the thread pools)
 
 import json
-import time
 
 import numpy as np
 
-from _common import baseline_child, env_md, environment, md_table, parser, write_results
+from _common import baseline_child, best_of, env_md, environment, md_table, parser, write_results
 
 SIZES = ((64, 100), (64, 1000), (784, 100), (784, 1000))  # (d, B)
-
-
-def best_of(fn, reps=3):
-    best = float("inf")
-    for _ in range(reps):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def measure_one(d, B, n_test, seed):

@@ -66,7 +66,7 @@ from sklearn.svm import SVC
 
 from budgetkernel import IncrementalSVC, ReservoirSVC, TwinVectorMachine, datasets
 
-from _common import env_md, environment, fmt_rate, mark, md_table, parser, write_results
+from _common import best_of, env_md, environment, fmt_rate, mark, md_table, parser, write_results
 
 STREAMS = ("checkerboard", "noisy_checkerboard", "two_gaussians", "waveform", "waveform_uci0")
 BUDGETS = (20, 50, 100, 200, 500)
@@ -179,15 +179,6 @@ def paper_gamma(name, d):
 
 
 # ------------------------------------------------------------ IncrementalSVC vs SVC
-def best_seconds(fn, reps=3):
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def svc_compare(name, n, seed):
     X, y, Xt, yt = load_stream(name, n, seed)
     d = X.shape[1]
@@ -214,7 +205,8 @@ def svc_compare(name, n, seed):
     di, dr, dd = inc.decision_function(Xt), ref.decision_function(Xt), ref_default.decision_function(Xt)
     # Scoring the test set: both read their support vectors only (best of 3, after the first call,
     # which also gathers IncrementalSVC's support vectors once).
-    t_pred_inc, t_pred_ref = best_seconds(lambda: inc.decision_function(Xt)), best_seconds(lambda: ref.decision_function(Xt))
+    t_pred_inc, _ = best_of(lambda: inc.decision_function(Xt))
+    t_pred_ref, _ = best_of(lambda: ref.decision_function(Xt))
     return {
         "stream": name, "n_train": n, "seed": seed, "C": C, "gamma": gamma, "ridge": ridge,
         "failed_without_ridge": failed_at,
