@@ -3,31 +3,32 @@
 
 namespace {
 
-/// Stored examples with alpha > 0 in some machine, their coefficients and the biases, as the
-/// model file writes them (the fields budgetkernel::Model reads).
-template <class L>
-py::dict expansion(const L& self) {
-  UseGuard use(&self, false);
-  bk::FieldMap fm;
-  self.save(fm);
+/// The fields budgetkernel::Model reads (support vectors or twins, their coefficients, the
+/// biases) as NumPy arrays.
+py::dict expansion_dict(const bk::RowMatrix& X, const bk::RowMatrix& A, const bk::RowMatrix& bias) {
   py::dict d;
-  d["support_vectors"] = to_numpy(fm.get_matrix("sv.x", -1, self.n_features()));
-  d["coefficients"] = to_numpy(fm.get_matrix("sv.alpha", -1, self.n_outputs()));
-  d["bias"] = to_numpy(fm.get_matrix("bias", 1, self.n_outputs()));
+  d["support_vectors"] = to_numpy(X);
+  d["coefficients"] = to_numpy(A);
+  d["bias"] = to_numpy(bias);
   return d;
 }
 
-/// The same for IncrementalSVC from its gathered support vectors (what save() writes, without
-/// writing every machine's state).
+/// TVM: the twins with their coefficients, as its model file writes them.
+py::dict tvm_expansion(const bk::TwinVectorMachine& self) {
+  UseGuard use(&self, false);
+  bk::FieldMap fm;
+  self.save(fm);
+  return expansion_dict(fm.get_matrix("sv.x", -1, self.n_features()), fm.get_matrix("sv.alpha", -1, self.n_outputs()),
+                        fm.get_matrix("bias", 1, self.n_outputs()));
+}
+
+/// IncrementalSVC: its gathered support vectors (what save() writes, without writing every
+/// machine's state).
 py::dict svc_expansion(const bk::IncrementalSVC& self) {
   UseGuard use(&self, false);
   const auto s = self.support();
   const bk::Index n = s->sv.size();
-  py::dict d;
-  d["support_vectors"] = to_numpy(s->sv.X().topRows(n));
-  d["coefficients"] = to_numpy(s->sv.A().topRows(n));
-  d["bias"] = to_numpy(s->bias.transpose());
-  return d;
+  return expansion_dict(s->sv.X().topRows(n), s->sv.A().topRows(n), s->bias.transpose());
 }
 
 }  // namespace
@@ -146,7 +147,7 @@ void wrap_svm(py::module_& m) {
       .def_property_readonly("n_twins", read_guarded(&bk::TwinVectorMachine::n_twins))
       .def_property_readonly("twin_points", read_guarded_array(&bk::TwinVectorMachine::twin_points))
       .def_property_readonly("twin_weights", read_guarded_array(&bk::TwinVectorMachine::twin_weights))
-      .def("expansion", &expansion<bk::TwinVectorMachine>);
+      .def("expansion", &tvm_expansion);
   def_params<bk::TwinVectorMachine>(tvm, [](const bk::TVMParams& p, py::dict& d) {
     d["budget"] = p.budget;
     d["C"] = p.C;
