@@ -48,6 +48,17 @@ def test_rows_scored_alone_equal_rows_scored_in_a_chunk(name, n_classes):
     assert np.array_equal(clf.predict(T), [clf.predict_one(t) for t in T])
 
 
+@pytest.mark.parametrize("d, n_classes", [(2, 2), (10, 3)])  # below 32 features: per row, from support()
+def test_incremental_svc_rows_scored_alone_equal_rows_in_a_chunk_in_few_dimensions(d, n_classes):
+    X, y = _stream(400, d, n_classes, 5)
+    clf = ESTIMATORS["incremental-svc"]().fit(X, y)
+    T = np.random.default_rng(6).standard_normal((150, d))
+    chunk = clf.decision_function(T)
+    alone = np.stack([clf.decision_function(T[i : i + 1])[0] for i in range(len(T))])
+    assert np.array_equal(chunk, alone)
+    assert np.array_equal(clf.predict(T), [clf.predict_one(t) for t in T])
+
+
 @pytest.mark.parametrize("name", ["bsgd-merge", "bpa-nn", "perceptron"])
 def test_block_scores_equal_a_numpy_evaluation_of_the_expansion(name):
     X, y = _stream(600, D, 2, 3)
