@@ -11,8 +11,9 @@
 /// IncrementalSVC::partial_fit_weighted) therefore take an optional StopPoll and ask it before
 /// every example (scoring 32+ features: before every block of rows); when it says stop, they
 /// throw Interrupted. So do IncrementalSVC's set_C, unlearn and set_weight, before every
-/// bookkeeping step, and undo themselves. A learner stopped in partial_fit has learned exactly the examples before the
-/// one it stopped at: it is the model of a shorter stream, consistent and resumable.
+/// bookkeeping step, and undo themselves. A learner stopped in partial_fit has learned exactly
+/// the examples before the one it stopped at: it is the model of a shorter stream, consistent
+/// and resumable.
 
 #include "common.hpp"
 
