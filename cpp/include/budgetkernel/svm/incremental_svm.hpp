@@ -111,20 +111,23 @@
 /// Why an undo journal (m_tx) and not a copy of the object: an operation changes far less
 /// than the whole state, and a copy would cost O(N d) plus N map nodes even on the fast
 /// paths. The journal records the light changes as they happen (a pushed row: O(1) to pop;
-/// an erased row: O(d + |S|) saved, re-inserted with its index-map node; an old weight), and
-/// before the first path or repair of a transaction one snapshot of what those can change:
-/// alpha, g, weights, sets, slots, S, Q_{:,S}, R, b, C, counters. That is O(N |S| + |S|^2 +
-/// N), within a constant of one bookkeeping step (a Q_{:,S} times vector product), into member
-/// buffers grown to the object's capacities and reused (no allocation once grown). The rows'
-/// x, y and keys, the index map, the next key and the kernel scale are not copied: only
-/// pushes and erases change them. The fast paths take no snapshot: a new example that goes
-/// straight to R, unlearning an example with alpha = 0 outside S, a weight change that moves
-/// no alpha. Measured against the code without the journal (paired runs, same flags,
-/// medians of 9, two sessions): learning 2,000 (noisy) checkerboard examples (RBF gamma
-/// 1.35, C = 100) took 2-5 % longer, unlearning 200 of them 1-5 %, the TVM (B = 100) over
-/// 30,000 examples -1 to +1 % (noise); the results are bit for bit the same. Of that, the
-/// copy of Q_{:,S} is about half (measured without it): saving only the columns a migration
-/// overwrites would need a bound on their number, not worth ~1 %.
+/// an erased row: O(d + |S|) saved, re-inserted with its index-map node; an old weight; the
+/// writes to Q_{:,S}: learn's row of the new example, O(|S|), and the column a migration
+/// overwrites, O(N), once per column while the rows stay put), and before the first path or
+/// repair of a transaction one snapshot of what those do not cover: alpha, g, weights, sets,
+/// slots, S, R, b, C, counters. That is O(|S|^2 + N), within the cost of one migration (an
+/// O(|S|^2) update of R), into member buffers grown to the object's capacities and reused (no
+/// allocation once grown). The rows' x, y and keys, the index map, the next key and the kernel
+/// scale are not copied: only pushes and erases change them. The fast paths take no snapshot:
+/// a new example that goes straight to R, unlearning an example with alpha = 0 outside S, a
+/// weight change that moves no alpha. Measured against the code without the journal (paired
+/// runs, same flags, medians of 9, two sessions): learning 2,000 (noisy) checkerboard examples
+/// (RBF gamma 1.35, C = 100) took 2-5 % longer, unlearning 200 of them 1-5 %, the TVM (B =
+/// 100) over 30,000 examples -1 to +1 % (noise); the results are bit for bit the same. The
+/// snapshot then also copied Q_{:,S}, O(N |S|) per operation: 15% of a one-vs-rest fit with a
+/// large margin set (10 classes, d = 64, C = 10, 1,000 examples, ~995 margin vectors; 4.38 ->
+/// 3.77 s with Q_{:,S} journaled, 2,000 examples 22.9 -> 20.4 s and peak RSS 787 -> 694 MB;
+/// the binary noisy checkerboard above 4.13 -> 3.96 s; same bits).
 ///
 /// The remedy for the breakdown is a small ridge (constructor argument; see "Ridge" above),
 /// which changes the problem to the SVM on K + ridge I. Measured (2-D Gaussian blobs, N = 400,
@@ -218,6 +221,7 @@ class IncrementalSVM {
     const Index c = push_example(xp, y);
     // Q_{:,c} once: the driven column and, if c enters S, its column of Q_{:,S}.
     compute_column(c, m_colc);
+    journal_q_row(c);
     for (Index p = 0; p < n_margin(); ++p) m_Q(c, p) = m_colc(m_S[static_cast<std::size_t>(p)]);
     // g_c = y_c f(x_c) - 1 = sum_i a_i Q_ic + y_c b - 1.
     double g = y * m_b - 1.0;
@@ -353,6 +357,8 @@ class IncrementalSVM {
         case Journal::Kind::Erase: unerase(*e); break;
         case Journal::Kind::Weight: m_s(e->i) = e->v; break;
         case Journal::Kind::Snapshot: restore_snapshot(); break;
+        case Journal::Kind::QRow: m_Q.row(e->i).head(e->p) = Eigen::Map<const Eigen::RowVectorXd>(m_tx.rows.data() + e->at, e->p); break;
+        case Journal::Kind::QCol: m_Q.col(e->i).head(e->n) = Eigen::Map<const Vector>(m_tx.rows.data() + e->at, e->n); break;
       }
     }
     m_driven = -1;
@@ -690,6 +696,7 @@ class IncrementalSVM {
     // The entry first: its undo sets m_n, m_next_key and m_kmax back by value and drops the
     // key, which is right whatever point of the push an exception (bad_alloc) interrupted.
     m_tx.log.push_back({Journal::Kind::Push, c, 0, 0, key, m_kmax, 0, SVMSet::Reserve});
+    ++m_tx.stamp;  // the rows change: columns saved before no longer cover them
     m_index.emplace(key, c);
     m_n = c + 1;
     m_next_key = key + 1;
@@ -803,6 +810,7 @@ class IncrementalSVM {
       m_R.append_from_schur(m_dir.head(P + 1), s, kappa);
     }
     grow_cols(P + 1);
+    journal_q_col(P);
     if (column) {
       m_Q.col(P).head(m_n) = column->head(m_n);
     } else {
@@ -868,6 +876,7 @@ class IncrementalSVM {
       }
     }
     if (p != last) {
+      journal_q_col(p);
       m_Q.col(p).head(m_n) = m_Q.col(last).head(m_n);
       m_S[p] = m_S[last];
       m_slot[m_S[p]] = p;
@@ -1268,27 +1277,39 @@ class IncrementalSVM {
   /// What the open transaction changed, undone in reverse order by rollback(). Push, Erase
   /// and Weight entries record the light changes (O(1), O(d + |S|), O(1)); the one Snapshot
   /// entry marks where the state that paths and repairs change (everything but the rows' x, y
-  /// and keys, the index map, m_next_key and m_kmax) was saved: before the first of them in
-  /// the transaction. Later paths need no second snapshot: undoing the entries made after it
-  /// takes the rows and the index back to that moment, and the snapshot restores the rest.
+  /// and keys, the index map, m_next_key, m_kmax and Q_{:,S}) was saved: before the first of
+  /// them in the transaction. Later paths need no second snapshot: undoing the entries made
+  /// after it takes the rows and the index back to that moment, and the snapshot restores the
+  /// rest. Q_{:,S} is journaled write by write instead (QRow: learn's row of the new example,
+  /// O(|S|); QCol: the column a migration overwrites, O(N)): a migration writes one column,
+  /// while a copy of Q_{:,S} costs O(N |S|) per operation (measured in the file comment).
+  /// Undone in reverse order, every write gets back what it overwrote. A column is saved only
+  /// at its first write while the rows stay where they are (between two pushes or erases, see
+  /// `stamp`): no undo step reads a column between its later writes, so its first content is
+  /// all the undo needs, and a transaction's column saves never exceed one copy of Q_{:,S} per
+  /// such stretch (a set_C path can migrate thousands of times).
   struct Journal {
-    enum class Kind : std::int8_t { Push, Erase, Weight, Snapshot };
+    enum class Kind : std::int8_t { Push, Erase, Weight, Snapshot, QRow, QCol };
     struct Entry {
       Kind kind;
-      Index i;           ///< Push / Erase / Weight: the row
-      Index n;           ///< Erase: the number of rows before it
-      Index p;           ///< Erase: |S| then (length of the saved Q row)
+      Index i;           ///< Push / Erase / Weight / QRow: the row; QCol: the column
+      Index n;           ///< Erase: the number of rows before it; QCol: the saved length
+      Index p;           ///< Erase / QRow: |S| then (length of the saved Q row)
       std::int64_t key;  ///< Push / Erase: the example's key
       double v;          ///< Push: m_kmax before; Weight: the old weight
-      std::size_t at;    ///< Erase: offset of the saved row in `rows`
+      std::size_t at;    ///< Erase / QRow / QCol: offset of the saved values in `rows`
       SVMSet set;        ///< Erase: the row's set
     };
     using Node = std::unordered_map<std::int64_t, Index>::node_type;
 
     bool open = false, saved = false;
     std::vector<Entry> log;
-    std::vector<double> rows;  ///< erased rows: sq, y, s, alpha, g, x (d values), Q row (p values)
+    std::vector<double> rows;  ///< erased rows: sq, y, s, alpha, g, x (d values), Q row (p values); Q rows and columns
     std::vector<Node> nodes;   ///< the erased rows' index-map nodes, in erase order
+    /// Advanced by start() and by every push and erase, never reset: a column whose
+    /// col_stamp equals it was saved since the rows last moved, in this transaction.
+    std::int64_t stamp = 0;
+    std::vector<std::int64_t> col_stamp;
     // The snapshot. Buffers grow to the object's capacities and are reused: no allocation
     // once grown (Eigen assigns a block without reallocating).
     Index n = 0, r = 0;  ///< rows, size of R
@@ -1297,7 +1318,7 @@ class IncrementalSVM {
     Vector alpha, g, s;
     std::vector<SVMSet> set;
     std::vector<Index> slot, S;
-    Eigen::MatrixXd Q, R;
+    Eigen::MatrixXd R;
 
     Journal() = default;
     // Scratch state of one operation: a copy of the object starts with an empty journal.
@@ -1312,6 +1333,7 @@ class IncrementalSVM {
     void start() {
       close();
       open = true;
+      ++stamp;
     }
     void close() noexcept {
       open = saved = false;
@@ -1344,20 +1366,19 @@ class IncrementalSVM {
     bool m_own, m_done = false;
   };
 
-  /// Saves, once per transaction, what a path or a repair can change: alpha, g, weights,
-  /// sets, slots, S, Q_{:,S}, R, b, C and the counters. O(N |S| + |S|^2 + N), the order of one
-  /// bookkeeping step (which multiplies Q_{:,S} by a vector).
+  /// Saves, once per transaction, what a path or a repair can change (Q_{:,S} aside, which is
+  /// journaled write by write): alpha, g, weights, sets, slots, S, R, b, C and the counters.
+  /// O(|S|^2 + N), within the cost of one migration (an O(|S|^2) update of R).
   void snapshot() {
     Journal& j = m_tx;
     if (j.saved) return;
-    const Index n = m_n, P = n_margin(), r = m_R.size();
+    const Index n = m_n, r = m_R.size();
     if (j.alpha.size() < n) {
       const Index cap = m_alpha.size();
       for (Vector* v : {&j.alpha, &j.g, &j.s}) v->resize(cap);
       j.set.resize(static_cast<std::size_t>(cap));
       j.slot.resize(static_cast<std::size_t>(cap));
     }
-    if (j.Q.rows() < n || j.Q.cols() < P) j.Q.resize(m_Q.rows(), m_Q.cols());
     if (j.R.rows() < r) j.R.resize(m_R.capacity(), m_R.capacity());
     j.n = n;
     j.r = r;
@@ -1373,14 +1394,13 @@ class IncrementalSVM {
     std::copy(m_set.begin(), m_set.begin() + n, j.set.begin());
     std::copy(m_slot.begin(), m_slot.begin() + n, j.slot.begin());
     j.S.assign(m_S.begin(), m_S.end());
-    j.Q.topLeftCorner(n, P) = m_Q.topLeftCorner(n, P);
     if (r > 0) j.R.topLeftCorner(r, r) = m_R.inverse();
     j.log.push_back({Journal::Kind::Snapshot, 0, 0, 0, 0, 0.0, 0, SVMSet::Reserve});
     j.saved = true;
   }
   void restore_snapshot() noexcept {
     const Journal& j = m_tx;
-    const Index n = j.n, P = static_cast<Index>(j.S.size());
+    const Index n = j.n;
     m_n = n;
     m_b = j.b;
     m_C = j.C;
@@ -1394,11 +1414,34 @@ class IncrementalSVM {
     std::copy(j.set.begin(), j.set.begin() + n, m_set.begin());
     std::copy(j.slot.begin(), j.slot.begin() + n, m_slot.begin());
     m_S.assign(j.S.begin(), j.S.end());  // within m_S's capacity (it held as many then)
-    m_Q.topLeftCorner(n, P) = j.Q.topLeftCorner(n, P);
     if (j.r > 0)
       m_R.assign(j.R.topLeftCorner(j.r, j.r));
     else
       m_R.clear();
+  }
+
+  /// Saves Q_{:,S}'s row c (learn's new example, about to be written).
+  void journal_q_row(Index c) {
+    Journal& j = m_tx;
+    const Index P = n_margin();
+    const std::size_t at = j.rows.size();
+    j.rows.resize(at + static_cast<std::size_t>(P));
+    Eigen::Map<Eigen::RowVectorXd>(j.rows.data() + at, P) = m_Q.row(c).head(P);
+    j.log.push_back({Journal::Kind::QRow, c, 0, P, 0, 0.0, at, SVMSet::Reserve});
+  }
+
+  /// Saves column p of Q_{:,S} (rows 0..N-1) before a migration overwrites it, unless it was
+  /// saved since the rows last moved (see Journal).
+  void journal_q_col(Index p) {
+    Journal& j = m_tx;
+    if (j.col_stamp.size() < static_cast<std::size_t>(m_Q.cols())) j.col_stamp.resize(static_cast<std::size_t>(m_Q.cols()), 0);
+    std::int64_t& stamp = j.col_stamp[static_cast<std::size_t>(p)];
+    if (stamp == j.stamp) return;
+    const std::size_t at = j.rows.size();
+    j.rows.resize(at + static_cast<std::size_t>(m_n));
+    Eigen::Map<Vector>(j.rows.data() + at, m_n) = m_Q.col(p).head(m_n);
+    j.log.push_back({Journal::Kind::QCol, p, m_n, 0, 0, 0.0, at, SVMSet::Reserve});
+    stamp = j.stamp;
   }
 
   void journal_weight(Index c) { m_tx.log.push_back({Journal::Kind::Weight, c, 0, 0, 0, m_s(c), 0, SVMSet::Reserve}); }
@@ -1416,6 +1459,7 @@ class IncrementalSVM {
     Eigen::Map<Eigen::RowVectorXd>(r + 5, m_d) = m_X.row(i);
     Eigen::Map<Eigen::RowVectorXd>(r + 5 + m_d, P) = m_Q.row(i).head(P);
     j.log.push_back({Journal::Kind::Erase, i, m_n, P, m_key[i], 0.0, at, m_set[i]});
+    ++j.stamp;  // the rows change: columns saved before no longer cover them
   }
 
   void unpush(const Journal::Entry& e) noexcept {
