@@ -361,6 +361,7 @@ class IncrementalSVM {
         case Journal::Kind::QCol: m_Q.col(e->i).head(e->n) = Eigen::Map<const Vector>(m_tx.rows.data() + e->at, e->n); break;
       }
     }
+    gather_qss();  // from the restored Q_{:,S} and S (within m_Qss's size: it never shrinks)
     m_driven = -1;
     m_check_due = false;
     m_tx.close();
@@ -581,6 +582,7 @@ class IncrementalSVM {
     }
     t.grow_cols(P);
     t.m_Q.topLeftCorner(n, P) = Q;
+    t.gather_qss();
     if (P > 0) t.m_R.assign(R);
     // Loose consistency checks (a saved state satisfies them to ~1e-8 at worst).
     const double scale = 1.0 + t.m_C * (n > 0 ? t.m_s.head(n).maxCoeff() : 0.0);
@@ -664,6 +666,7 @@ class IncrementalSVM {
     m_slot.assign(static_cast<std::size_t>(cap), -1);
     m_S.clear();
     m_Q.setZero(cap, 8);
+    m_Qss.setZero(8, 8);
     for (Vector* v : {&m_rhs, &m_dir, &m_jw, &m_ajw}) v->setZero(9);
     m_R.reset(9);
     m_index.clear();
@@ -684,6 +687,7 @@ class IncrementalSVM {
     if (need <= m_Q.cols()) return;
     const Index nc = (std::max)(need, 2 * m_Q.cols());
     m_Q.conservativeResize(m_Q.rows(), nc);
+    m_Qss.conservativeResize(nc, nc);
     for (Vector* v : {&m_rhs, &m_dir, &m_jw, &m_ajw}) v->conservativeResize(nc + 1);
     m_R.reserve(nc + 1);
   }
@@ -818,6 +822,11 @@ class IncrementalSVM {
       m_Q.col(P).head(m_n) = m_col.head(m_n);
     }
     m_Q(i, P) = kappa;
+    for (Index p = 0; p < P; ++p) {
+      m_Qss(p, P) = m_Q(m_S[static_cast<std::size_t>(p)], P);
+      m_Qss(P, p) = m_Q(i, p);
+    }
+    m_Qss(P, P) = kappa;
     m_S.push_back(i);
     m_slot[i] = P;
     m_set[i] = SVMSet::Margin;
@@ -833,25 +842,23 @@ class IncrementalSVM {
   /// scale of the rounding error of the refined value. O(|S|^2) (J w from Q_SS, as build_J).
   double schur_correction(Index P, double kappa, double& rounding) {
     const auto w = m_dir.head(P + 1);
-    // (J w)_p and (|J| |w|)_p. Rows p >= 1 are rows S[p-1] of Q_{:,S}, which is column-major:
-    // read row by row, every value is in another cache line (this function and build_J took
-    // 39% of a one-vs-rest fit's time that way: 10 classes, d = 64, 1,000 examples). So the
-    // sums run column by column, each row's still in the order q = 0, 1, ..., P-1: the same
-    // values, bit for bit.
+    // (J w)_p and (|J| |w|)_p, from Q_SS (m_Qss): rows p >= 1 of J are rows S[p-1] of Q_{:,S},
+    // scattered over column-major storage. Read row by row there, every value was in another
+    // cache line (this function and build_J: 39% of a one-vs-rest fit, 10 classes, d = 64,
+    // 1,000 examples); column by column, the gather kept the loop scalar (21%). From Q_SS's
+    // contiguous columns it vectorises, each row's sum still in the order q = 0, 1, ..., P-1:
+    // the same values, bit for bit.
     m_jw(0) = m_ajw(0) = 0.0;
     for (Index q = 0; q < P; ++q) m_jw(0) += m_y(m_S[static_cast<std::size_t>(q)]) * w(q + 1), m_ajw(0) += std::abs(w(q + 1));
     for (Index p = 1; p <= P; ++p) {
       m_jw(p) = m_y(m_S[static_cast<std::size_t>(p - 1)]) * w(0);
       m_ajw(p) = std::abs(w(0));
     }
+    auto jw = m_jw.segment(1, P), ajw = m_ajw.segment(1, P);
     for (Index q = 0; q < P; ++q) {
-      const double* col = m_Q.col(q).data();
-      const double wq = w(q + 1);
-      for (Index p = 1; p <= P; ++p) {
-        const double t = col[m_S[static_cast<std::size_t>(p - 1)]] * wq;
-        m_jw(p) += t;
-        m_ajw(p) += std::abs(t);
-      }
+      const auto t = m_Qss.col(q).head(P) * w(q + 1);  // (Q_SS)_pq w_q for every p, vectorised
+      jw += t;
+      ajw += t.cwiseAbs();
     }
     double delta = 0.0, scale = std::abs(kappa);
     for (Index p = 0; p <= P; ++p) {
@@ -878,6 +885,9 @@ class IncrementalSVM {
     if (p != last) {
       journal_q_col(p);
       m_Q.col(p).head(m_n) = m_Q.col(last).head(m_n);
+      // Q_SS mirrors it: column p <- column last, then row p <- row last ((p, p) <- (last, last)).
+      m_Qss.col(p).head(last + 1) = m_Qss.col(last).head(last + 1);
+      m_Qss.row(p).head(last + 1) = m_Qss.row(last).head(last + 1);
       m_S[p] = m_S[last];
       m_slot[m_S[p]] = p;
     }
@@ -903,15 +913,20 @@ class IncrementalSVM {
     }
   }
 
+  /// Q_SS from Q_{:,S} and S (after a load or a rollback; enter_margin and leave_margin keep
+  /// it up to date in O(|S|)). O(|S|^2).
+  void gather_qss() noexcept {
+    const Index P = n_margin();
+    for (Index q = 0; q < P; ++q)
+      for (Index p = 0; p < P; ++p) m_Qss(p, q) = m_Q(m_S[static_cast<std::size_t>(p)], q);
+  }
+
   Eigen::MatrixXd build_J() const {
     const Index P = n_margin();
     Eigen::MatrixXd J(P + 1, P + 1);
     J(0, 0) = 0.0;
     for (Index p = 0; p < P; ++p) J(0, p + 1) = J(p + 1, 0) = m_y(m_S[p]);
-    for (Index q = 0; q < P; ++q) {  // column by column: Q_{:,S} is column-major (see schur_correction)
-      const double* col = m_Q.col(q).data();
-      for (Index p = 0; p < P; ++p) J(p + 1, q + 1) = col[m_S[p]];
-    }
+    J.bottomRightCorner(P, P) = m_Qss.topLeftCorner(P, P);
     return J;
   }
   double probe_residual() const { return m_S.empty() ? 0.0 : m_R.probe_residual(build_J()); }
@@ -1501,6 +1516,10 @@ class IncrementalSVM {
   std::vector<Index> m_slot;  ///< slot in S (R row slot + 1) or -1
   std::vector<Index> m_S;     ///< margin vectors in the order of R's rows 1..|S|
   Eigen::MatrixXd m_Q;        ///< Q_{:,S}: column p = Q_{:, S[p]} (column-major: contiguous columns)
+  /// Q_SS = rows S of Q_{:,S} (entry (p, q) = m_Q(S[p], q), the same values): what
+  /// schur_correction and build_J read, contiguous here, gathered from scattered rows of m_Q
+  /// otherwise. |S|^2 more memory than Q_{:,S} alone, which holds N >= |S| rows.
+  Eigen::MatrixXd m_Qss;
   IncrementalInverse m_R;     ///< J^{-1}, row 0 = bias
   std::unordered_map<std::int64_t, Index> m_index;
   std::int64_t m_next_key = 0, m_steps = 0, m_refactors = 0, m_since_check = 0, m_repairs = 0;
