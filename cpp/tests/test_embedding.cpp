@@ -5,15 +5,20 @@
 // Standard headers first: libstdc++'s own headers are not immune to these macros (its
 // c++config.h #undefs them once, on first inclusion), MSVC's STL and libc++ are; what is
 // checked here is only that *our* headers never write std::min(...)/numeric_limits<T>::max().
+// So every standard header ours include is listed here (in C++20, libstdc++'s <memory> pulls in
+// ranges code that the macros break).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <stdexcept>
