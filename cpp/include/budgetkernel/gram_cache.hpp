@@ -20,22 +20,21 @@ namespace budgetkernel {
 /// on_push / erase / replace (O(n) each); rebuild is O(n^2 d).
 ///
 /// Bitwise reproducibility (why canonical_tail exists). Kernel::row's value for entry j is
-/// not a function of (x_j, x) alone: Eigen evaluates the bulk of the row with its vectorised
-/// exp, but the last (n mod packet size) entries with std::exp (different in the last bit for
-/// ~14% of arguments; this applies where detail::rbf_finish falls back to Eigen, i.e. off
-/// x86-64), and for 4 < d < detail::kDotBlockMinDim the dot products of the last (n mod 8)
-/// rows go through narrower gemv blocks with a different summation order. Which SVs sat in those positions
+/// not always a function of (x_j, x) alone: for 4 < d < detail::kDotBlockMinDim the dot
+/// products of the last (n mod 8) rows go through narrower gemv blocks with a different
+/// summation order. (The RBF map itself is position-independent in every build,
+/// detail::rbf_finish.) Which SVs sat in those positions
 /// when a row was computed depends on the history, so a cache filled from the learner's rows
 /// could not be rebuilt bit for bit from a loaded store. The remedy: every cached value is
 /// the *canonical* one, i.e. what Kernel::row yields for a row in the bulk (positions before
-/// b floor(n/b), b = canonical_block(): 8 for gemv's dimensions, else the packet size for RBF);
+/// b floor(n/b), b = canonical_block(): 8 for gemv's dimensions, else 1);
 /// canonical_tail recomputes the at most b - 1 entries after that boundary in a b-row
 /// scratch (all of it bulk). The canonical value is symmetric in its two points (the
 /// dot product's terms commute one by one, and so does |x_i|^2 + |x_j|^2), so it does not
 /// matter which of the two was the query: rebuild (row i with x_i as the query over the first
 /// i SVs, i.e. as if the store had been pushed in order) reproduces the incrementally
 /// maintained matrix exactly. Cost: at most b - 1 extra kernel values per maintained row
-/// (at most 7 in gemv's dimensions; elsewhere none, or under one packet for RBF off x86-64).
+/// (at most 7 in gemv's dimensions; elsewhere none).
 /// Preconditions of "bitwise": (1) the query's |x|^2 of a pushed row equals the store's
 /// cached sqnorm (rebuild uses the latter); (2) the compiler evaluates the same expression
 /// the same way wherever it is inlined. (2) holds without FMA; GCC's default
@@ -48,20 +47,14 @@ class GramCache {
  public:
   /// Rows of Eigen's row-major gemv block (used by Kernel::dots for 4 < d < kDotBlockMinDim).
   static constexpr Index kGemvBlock = 8;
-  /// Doubles per SIMD packet of this build (1 without vectorisation).
-  static constexpr Index kPacket = Eigen::internal::packet_traits<double>::Vectorizable
-                                       ? Eigen::internal::packet_traits<double>::size
-                                       : 1;
 
   /// Granularity b of canonical_tail: entries before b floor(n/b) of a Kernel::row over n SVs
   /// are already canonical. d <= 4 and d >= detail::kDotBlockMinDim: the dot products are
-  /// position-independent, and so is the RBF map on x86-64 (detail::rbf_finish pads its tail
-  /// into a full packet); elsewhere Eigen's vectorised exp has a scalar tail; 4 < d <
-  /// kDotBlockMinDim: Eigen's gemv rows come in blocks of 8 (kPacket divides 8). 1 = nothing
-  /// to fix.
-  static Index canonical_block(const Kernel& k, Index d) {
-    if (d > 4 && d < detail::kDotBlockMinDim) return kGemvBlock;
-    return k.type() == KernelType::RBF && !detail::kRbfExpPositionIndependent ? kPacket : 1;
+  /// position-independent, and so is the RBF map (detail::rbf_finish); 4 < d <
+  /// kDotBlockMinDim: Eigen's gemv rows come in blocks of 8. 1 = nothing to fix.
+  static Index canonical_block(Index d) {
+    static_assert(detail::kRbfExpPositionIndependent, "the RBF map must not depend on the position in the row");
+    return d > 4 && d < detail::kDotBlockMinDim ? kGemvBlock : 1;
   }
 
   GramCache() = default;
@@ -162,7 +155,7 @@ class GramCache {
   template <class X>
   void canonical_tail(const SupportVectors& sv, const Kernel& k, Index n, const Eigen::MatrixBase<X>& x, double x_sq,
                       Eigen::Ref<Vector> out) {
-    const Index d = sv.dim(), b = canonical_block(k, d);
+    const Index d = sv.dim(), b = canonical_block(d);
     const Index t0 = n - n % b;
     if (t0 == n) return;
     if (m_sx.rows() != b || m_sx.cols() != d) {
@@ -181,7 +174,7 @@ class GramCache {
   /// canonical_tail applied to the cached row i over its first `len` entries (the mirrored
   /// column too), with x_i (the store's SV i) as the query.
   void canonicalize_row(const SupportVectors& sv, const Kernel& k, Index i, Index len) {
-    const Index b = canonical_block(k, sv.dim());
+    const Index b = canonical_block(sv.dim());
     const Index t0 = len - len % b;
     if (t0 == len) return;
     if (m_work.size() < len) m_work.resize(len);  // never once len < capacity()

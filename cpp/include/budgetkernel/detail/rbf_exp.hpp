@@ -21,10 +21,16 @@
 ///
 /// Every element goes through the same SIMD lanes (the tail is padded into one more packet),
 /// so a value depends on its two points only, not on its position in the row: the position
-/// effects that GramCache::canonical_tail repairs for Eigen's exp (vector bulk, scalar tail)
-/// do not exist on this path (GramCache::canonical_block is 1 for RBF here, except where gemv
+/// effects that GramCache::canonical_tail repairs for a vector bulk with a scalar tail do not
+/// exist on this path (GramCache::canonical_block is 1 for RBF here, except where gemv
 /// computes the dot products, 4 < d < detail::kDotBlockMinDim).
-/// Other architectures keep Eigen's exp.
+///
+/// Other architectures (aarch64: Apple silicon, Linux ARM servers) run the SSE2 sequence one
+/// value at a time (rbf_exp1), operation for operation, so with -ffp-contract=off (the Python
+/// module's flags) they give the x86-64 baseline build's values bit for bit. They used Eigen's
+/// exp until 2026-11-27, which on aarch64 (NEON, under qemu) was up to 2 ulp off in the normal
+/// range, returned 5.6e-309 instead of 0 for every argument below about -709.8 (so two far
+/// apart points had a nonzero kernel value), and depended on the position in the row.
 ///
 /// Arguments: x <= -746 (including -inf, from an overflowing distance) give 0; NaN propagates.
 
@@ -46,12 +52,9 @@
 namespace budgetkernel {
 namespace detail {
 
-/// Whether rbf_finish runs our position-independent SIMD exp (else Eigen's exp).
-#if defined(BUDGETKERNEL_RBF_EXP_AVX2) || defined(BUDGETKERNEL_RBF_EXP_SSE2)
+/// Whether a value of rbf_finish depends on its two points only, not on its position in the
+/// row: true on every path (SIMD lanes with a padded tail, or one value at a time).
 inline constexpr bool kRbfExpPositionIndependent = true;
-#else
-inline constexpr bool kRbfExpPositionIndependent = false;
-#endif
 
 namespace rbf_exp {
 inline constexpr double kLog2eN = 64.0 * 1.4426950408889634;  // 64 / ln 2
@@ -164,6 +167,45 @@ inline void fast_exp_expm1(double x, double& e, double& em1) {
   em1 = (p.hi - 1.0) + p.lo;
 }
 
+/// exp of one argument <= 0: rbf_exp2's operations in their order (max with NaN passed
+/// through, mul and add rounded separately, Horner), for the builds without SSE2 (see the file
+/// comment). Defined in every build, so that the x86-64 tests compare it with the SIMD paths.
+inline double rbf_exp1(double x) {
+  using namespace rbf_exp;
+  x = kLowest > x ? kLowest : x;  // _mm_max_pd(kLowest, x): NaN in x is returned
+  double kd = x * kLog2eN;
+  kd = kd + kShift;
+  std::uint64_t ki;
+  std::memcpy(&ki, &kd, sizeof ki);  // low bits: 0x8000000000000 + 64 n + j
+  kd = kd - kShift;
+  const double hi = kd * kLn2HiN;  // exact
+  double r = x - hi;
+  const double lo = kd * kLn2LoN;
+  r = r - lo;
+  double q = kQ[0];
+  for (int k = 1; k < 6; ++k) {
+    q = q * r;
+    q = q + kQ[k];
+  }
+  q = q * r;
+  const std::uint64_t j = ki & 63;
+  const double t = kT[j], tq_lo = t * q;
+  const double tq = t + (tq_lo + kTlo[j]);
+  const std::uint64_t n = (ki - j) >> 6;
+  const std::uint64_t e = (n + static_cast<std::uint64_t>(1023 + kBias)) << 52;
+  double scale;
+  std::memcpy(&scale, &e, sizeof scale);
+  const double v = tq * scale;
+  return v * kUnbias;
+}
+
+/// rbf_value2 for one entry.
+inline double rbf_value1(double dot, double sq, double x_sq, double neg_gamma) {
+  const double d2 = (sq + x_sq) - (dot + dot);
+  const double m = 0.0 > d2 ? 0.0 : d2;  // _mm_max_pd(0, d2): NaN passed through
+  return rbf_exp1(neg_gamma * m);
+}
+
 #if defined(BUDGETKERNEL_RBF_EXP_AVX2)
 /// exp of four arguments <= 0 (see the file comment).
 inline __m256d rbf_exp4(__m256d x) {
@@ -251,8 +293,7 @@ inline void rbf_finish(const double* sq, Index n, double x_sq, double gamma, dou
     out[j] = d[0];
   }
 #else
-  auto o = Eigen::Map<Vector>(out, n).array();
-  o = (-gamma * ((Eigen::Map<const Vector>(sq, n).array() + x_sq - 2.0 * o).max)(0.0)).exp();
+  for (Index j = 0; j < n; ++j) out[j] = rbf_value1(out[j], sq[j], x_sq, -gamma);
 #endif
 }
 
