@@ -171,7 +171,6 @@ TEST_CASE("the RBF map's exp is within 1 ulp of std::exp on [-746, 0], edges inc
 }
 
 TEST_CASE("an RBF kernel value does not depend on its position in the row") {
-  static_assert(budgetkernel::detail::kRbfExpPositionIndependent, "every build's RBF map is position-independent");
   const Kernel k(KernelType::RBF, 0.7);
   const RowMatrix P = random_matrix(9, 2, 5);
   const Vector x = random_matrix(1, 2, 6).row(0).transpose();

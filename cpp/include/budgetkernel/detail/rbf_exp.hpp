@@ -1,7 +1,8 @@
 #pragma once
 /// \file detail/rbf_exp.hpp
 /// The RBF kernel row's element-wise map out[j] = exp(-gamma max(0, |s_j|^2 + |x|^2 - 2 out[j]))
-/// with our own SIMD exp on x86-64.
+/// with our own exp: SIMD on x86-64, one value at a time elsewhere. On every path a value
+/// depends on its two points only, not on its position in the row.
 ///
 /// Why: the exp of this map is the hottest instruction sequence of the library (every learner
 /// computes one kernel row per example; merging computes a second one per merge). Eigen's
@@ -51,10 +52,6 @@
 
 namespace budgetkernel {
 namespace detail {
-
-/// Whether a value of rbf_finish depends on its two points only, not on its position in the
-/// row: true on every path (SIMD lanes with a padded tail, or one value at a time).
-inline constexpr bool kRbfExpPositionIndependent = true;
 
 namespace rbf_exp {
 inline constexpr double kLog2eN = 64.0 * 1.4426950408889634;  // 64 / ln 2
