@@ -42,7 +42,11 @@
 /// and dg = Q_{:,S} da_S + y db + Q_{:,N} da_N. The step is the largest one before some
 /// example reaches a boundary (the C&P bookkeeping): an S alpha reaches 0 (-> R) or its bound
 /// (-> E), an E or R example's g reaches 0 (-> S). One migration per step; ties are taken one
-/// after the other (the second then fires at step 0), the smallest index first.
+/// after the other (the second then fires at step 0), the smallest index first. An example
+/// that leaves S at step 0 right after entering it (possible only when J is ill-conditioned)
+/// may not enter again until S changes otherwise: S is then as it was before, and the path
+/// would cycle (seen once the Schur verdicts of enter_margin were taken with a checked R:
+/// set_C(1e3) on the rank-deficient blobs stream of the tests ran to the step limit).
 ///
 /// Empty margin set (start-up, all-bound solutions): J = [0] cannot balance a driven change
 /// with r != 0. As Diehl & Cauwenberghs describe, only b moves then (in the direction sign(r),
@@ -624,6 +628,7 @@ class IncrementalSVM {
   static constexpr double kNoChange = 1e-12;  ///< g >= -this: a new example needs no alpha
   static constexpr double kDependent = 1e-9;  ///< relative Schur complement of a dependent row
   static constexpr double kSchurNoise = 1e3;  ///< refined Schur complement below this x its rounding floor: dependent
+  static constexpr double kDoubtful = 1e-6;  ///< relative Schur complement verified against a checked R
   static constexpr double kGNoise = 1e-14;    ///< relative size of noise in dg (~50 eps)
   static constexpr double kANoise = 1e-13;    ///< relative size of noise in the alpha rates
   static constexpr double kPivot = 1e-9;     ///< relative |dg| above which a dependent candidate is swapped in
@@ -780,6 +785,20 @@ class IncrementalSVM {
   /// 1e3 eps) |v|^T |R| |v|) instead of 14 of 400 learns broke down, and set_C(1e3) then ran
   /// into the step limit; with this test: the same 14 as before, set_C(1e3) succeeds. The
   /// refinement costs O(|S|^2), as s itself.
+  /// Why a verdict near the threshold is taken with a checked R: between checks R's error can
+  /// grow far beyond kRefactor when J is ill-conditioned (probe residuals of 1.4 and 11 at
+  /// checks, |S| = 12, on scikit-learn's sparse-input data below), and then even the refined s
+  /// is off by orders of magnitude. So when s or s' is at most kDoubtful max(1, Q_ii), R is
+  /// first probed (O(|S|^2)) and refactorised if the probe residual exceeds kRefactor
+  /// (O(|S|^3), only in that case). Found on aarch64, whose fused multiply-adds in Eigen's
+  /// products round R's updates differently: a row with s = 3.0e-7 but s' = 5.7e-9 from a
+  /// drifted R entered S, J then had rcond 5.2e-13 and failed to refactorise (TVM, B = 30
+  /// and 100, on that data), where x86-64 happened to reject it. Measured on x86-64 (Gaussian
+  /// blobs, 400 learns and one set_C(C / 10) per stream, RBF gamma 1e-3 to 1, C = 1e2 to 1e5,
+  /// 8 seeds each, 16 settings): 263 of the 51,328 operations broke down before, 176 with the
+  /// check (and the rule against cycling in the file comment), none of them on a
+  /// singular J (5 before); the well-conditioned settings took the same time. The counts of
+  /// 14 above were measured before the check (now 9).
   /// With a ridge, s >= ridge for every row (the bordered J of a positive semi-definite kernel
   /// plus ridge I: 1/s = (J'^{-1})_ii <= 1 / ridge), so a value above ridge / 2 is that of an
   /// independent row whatever the rounding floor: the floor term is capped there.
@@ -803,13 +822,20 @@ class IncrementalSVM {
     } else {
       m_rhs(0) = m_y(i);
       for (Index p = 0; p < P; ++p) m_rhs(p + 1) = m_Q(i, p);
-      const double s = m_R.schur(m_rhs.head(P + 1), kappa, m_dir.head(P + 1));
-      double rounding = 0.0;
-      const double refined = s + schur_correction(P, kappa, rounding);
+      const double scale = (std::max)(1.0, std::abs(kappa));
+      double s = 0.0, refined = 0.0, rounding = 0.0;
+      const auto schur = [&] {
+        s = m_R.schur(m_rhs.head(P + 1), kappa, m_dir.head(P + 1));
+        refined = s + schur_correction(P, kappa, rounding);
+      };
+      schur();
+      if ((std::min)(s, refined) <= kDoubtful * scale && probe_residual() > kRefactor) {
+        refactor();  // a verdict this close to the threshold needs an accurate R
+        schur();
+      }
       double noise = kSchurNoise * rounding;
       if (m_ridge > 0.0) noise = (std::min)(noise, 0.5 * m_ridge);
-      const double least = kDependent * (std::max)(1.0, std::abs(kappa));
-      if (!((std::min)(s, refined) > least && refined > noise)) return false;
+      if (!((std::min)(s, refined) > kDependent * scale && refined > noise)) return false;
       grow_cols(P + 1);
       m_R.append_from_schur(m_dir.head(P + 1), s, kappa);
     }
@@ -960,6 +986,7 @@ class IncrementalSVM {
     Index pivot = -1;    // a near-dependent example being swapped into S (see the file comment)
     double prate = 0.0;  // its alpha rate: +1 from R, -1 from E
     bool retried = false;
+    Index entered = -1;  // the example that entered S at the previous migration, if any
     for (std::int64_t it = 0;; ++it) {
       detail::poll_stop(stop, 0);  // nothing of the operation is kept: its Operation undoes it
       settle();
@@ -1109,7 +1136,8 @@ class IncrementalSVM {
         break;
       }
       // 6. Migrate the example that reached a boundary.
-      const Index i = who;
+      const Index i = who, just_entered = entered;
+      entered = -1;
       if (i == pivot) {
         // The swap ended with the pivot at its other bound (g_i stays ~0: valid in E and R).
         const double snapped = target == SVMSet::Error ? m_C * m_s(i) : 0.0;
@@ -1127,6 +1155,7 @@ class IncrementalSVM {
         if (enter_margin(i, &col)) {
           if (was_error && mode == Mode::RegC) m_h.head(n) -= m_s(i) * col.head(n);
           blocked.clear();
+          entered = i;
         } else if (pivot < 0 && std::abs(dg(i)) > kPivot * (std::abs(db) + m_kmax * sum_da)) {
           // Near-dependent (its g moves at more than rounding speed): swap it in. With t frozen
           // its alpha is driven into its box; the margin vectors compensate by -R [y_i; Q_Si],
@@ -1148,11 +1177,15 @@ class IncrementalSVM {
         m_set[i] = target;
         leave_margin(i);
         blocked.clear();
+        // Left at a zero step right after it entered: S is back as it was, so the same example
+        // would enter again and the path cycle. It stays out until S changes otherwise.
+        if (step == 0.0 && i == just_entered) blocked.push_back(i);
         if (pivot >= 0) {
           const bool was_error = m_set[pivot] == SVMSet::Error;
           if (enter_margin(pivot, &m_colp)) {
             if (was_error && mode == Mode::RegC) m_h.head(n) -= m_s(pivot) * m_colp.head(n);
             pivot = -1;
+            blocked.clear();  // S changed after all
           }
         }
       }
