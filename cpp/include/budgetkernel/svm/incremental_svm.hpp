@@ -46,7 +46,10 @@
 /// that leaves S at step 0 right after entering it (possible only when J is ill-conditioned)
 /// may not enter again until S changes otherwise: S is then as it was before, and the path
 /// would cycle (seen once the Schur verdicts of enter_margin were taken with a checked R:
-/// set_C(1e3) on the rank-deficient blobs stream of the tests ran to the step limit).
+/// set_C(1e3) on the rank-deficient blobs stream of the tests ran to the step limit). Longer
+/// cycles of zero-length steps remain possible on such a J: on aarch64 the same set_C cycles
+/// through 4 migrations during a pivot swap (two examples entering and leaving, the pivot
+/// refused each time) and ends at the step limit, undone like any failure.
 ///
 /// Empty margin set (start-up, all-bound solutions): J = [0] cannot balance a driven change
 /// with r != 0. As Diehl & Cauwenberghs describe, only b moves then (in the direction sign(r),
