@@ -844,7 +844,7 @@ def _plan_svmlight(path, n_features, zero_based, label_dtype):
     return n_features, offset, label_dtype
 
 
-def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size):
+def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size, return_lines=False):
     label_int = label_dtype.kind in "iu"
     # Labels are checked against label_dtype as values are against dtype: numpy would
     # raise OverflowError (no line number) for an integer, and give inf for a float.
@@ -856,7 +856,7 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
     vmax = float(np.finfo(dtype).max)
     check_range = vmax < float(np.finfo(np.float64).max)
 
-    def build(rows, labels):
+    def build(rows, labels, lines):
         m = len(labels)
         X = np.zeros((m, n_features), dtype=dtype)
         counts = [len(r[0]) for r in rows]
@@ -866,9 +866,11 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
             vv = np.fromiter((v for r in rows for v in r[1]), dtype=np.float64, count=sum(counts))
             X[ri, ci] = vv
         y = np.array(labels, dtype=label_dtype)
+        if return_lines:
+            return X, y, np.array(lines, dtype=np.int64)
         return X, y
 
-    rows, labels = [], []
+    rows, labels, lines = [], [], []
     with _open_text(path) as fh:
         for lineno, line in _numbered_lines(fh, path):
             parsed = _parse_line(line, path, lineno)
@@ -894,15 +896,16 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
                         _fail(path, lineno, f"feature value {v!r} overflows {dtype}")
             rows.append((cols, vals))
             labels.append(label)
+            lines.append(lineno)
             if len(labels) == chunk_size:
-                yield build(rows, labels)
-                rows, labels = [], []
+                yield build(rows, labels, lines)
+                rows, labels, lines = [], [], []
     if labels:
-        yield build(rows, labels)
+        yield build(rows, labels, lines)
 
 
 def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
-                  zero_based="auto", label_dtype=None):
+                  zero_based="auto", label_dtype=None, return_lines=False):
     """Read a LIBSVM/svmlight text file as dense ``(X, y)`` chunks.
 
     Lines have the form ``label [qid:q] index:value index:value ... [# comment]``.
@@ -944,11 +947,16 @@ def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
         dtype of ``y``.  ``None`` gives int64 if every label is written as an
         integer (``1``, ``-1``, ``+3``) and float64 otherwise (``1.0``,
         ``0.5``, ``1e3`` count as non-integer).
+    return_lines : bool, default=False
+        Also yield each example's line number in the file, so that an error
+        found later in a chunk (a value the estimator rejects) can name its line.
 
     Yields
     ------
     X : ndarray of shape (m, n_features)
     y : ndarray of shape (m,)
+    lines : ndarray of int64, shape (m,)
+        Only with ``return_lines=True``: the one-based line number of each row.
 
     Raises
     ------
@@ -966,8 +974,10 @@ def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
     if chunk_size == 0:
         raise ValueError("chunk_size must be positive")
     dtype = _check_float_dtype(dtype)
+    if not isinstance(return_lines, (bool, np.bool_)):
+        raise ValueError(f"return_lines must be True or False; got {return_lines!r}")
     n_features, offset, label_dtype = _plan_svmlight(path, n_features, zero_based, label_dtype)
-    return _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size)
+    return _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size, return_lines)
 
 
 def load_svmlight(path, *, n_features=None, dtype=np.float64, zero_based="auto",
