@@ -690,3 +690,21 @@ def test_progress_bar_on_a_terminal():
     assert b"\rtraining [" in err and b"20,000/20,000" in err
     out, err = _run_with_a_terminal_as_stderr(["demo", "--n", "20000", "-q"])
     assert b"test accuracy" in out and err == b""
+
+
+def test_a_value_that_overflows_the_standardisation_is_reported_at_its_line(tmp_path, capsys):
+    # feature 1 varies by 1e-10 in the warm-up, so 1e300 on line 11 overflows (x - mean) / scale
+    rows = ["1 1:1 2:0.5", "-1 1:1.0000000001 2:0.1"] * 5
+    (tmp_path / "warm.svm").write_text("\n".join(rows) + "\n")
+    (tmp_path / "far.svm").write_text("\n".join([*rows, "1 1:1e300 2:0.3"]) + "\n")
+    model = tmp_path / "m.bkm"
+    expected = "svmlight file '{}', line 11: a feature value is so far outside the range of the examples --standardize"
+    assert cli.main(["train", str(tmp_path / "far.svm"), "-o", str(model), "-q", "--standardize-warmup", "10"]) == 2
+    err = _error_line(capsys.readouterr().err)  # one line: no numpy RuntimeWarning
+    assert err.startswith("budgetkernel: error: " + expected.format(tmp_path / "far.svm")), err
+    assert "--standardize-warmup" in err
+    assert cli.main(["train", str(tmp_path / "warm.svm"), "-o", str(model), "-q", "--standardize"]) == 0
+    assert cli.main(["predict", str(model), str(tmp_path / "far.svm"), "-o", str(tmp_path / "p.txt")]) == 2
+    err = _error_line(capsys.readouterr().err)
+    assert err.startswith("budgetkernel: error: " + expected.format(tmp_path / "far.svm")), err
+    assert not (tmp_path / "p.txt").exists()

@@ -198,3 +198,38 @@ def test_predictions_match_the_estimator(files):
     d, model, Xt = files
     assert cli.main(["predict", str(model), str(d / "test.svm"), "-o", str(d / "p.txt"), "-q"]) == 0
     np.testing.assert_array_equal(np.loadtxt(d / "p.txt"), budgetkernel.load(model).predict(Xt))
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_a_terminal_may_be_both_input_and_output(files):
+    # /dev/stdin and /dev/stdout are one device on a terminal: nothing to destroy there
+    _, model, _ = files
+    master, slave = os.openpty()
+    try:
+        p = subprocess.Popen(
+            [sys.executable, "-m", "budgetkernel", "predict", str(model), "/dev/stdin", "-o", "/dev/stdout", "-q"],
+            stdin=slave,
+            stdout=slave,
+            stderr=subprocess.PIPE,
+            env=ENV,
+        )
+        os.close(slave)
+        os.write(master, b"1 1:0.5 2:0.5\n-1 1:0.1 2:0.2\n\x04")  # two lines, then end of input (Ctrl-D)
+        err = p.stderr.read().decode()
+        assert p.wait(timeout=120) == 0, err
+        p.stderr.close()
+        shown = b""
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # Linux: EIO once the terminal's other side is closed
+                break
+            if not data:
+                break
+            shown += data
+    finally:
+        os.close(master)
+    assert err == ""
+    expected = budgetkernel.load(model).predict(np.array([[0.5, 0.5], [0.1, 0.2]]))
+    # the terminal echoes the two input lines, then shows the two predictions
+    assert shown.split(b"\r\n")[2:4] == [str(v).encode() for v in expected]

@@ -411,8 +411,18 @@ class _TrainingStream:
             else:  # later epochs: the statistics of the first pass, frozen
                 chunks = ((self.scaler.transform(X), y, lines) for X, y, lines in chunks)
         hint = self.first_pass and self.scaler is None and not self.args.quiet
-        for X, y, lines in chunks:
+        chunks = iter(chunks)
+        while True:
+            # a value far outside the warm-up's range can overflow the transform: reported
+            # below with its line, not as numpy's RuntimeWarning
+            with np.errstate(over="ignore", invalid="ignore"):
+                try:
+                    X, y, lines = next(chunks)
+                except StopIteration:
+                    return
             self.lines = lines
+            if self.scaler is not None:
+                _check_standardized(X, self.path, lines)
             if self.args.classes is not None:
                 # the estimator's own message names the Python parameter and no line
                 unknown = ~np.isin(y, classes)
@@ -458,14 +468,29 @@ def _train_stream(clf, args, path, plan, progress):
     return result
 
 
-def _standardized(clf, X):
+def _check_standardized(X, path, lines):
+    """A standardised chunk is finite (the reader's values are): else the line whose value
+    overflowed the transform, with why."""
+    bad = ~np.isfinite(X).all(axis=1)
+    if bad.any():
+        raise ValueError(
+            f"svmlight file {os.fspath(path)!r}, line {int(lines[np.argmax(bad)])}: a feature value is so far "
+            "outside the range of the examples --standardize took its statistics from that it overflows "
+            "when standardised; take them from more examples (--standardize-warmup) or rescale the data"
+        )
+
+
+def _standardized(clf, X, path, lines):
     """X as the model saw it in training: --standardize's transform, the same expression
     (hence the same bits) as StreamingStandardizer.transform."""
     stats = getattr(clf, "_standardize_stats", None)
     if stats is None:
         return X
     mean, scale = stats
-    return (X - mean) / scale
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: reported with its line
+        Xs = (X - mean) / scale
+    _check_standardized(Xs, path, lines)
+    return Xs
 
 
 def _reading_args(path, n_features, zero_based):
@@ -485,8 +510,9 @@ def _predict_chunks(clf, path, chunk_size, reading):
     """(predictions, labels) of each chunk of a LIBSVM file, an estimator's row error named
     by its file line."""
     for X, y, lines in datasets.iter_svmlight(path, chunk_size=chunk_size, return_lines=True, **reading):
+        X = _standardized(clf, X, path, lines)
         try:
-            pred = clf.predict(_standardized(clf, X))
+            pred = clf.predict(X)
         except ValueError as e:
             standardized = getattr(clf, "_standardize_stats", None) is not None
             raise _locate_row_error(e, path, lines, standardized) from None
@@ -505,9 +531,11 @@ def _check_output_path(path, option, inputs=(), in_place=False):
         raise ValueError(f"{option} {path}: is a directory")
     for what, source in inputs:
         # samefile compares device and inode after following symlinks: a symlink or a hard
-        # link to an input is caught as well as the same name
+        # link to an input is caught as well as the same name. Only a regular file holds data
+        # to lose: `predict m.bkm /dev/stdin -o /dev/stdout` on a terminal reads and writes
+        # one device, as it should.
         with contextlib.suppress(OSError):
-            if os.path.samefile(path, source):
+            if stat.S_ISREG(os.stat(source).st_mode) and os.path.samefile(path, source):
                 raise ValueError(
                     f"{option} {path} is the same file as the {what} {source}, which writing it would "
                     f"destroy: choose another {option} file"
