@@ -233,3 +233,10 @@ def test_a_terminal_may_be_both_input_and_output(files):
     expected = budgetkernel.load(model).predict(np.array([[0.5, 0.5], [0.1, 0.2]]))
     # the terminal echoes the two input lines, then shows the two predictions
     assert shown.split(b"\r\n")[2:4] == [str(v).encode() for v in expected]
+
+
+def test_an_output_name_near_the_length_limit_is_written(files):
+    d, model, Xt = files
+    out = d / ("p" * 250 + ".txt")  # 254 bytes: a temporary name adding to it would be too long
+    assert cli.main(["predict", str(model), str(d / "test.svm"), "-o", str(out), "-q"]) == 0
+    assert out.read_text().split() == [str(v) for v in budgetkernel.load(model).predict(Xt)]

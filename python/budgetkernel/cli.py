@@ -585,8 +585,11 @@ def _replacing(path):
         st = None
     target = os.path.realpath(path)
     directory, name = os.path.split(target)
-    # mkstemp's random part has no '.', so the temporary name's extension is path's
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}-", suffix=os.path.splitext(name)[1])
+    # mkstemp's random part has no '.', so the temporary name's extension is path's; the stem
+    # is cut so that a name near the file system's limit (255 bytes) still has a temporary one
+    ext = os.path.splitext(name)[1]
+    ext = ext if len(ext) <= 16 else ""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name[:64]}-", suffix=ext)
     os.close(fd)
     try:
         yield tmp
