@@ -266,3 +266,445 @@ def test_demo_rejects_an_empty_stream(capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["demo", "--n", "0"])
     assert e.value.code == 2 and "--n" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# Messages name the file line, the CLI option and the fix
+# ---------------------------------------------------------------------------
+
+
+def _error_line(err):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("budgetkernel: error: "), err
+    return lines[0]
+
+
+def _with_bad_value_on_line_11(path):
+    """A file whose line 11 holds a value the reader accepts and the estimator rejects (its
+    square overflows the kernel's arithmetic); a comment and a blank line come first, so the
+    row of the example (8) is neither the line nor the line - 1."""
+    X, y = datasets.checkerboard(20, random_state=0)
+    datasets.dump_svmlight(X, y, path)
+    rows = path.read_text().splitlines(keepends=True)
+    rows[8] = "1 1:1e200 2:0.5\n"
+    path.write_text("# header\n\n" + "".join(rows))
+    assert path.read_text().splitlines()[10] == "1 1:1e200 2:0.5"
+
+
+@pytest.mark.parametrize("chunk_size", ["10000", "4", "1"])
+def test_a_value_the_estimator_rejects_is_reported_at_its_file_line(tmp_path, capsys, chunk_size):
+    data = tmp_path / "bad.svm"
+    _with_bad_value_on_line_11(data)
+    model = tmp_path / "m.bkm"
+    for argv in (["train", str(data), "-o", str(model)], ["evaluate", str(data)]):
+        assert cli.main([*argv, "-q", "--chunk-size", chunk_size]) == 2
+        err = _error_line(capsys.readouterr().err)
+        assert "'" + str(data) + "', line 11: the example contains values too large" in err, err
+        assert "row" not in err and "--standardize" in err
+    assert not model.exists()
+
+
+def test_predict_reports_a_rejected_value_at_its_file_line(tmp_path, capsys):
+    data = tmp_path / "bad.svm"
+    _with_bad_value_on_line_11(data)
+    X, y = datasets.checkerboard(200, random_state=0)
+    model = tmp_path / "m.bkm"
+    budgetkernel.BudgetedSGDClassifier(budget=10, random_state=0).fit(X, y).save(model)
+    assert cli.main(["predict", str(model), str(data), "--chunk-size", "3"]) == 2
+    err = _error_line(capsys.readouterr().err)
+    assert f"'{data}', line 11: the example contains values too large" in err and "row" not in err
+    datasets.dump_svmlight(X, y, tmp_path / "good.svm")
+    argv = ["evaluate", str(tmp_path / "good.svm"), "--test", str(data), "-q", "--chunk-size", "5"]
+    assert cli.main(argv) == 2
+    assert f"'{data}', line 11: the example" in _error_line(capsys.readouterr().err)
+
+
+def test_classes_accepts_negative_labels_as_a_separate_argument(libsvm_files, capsys):
+    d, *_ = libsvm_files
+    model = str(d / "m.bkm")
+    for classes in (["--classes", "-1,1"], ["--classes=-1,1"], ["--classes", "-1, 1"], ["--clas", "-1,1"]):
+        assert cli.main(["train", str(d / "train.libsvm"), "-o", model, "-q", *classes]) == 0, classes
+        assert budgetkernel.load(model).classes_.tolist() == [-1, 1]
+    # a label list that is then wrong is reported with the line of the first unknown label
+    (d / "three.libsvm").write_text("-1 1:0.5\n1 1:0.2\n\n2 1:0.1\n")
+    assert cli.main(["train", str(d / "three.libsvm"), "-o", model, "-q", "--classes", "-1,1"]) == 2
+    err = _error_line(capsys.readouterr().err)
+    assert "line 4: label 2 is not one of --classes -1,1" in err
+    assert "partial_fit" not in err  # not the Python API's advice
+    assert cli._attach_negative_values(["--classes", "-1,1", "--", "--classes", "-2"]) == [
+        "--classes=-1,1",
+        "--",
+        "--classes",
+        "-2",
+    ]
+    assert cli._attach_negative_values(["--classes", "a,b", "-q"]) == ["--classes", "a,b", "-q"]
+
+
+def test_help_shows_how_to_give_negative_classes():
+    assert "--classes=-1,1" in cli.build_parser()._subparsers._group_actions[0].choices["train"].format_help()
+
+
+def test_fractional_labels_get_a_message_saying_what_to_do(tmp_path, capsys):
+    half = tmp_path / "half.svm"
+    half.write_text("0.5 1:1\n-0.5 1:2\n0.5 1:3\n")
+    model = tmp_path / "m.bkm"
+    for extra, source in (([], str(half)), (["--classes=-0.5,0.5"], "--classes -0.5,0.5")):
+        for command in (["train", str(half), "-o", str(model)], ["evaluate", str(half)]):
+            assert cli.main([*command, "-q", *extra]) == 2
+            err = _error_line(capsys.readouterr().err)
+            assert err.startswith(f"budgetkernel: error: {source}: the labels -0.5, 0.5 are not whole numbers")
+            assert "regression target" in err and "relabel them as integers" in err
+            assert "Unknown label type" not in err
+    assert not model.exists()
+    # whole numbers written as floats are classes
+    (tmp_path / "whole.svm").write_text("1.0 1:1\n-1.0 1:2\n1.0 1:3\n")
+    assert cli.main(["train", str(tmp_path / "whole.svm"), "-o", str(model), "-q"]) == 0
+    assert budgetkernel.load(model).classes_.tolist() == [-1.0, 1.0]
+
+
+def test_the_one_based_hint_names_the_cli_option(tmp_path, capsys):
+    (tmp_path / "zb.svm").write_text("1 0:1 1:2\n-1 1:2\n")
+    model = tmp_path / "m.bkm"
+    assert cli.main(["train", str(tmp_path / "zb.svm"), "-o", str(model), "-q", "--no-zero-based"]) == 2
+    err = _error_line(capsys.readouterr().err)
+    assert "line 1: feature index 0 in a one-based file (give --zero-based" in err
+    assert "zero_based=" not in err
+    (tmp_path / "ob.svm").write_text("1 1:1 2:2\n-1 2:2\n")
+    assert cli.main(["train", str(tmp_path / "ob.svm"), "-o", str(model), "-q", "--n-features", "2"]) == 0
+    assert cli.main(["predict", str(model), str(tmp_path / "zb.svm")]) == 2  # the model says one-based
+    err = _error_line(capsys.readouterr().err)
+    assert "(give --zero-based" in err and "zero_based=" not in err
+
+
+@pytest.mark.parametrize("value,shown", [("-3", "-3"), ("0", "0"), ("abc", "'abc'"), ("1.5", "'1.5'")])
+@pytest.mark.parametrize("command", ["train", "predict", "evaluate", "demo"])
+def test_chunk_size_must_be_positive(capsys, command, value, shown):
+    argv = {
+        "train": ["train", "d.svm", "-o", "m.bkm"],
+        "predict": ["predict", "m.bkm", "d.svm"],
+        "evaluate": ["evaluate", "d.svm"],
+        "demo": ["demo", "--n", "100"],
+    }[command]
+    with pytest.raises(SystemExit) as e:
+        cli.main([*argv, "--chunk-size", value])
+    assert e.value.code == 2
+    captured = capsys.readouterr()
+    assert f"argument --chunk-size: must be a positive integer; got {shown}\n" in captured.err
+    assert "non-negative" not in captured.err and captured.out == ""
+
+
+def test_demo_budget_0_means_no_budget_as_for_train(capsys):
+    assert cli.main(["demo", "--n", "3000", "--budget", "0", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "no budget" in out and "test accuracy" in out
+    n_support = int(out.split("support vectors")[1].split()[0])
+    assert n_support > 100  # the default budget would have held it at 100
+
+
+@pytest.mark.parametrize(
+    "argv,fragment",
+    [
+        (["--budget", "-3"], "argument --budget: must be a non-negative integer (0 = no budget); got -3"),
+        (["--seed", "-1"], "argument --seed: must be a non-negative integer; got -1"),
+        (["--n", "0"], "argument --n: must be a positive integer; got 0"),
+    ],
+)
+def test_demo_argument_errors_come_before_the_banner(capsys, argv, fragment):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["demo", *argv])
+    captured = capsys.readouterr()
+    assert e.value.code == 2 and fragment in captured.err and captured.out == ""
+
+
+@pytest.mark.parametrize("argv,fragment", [(["--lam", "-1"], "lam"), (["--gamma", "0"], "gamma")])
+def test_demo_estimator_errors_come_before_the_banner(capsys, argv, fragment):
+    assert cli.main(["demo", "--n", "100", *argv]) == 2
+    captured = capsys.readouterr()
+    assert fragment in _error_line(captured.err) and captured.out == ""
+
+
+def test_train_checks_the_learner_options_before_reading(tmp_path, capsys, monkeypatch):
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the file was read before the options were checked")
+
+    monkeypatch.setattr(datasets, "_plan_svmlight", no_reading)
+    (tmp_path / "d.svm").write_text("1 1:1\n-1 1:2\n")
+    assert cli.main(["train", str(tmp_path / "d.svm"), "-o", str(tmp_path / "m.bkm"), "--lam", "-1", "-q"]) == 2
+    assert "lam" in _error_line(capsys.readouterr().err)
+    with pytest.raises(SystemExit):  # and the budget rule is the demo's: 0 or more
+        cli.main(["train", str(tmp_path / "d.svm"), "-o", str(tmp_path / "m.bkm"), "--budget", "-1"])
+    assert "argument --budget: must be a non-negative integer (0 = no budget)" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# --standardize
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def breast_cancer(tmp_path):
+    """scikit-learn's breast_cancer, raw (feature ranges from ~0.01 to ~4,000) in its order."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    path = tmp_path / "bc.svm"
+    datasets.dump_svmlight(X, 2 * y - 1, path)
+    return path, X, 2 * y - 1
+
+
+def _test_accuracy(out):
+    return float(out.split("test accuracy")[1].split()[0])
+
+
+def test_standardize_helps_on_raw_breast_cancer_and_predict_applies_it(breast_cancer, capsys):
+    path, X, y = breast_cancer
+    d = path.parent
+    common = ["--epochs", "5", "-q"]
+    assert cli.main(["evaluate", str(path), "--test", str(path), *common]) == 0
+    raw = _test_accuracy(capsys.readouterr().out)
+    assert cli.main(["evaluate", str(path), "--test", str(path), "--standardize", *common]) == 0
+    standardized = _test_accuracy(capsys.readouterr().out)
+    assert raw < 0.9 and standardized > 0.95, (raw, standardized)
+    # train + predict: the model file carries the statistics, predict applies them
+    model = d / "m.bkm"
+    assert cli.main(["train", str(path), "-o", str(model), "--standardize", *common]) == 0
+    capsys.readouterr()
+    assert cli.main(["predict", str(model), str(path), "-o", str(d / "p.txt")]) == 0
+    err = capsys.readouterr().err
+    assert f"accuracy {standardized:.4f} on the 569 labelled examples of {path}" in err
+    pred = np.loadtxt(d / "p.txt")
+    assert round(float(np.mean(pred == y)), 4) == standardized
+    # the same statistics as the library's standardiser on the first chunk (the whole file here)
+    clf = budgetkernel.load(model)
+    scaler = datasets.StreamingStandardizer(n_warmup=10_000).partial_fit(X)
+    mean, scale = clf._standardize_stats
+    np.testing.assert_array_equal(mean, scaler.mean_)
+    np.testing.assert_array_equal(scale, scaler.scale_)
+    np.testing.assert_array_equal(pred, clf.predict(scaler.transform(X)))
+    # a model trained without --standardize predicts on the raw features
+    assert cli.main(["train", str(path), "-o", str(model), *common]) == 0
+    plain = budgetkernel.load(model)
+    assert getattr(plain, "_standardize_stats", None) is None and b"standardize" not in plain._model.metadata
+
+
+def test_standardize_warmup_takes_its_statistics_from_the_first_n_examples(breast_cancer, capsys):
+    path, X, y = breast_cancer
+    model = path.parent / "m.bkm"
+    argv = ["train", str(path), "-o", str(model), "-q", "--chunk-size", "64"]
+    assert cli.main([*argv, "--standardize-warmup", "100"]) == 0  # implies --standardize
+    clf = budgetkernel.load(model)
+    # fitted chunk by chunk, as the CLI reads them: 64 examples, then 36 of the next chunk
+    ref = datasets.StreamingStandardizer(n_warmup=100).partial_fit(X[:64]).partial_fit(X[64:128])
+    assert ref.n_seen_ == 100
+    np.testing.assert_array_equal(clf._standardize_stats[0], ref.mean_)
+    np.testing.assert_array_equal(clf._standardize_stats[1], ref.scale_)
+    # the estimator learned exactly the standardised stream
+    chunks = [ref.transform(X[i : i + 64]) for i in range(0, len(X), 64)]
+    expected = budgetkernel.BudgetedSGDClassifier(random_state=0)
+    for i, Xc in enumerate(chunks):
+        expected.partial_fit(Xc, y[i * 64 : (i + 1) * 64], classes=[-1, 1])
+    np.testing.assert_array_equal(clf.dual_coef_, expected.dual_coef_)
+    # --standardize alone: the first chunk (64 examples)
+    assert cli.main([*argv, "--standardize"]) == 0
+    first_chunk = datasets.StreamingStandardizer(n_warmup=64).partial_fit(X[:64])
+    np.testing.assert_array_equal(budgetkernel.load(model)._standardize_stats[0], first_chunk.mean_)
+
+
+def test_standardize_with_several_epochs_keeps_the_first_pass_statistics(breast_cancer):
+    path, X, _ = breast_cancer
+    model = path.parent / "m.bkm"
+    argv = ["train", str(path), "-o", str(model), "-q", "--standardize-warmup", "50", "--epochs", "3"]
+    assert cli.main(argv) == 0
+    ref = datasets.StreamingStandardizer(n_warmup=50).partial_fit(X[:50])  # within the first chunk
+    np.testing.assert_array_equal(budgetkernel.load(model)._standardize_stats[1], ref.scale_)
+    assert budgetkernel.load(model).counters_["examples"] == 3 * len(X)
+
+
+def _rewrite_standardize_entry(path, entry):
+    import json
+
+    clf = budgetkernel.load(path)
+    meta = json.loads(clf._model.metadata)
+    meta["standardize"] = entry
+    clf._model.metadata = json.dumps(meta).encode()
+    path.write_bytes(clf._model.to_bytes())
+
+
+@pytest.mark.parametrize(
+    "entry,fragment",
+    [
+        ({"mean": [0.0], "scale": [1.0]}, "must hold 2 means and scales"),
+        ({"mean": [0.0, 0.0], "scale": [1.0, 0.0]}, "positive finite scales"),
+        ({"mean": [0.0, 0.0], "scale": [1.0, -2.0]}, "positive finite scales"),
+        ({"mean": [0.0, float("nan")], "scale": [1.0, 1.0]}, "finite means"),
+        ({"mean": [0.0, 0.0], "scale": [1.0, float("inf")]}, "positive finite scales"),
+        ({"mean": ["a", 0.0], "scale": [1.0, 1.0]}, "not two lists of numbers"),
+        ({"mean": [0.0, 0.0]}, "not two lists of numbers"),
+        ([1.0, 2.0], "not two lists of numbers"),
+        ({"mean": [[0.0, 0.0]], "scale": [1.0, 1.0]}, "must hold 2 means"),
+    ],
+)
+def test_a_corrupt_standardize_entry_is_refused_on_load(libsvm_files, capsys, entry, fragment):
+    d, *_ = libsvm_files
+    model = d / "m.bkm"
+    assert cli.main(["train", str(d / "train.libsvm"), "-o", str(model), "-q", "--standardize"]) == 0
+    _rewrite_standardize_entry(model, entry)
+    with pytest.raises(ValueError, match=rf"m\.bkm.*corrupt file: its standardize entry.*{fragment}"):
+        budgetkernel.load(model)
+    assert cli.main(["predict", str(model), str(d / "test.libsvm")]) == 2
+    assert "corrupt file" in _error_line(capsys.readouterr().err)
+
+
+def test_the_standardize_entry_round_trips_exactly(libsvm_files):
+    d, *_ = libsvm_files
+    model = d / "m.bkm"
+    assert cli.main(["train", str(d / "train.libsvm"), "-o", str(model), "-q", "--standardize"]) == 0
+    clf = budgetkernel.load(model)
+    clf.save(d / "again.bkm")
+    again = budgetkernel.load(d / "again.bkm")
+    for a, b in zip(clf._standardize_stats, again._standardize_stats):
+        np.testing.assert_array_equal(a, b)
+    assert (d / "again.bkm").read_bytes() == model.read_bytes()
+
+
+def test_a_hint_suggests_standardize_for_badly_scaled_features(breast_cancer, libsvm_files, capsys):
+    path, *_ = breast_cancer
+    assert cli.main(["evaluate", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "budgetkernel: hint:" in err and "--standardize" in err and "feature 24" in err
+    for quiet in (["-q"], ["--standardize"]):
+        assert cli.main(["evaluate", str(path), *quiet]) == 0
+        assert "hint" not in capsys.readouterr().err
+    d, *_ = libsvm_files  # features on one scale: no hint
+    assert cli.main(["evaluate", str(d / "train.libsvm")]) == 0
+    assert "hint" not in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# predict's accuracy, --version, help texts, progress bar
+# ---------------------------------------------------------------------------
+
+
+def test_predict_prints_the_accuracy_of_a_labelled_file(libsvm_files, capsys):
+    d, _, _, Xt, yt = libsvm_files
+    model = d / "m.bkm"
+    assert cli.main(["train", str(d / "train.libsvm"), "-o", str(model), "--gamma", "2", "-q"]) == 0
+    capsys.readouterr()
+    assert cli.main(["predict", str(model), str(d / "test.libsvm"), "-o", str(d / "p.txt")]) == 0
+    captured = capsys.readouterr()
+    acc = float(np.mean(budgetkernel.load(model).predict(Xt) == yt))
+    assert captured.err == f"accuracy {acc:.4f} on the 1,000 labelled examples of {d / 'test.libsvm'}\n"
+    assert captured.out == ""
+    # on standard output, the predictions stay alone there
+    assert cli.main(["predict", str(model), str(d / "test.libsvm")]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.split()) == 1000 and "accuracy" in captured.err
+    assert cli.main(["predict", str(model), str(d / "test.libsvm"), "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    # placeholder labels that are no class: no accuracy; some unknown labels: said so
+    datasets.dump_svmlight(Xt, np.zeros(len(Xt), dtype=int), d / "unlabelled.libsvm")
+    assert cli.main(["predict", str(model), str(d / "unlabelled.libsvm")]) == 0
+    assert capsys.readouterr().err == ""
+    datasets.dump_svmlight(Xt[:10], np.r_[yt[:6], [0, 0, 0, 0]], d / "partly.libsvm")
+    assert cli.main(["predict", str(model), str(d / "partly.libsvm")]) == 0
+    err = capsys.readouterr().err
+    assert "on the 6 labelled examples" in err and "(4 others have labels the model does not know)" in err
+    # a model with str classes (trained in Python) knows no numeric label of a LIBSVM file
+    named = budgetkernel.BudgetedSGDClassifier(random_state=0).fit(Xt, np.where(yt > 0, "pos", "neg"))
+    named.save(d / "named.bkm")
+    assert cli.main(["predict", str(d / "named.bkm"), str(d / "test.libsvm"), "-o", str(d / "p.txt")]) == 0
+    assert capsys.readouterr().err == ""
+    assert set((d / "p.txt").read_text().split()) == {"neg", "pos"}
+
+
+def test_version_flag(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out == f"budgetkernel {budgetkernel.__version__}\n"
+    r = subprocess.run([sys.executable, "-m", "budgetkernel", "--version"], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == f"budgetkernel {budgetkernel.__version__}"
+
+
+def test_every_option_and_argument_has_help():
+    parser = cli.build_parser()
+    subparsers = parser._subparsers._group_actions[0]
+    parsers = {"budgetkernel": parser, **subparsers.choices}
+    assert set(subparsers.choices) == {"train", "predict", "evaluate", "demo"}
+    missing = [
+        f"{name} {action.option_strings or action.dest}"
+        for name, p in parsers.items()
+        for action in p._actions
+        if not action.help or action.help == argparse.SUPPRESS
+    ]
+    assert missing == []
+    for choice in subparsers._choices_actions:
+        assert choice.help
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(libsvm_files):
+    d, *_ = libsvm_files
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    for argv in (["train", str(d / "train.libsvm"), "-o", str(d / "m.bkm")], ["demo", "--n", "20000"]):
+        r = subprocess.run(
+            [sys.executable, "-m", "budgetkernel", *argv], capture_output=True, text=True, env=env, check=True
+        )
+        assert r.stderr == "", r.stderr  # no '\r' redraws in a log
+        assert "\r" not in r.stdout
+
+
+def _run_with_a_terminal_as_stderr(argv):
+    """(stdout, what the process wrote to its stderr, a pseudo-terminal)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    master, slave = os.openpty()
+    try:
+        try:
+            p = subprocess.run(
+                [sys.executable, "-m", "budgetkernel", *argv],
+                stdout=subprocess.PIPE,
+                stderr=slave,
+                env=env,
+                check=True,
+                timeout=120,
+            )
+        finally:
+            os.close(slave)
+        err = b""
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # Linux: EIO once the terminal's other side is closed
+                break
+            if not data:
+                break
+            err += data
+    finally:
+        os.close(master)
+    return p.stdout, err
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_progress_bar_on_a_terminal():
+    out, err = _run_with_a_terminal_as_stderr(["demo", "--n", "20000"])
+    assert b"test accuracy" in out
+    assert b"\rtraining [" in err and b"20,000/20,000" in err
+    out, err = _run_with_a_terminal_as_stderr(["demo", "--n", "20000", "-q"])
+    assert b"test accuracy" in out and err == b""
+
+
+def test_a_value_that_overflows_the_standardisation_is_reported_at_its_line(tmp_path, capsys):
+    # feature 1 varies by 1e-10 in the warm-up, so 1e300 on line 11 overflows (x - mean) / scale
+    rows = ["1 1:1 2:0.5", "-1 1:1.0000000001 2:0.1"] * 5
+    (tmp_path / "warm.svm").write_text("\n".join(rows) + "\n")
+    (tmp_path / "far.svm").write_text("\n".join([*rows, "1 1:1e300 2:0.3"]) + "\n")
+    model = tmp_path / "m.bkm"
+    expected = "svmlight file '{}', line 11: a feature value is so far outside the range of the examples --standardize"
+    assert cli.main(["train", str(tmp_path / "far.svm"), "-o", str(model), "-q", "--standardize-warmup", "10"]) == 2
+    err = _error_line(capsys.readouterr().err)  # one line: no numpy RuntimeWarning
+    assert err.startswith("budgetkernel: error: " + expected.format(tmp_path / "far.svm")), err
+    assert "--standardize-warmup" in err
+    assert cli.main(["train", str(tmp_path / "warm.svm"), "-o", str(model), "-q", "--standardize"]) == 0
+    assert cli.main(["predict", str(model), str(tmp_path / "far.svm"), "-o", str(tmp_path / "p.txt")]) == 2
+    err = _error_line(capsys.readouterr().err)
+    assert err.startswith("budgetkernel: error: " + expected.format(tmp_path / "far.svm")), err
+    assert not (tmp_path / "p.txt").exists()

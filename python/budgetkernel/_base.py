@@ -898,6 +898,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             # the index base of the LIBSVM file the CLI trained on, so that `predict` reads
             # test files the same way (auto-detection can disagree on a sparse file)
             meta["svmlight_zero_based"] = bool(self._svmlight_zero_based)
+        if getattr(self, "_standardize_stats", None) is not None:
+            # the CLI's --standardize: the model learned (X - mean) / scale, so `predict` applies it
+            mean, scale = self._standardize_stats
+            meta["standardize"] = {"mean": [float(v) for v in mean], "scale": [float(v) for v in scale]}
         self._model.metadata = json.dumps(meta, default=_jsonable).encode()
         data = self._model.to_bytes()
         tmp = f"{os.fspath(path)}.tmp"
@@ -1125,4 +1129,21 @@ def _restore_metadata(cls, meta):
     est.prequential_curve_ = [tuple(p) for p in meta.get("curve", [(0, 0)])]
     if meta.get("svmlight_zero_based") is not None:
         est._svmlight_zero_based = bool(meta["svmlight_zero_based"])
+    if meta.get("standardize") is not None:
+        est._standardize_stats = _standardize_stats(meta["standardize"], est.n_features_in_)
     return est
+
+
+def _standardize_stats(entry, n_features):
+    """The (mean, scale) arrays of a model file's "standardize" entry, checked: a corrupt
+    entry must fail here, not turn every prediction into NaN or a silent shift."""
+    try:
+        mean = np.array(entry["mean"], dtype=np.float64)
+        scale = np.array(entry["scale"], dtype=np.float64)
+    except (TypeError, ValueError, KeyError) as e:
+        raise ValueError(f"corrupt file: its standardize entry is not two lists of numbers ({e})") from None
+    if mean.shape != (n_features,) or scale.shape != (n_features,):
+        raise ValueError(f"corrupt file: its standardize entry must hold {n_features} means and scales")
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
+        raise ValueError("corrupt file: its standardize entry must hold finite means and positive finite scales")
+    return mean, scale

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import re
+import stat
 import sys
+import tempfile
 import time
 
 import numpy as np
 
-from . import datasets
+from . import __version__, datasets
 from ._base import load
 from .passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
 from .pegasos import _MAINTENANCE, BudgetedSGDClassifier
@@ -24,12 +28,33 @@ from .stream import ProgressBar, evaluate_prequential, peak_memory_mb
 DEMO_GAMMA = 4.0
 DEMO_LAM = 3e-3
 
+# Without --standardize, the first chunk is looked at: features whose largest |value| differ
+# by more than this factor are weighed very unequally by every kernel (breast_cancer's raw
+# features differ by ~1e5; data already on one scale, such as [0, 1] features, by < 100).
+_SCALE_HINT_RATIO = 1e3
+
+
+def _int_arg(text, low, what):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}; got {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {what}; got {value}")
+    return value
+
 
 def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1; got {value}")
-    return value
+    return _int_arg(text, 1, "a positive integer")
+
+
+def _non_negative_int(text):
+    return _int_arg(text, 0, "a non-negative integer")
+
+
+def _budget_arg(text):
+    """--budget of train, evaluate and demo alike: 0 means no budget."""
+    return _int_arg(text, 0, "a non-negative integer (0 = no budget)")
 
 
 def _gamma_arg(text):
@@ -56,12 +81,46 @@ def _classes_arg(text):
     return np.array(labels)
 
 
+def _attach_negative_values(argv):
+    """``--classes -1,1`` as ``--classes=-1,1``.
+
+    argparse takes a value that starts with '-' for an option unless it is a single negative
+    number, so the most common label list of all, -1,1, failed with "expected one argument".
+    Only the token after --classes (or an abbreviation argparse would accept) is joined, and
+    only when it starts like a negative number; nothing after a '--' is touched.
+    """
+    out = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            out.extend(argv[i:])
+            break
+        is_classes = len(token) > 3 and "--classes".startswith(token)
+        if is_classes and i + 1 < len(argv) and re.match(r"-\.?[0-9]", argv[i + 1]):
+            out.append(f"{token}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
 def _add_zero_based_arg(p, what):
     p.add_argument(
         "--zero-based",
         action=argparse.BooleanOptionalAction,
         default=None,
         help=f"whether the LIBSVM indices start at 0 ({what})",
+    )
+
+
+def _add_chunk_size_arg(p):
+    p.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        default=10_000,
+        help="examples read and processed per chunk; bounds the memory used (default 10,000)",
     )
 
 
@@ -73,7 +132,7 @@ def _add_model_args(p):
         help="Budgeted SGD (default), Budgeted Passive-Aggressive, a (budgeted) kernel perceptron, "
         "Sparse PA, or kernel OGD / BOGD",
     )
-    p.add_argument("--budget", type=int, default=None, help="max #SVs (0 = no budget; default 100); not spa")
+    p.add_argument("--budget", type=_budget_arg, default=None, help="max #SVs (0 = no budget; default 100); not spa")
     p.add_argument(
         "--maintenance",
         choices=sorted(set(_MAINTENANCE) | set(_PERCEPTRON_MAINTENANCE)),
@@ -101,21 +160,57 @@ def _add_model_args(p):
         help="pa / bogd / spa: predict with the mean of all classifiers (default: spa yes, i.e. SPA-avg; "
         "pa and bogd no); bsgd: polynomial-decay averaging (average=True)",
     )
-    p.add_argument("--kernel", choices=["rbf", "linear", "poly"], default="rbf")
-    p.add_argument("--gamma", type=_gamma_arg, default="scale", help="kernel gamma or 'scale' (default)")
-    p.add_argument("--degree", type=int, default=3)
-    p.add_argument("--coef0", type=float, default=0.0)
-    p.add_argument("--epochs", type=_positive_int, default=1)
-    p.add_argument("--random-state", type=int, default=0)
-    p.add_argument("--chunk-size", type=int, default=10_000)
-    p.add_argument("--n-features", type=int, default=None, help="feature count of the LIBSVM file")
+    p.add_argument(
+        "--kernel",
+        choices=["rbf", "linear", "poly"],
+        default="rbf",
+        help="rbf: exp(-gamma |x - x'|^2) (default); linear: <x, x'>; poly: (gamma <x, x'> + coef0)^degree",
+    )
+    p.add_argument(
+        "--gamma",
+        type=_gamma_arg,
+        default="scale",
+        help="kernel gamma (rbf, poly), or 'scale' (default): 1 / (n_features * variance of the first chunk)",
+    )
+    p.add_argument("--degree", type=_positive_int, default=3, help="poly: the polynomial's degree (default 3)")
+    p.add_argument("--coef0", type=float, default=0.0, help="poly: the constant term coef0 (default 0)")
+    p.add_argument("--epochs", type=_positive_int, default=1, help="passes over the training file (default 1)")
+    p.add_argument(
+        "--random-state",
+        type=_non_negative_int,
+        default=0,
+        help="seed of the learner's random choices (e.g. which SV a random budget rule drops; default 0)",
+    )
+    _add_chunk_size_arg(p)
+    p.add_argument(
+        "--n-features",
+        type=_positive_int,
+        default=None,
+        help="feature count of the LIBSVM file (default: its largest index; needed for a pipe)",
+    )
     p.add_argument(
         "--classes",
         type=_classes_arg,
         default=None,
-        help="comma-separated labels (default: a first pass over the file)",
+        help="comma-separated labels, e.g. --classes -1,1 or --classes=-1,1 "
+        "(default: a first pass over the file; needed for a pipe)",
     )
     _add_zero_based_arg(p, "default: zero-based iff index 0 occurs in the file; a pipe is one-based")
+    p.add_argument(
+        "--standardize",
+        action="store_true",
+        help="standardise every feature to mean 0 and standard deviation 1, with statistics of the "
+        "first examples of the training file (see --standardize-warmup), frozen after them; they are "
+        "stored in the model file and `predict` applies the same transform",
+    )
+    p.add_argument(
+        "--standardize-warmup",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="the number of leading examples --standardize takes its statistics from "
+        "(default: the first chunk, --chunk-size examples; implies --standardize)",
+    )
 
 
 # The learners that read each learner-specific option (its default is None, so that an
@@ -169,7 +264,7 @@ def _estimator(args):
             raise ValueError(f"--maintenance {given['maintenance']} is not {what}: {sorted(rules)}")
     if args.learner == "bsgd" and "averaged" in given:
         given["average"] = given.pop("averaged")  # BSGD's name: polynomial-decay averaging
-    return _LEARNERS[args.learner](
+    clf = _LEARNERS[args.learner](
         kernel=args.kernel,
         gamma=args.gamma,
         degree=args.degree,
@@ -177,6 +272,31 @@ def _estimator(args):
         random_state=args.random_state,
         **given,
     )
+    # The estimator checks its parameters when it starts to learn, i.e. after the first pass
+    # over a possibly large file: checked now, a bad --lam fails before any reading.
+    clf._validate_params()
+    return clf
+
+
+def _check_labels_are_classes(classes, source):
+    """Non-integer numeric labels (0.5 / -0.5) are refused up front with what to do.
+
+    scikit-learn's check_classification_targets, which the estimators apply, calls such labels
+    a "continuous regression target": true to its rule (a float label that is not a whole
+    number is taken for a measured value), but no help on a LIBSVM file where they name two
+    classes. Mapping them to integers behind the user's back would make `predict` print labels
+    the file never had, so the user relabels.
+    """
+    if classes.dtype.kind != "f":
+        return
+    fractional = classes[classes != np.round(classes)]
+    if len(fractional):
+        shown = ", ".join(f"{v:g}" for v in fractional[:5]) + (", ..." if len(fractional) > 5 else "")
+        raise ValueError(
+            f"{source}: the labels {shown} are not whole numbers; a classifier (here as in "
+            "scikit-learn) reads such labels as a regression target and refuses them. If they "
+            "name classes, relabel them as integers (e.g. -1 and 1)"
+        )
 
 
 def _plan_training(args, path):
@@ -188,6 +308,8 @@ def _plan_training(args, path):
     says otherwise, and an index 0 is reported as an error rather than shifting the features.
     """
     zero_based = "auto" if args.zero_based is None else args.zero_based
+    if args.classes is not None:
+        _check_labels_are_classes(args.classes, f"--classes {','.join(map(str, args.classes.tolist()))}")
     if not datasets._can_reread(path):
         given = {"--n-features": args.n_features, "--classes": args.classes}
         missing = [opt for opt, value in given.items() if value is None]
@@ -209,20 +331,130 @@ def _plan_training(args, path):
         ):
             seen.update(np.unique(y).tolist())
         classes = np.array(sorted(seen))
+        _check_labels_are_classes(classes, f"{path}")
     return n_features, offset == 0, label_dtype, classes
 
 
+_ROW_ERROR = re.compile(r"X row (\d+) (.*)", re.DOTALL)
+
+
+def _locate_row_error(error, path, lines, standardized=False):
+    """The estimator's ``X row i ...`` (i: the row within the chunk) as the file's line.
+
+    The reader's own errors already name the line; this is for what only the estimator
+    finds, after parsing (e.g. a value whose square overflows the kernel's arithmetic).
+    Returns the ValueError to raise (``error`` itself when it names no row).
+    """
+    m = _ROW_ERROR.match(str(error))
+    if m is None or lines is None or int(m.group(1)) >= len(lines):
+        return error
+    what = m.group(2)
+    if standardized:
+        what += " (after --standardize)"
+    elif "rescale" in what:
+        what += " (--standardize rescales every feature)"
+    return ValueError(f"svmlight file {os.fspath(path)!r}, line {int(lines[int(m.group(1))])}: the example {what}")
+
+
+def _interactive():
+    """Whether stderr is a terminal: the '\\r' progress bar is drawn only there (in a log
+    file or a CI output it is a pile of overwritten lines)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced by an object without it, or closed
+        return False
+
+
+def _scale_hint(X, path, n_seen):
+    """A one-line hint (or None) when the features of the first chunk have very different
+    ranges, which --standardize would even out."""
+    top = np.abs(X).max(axis=0) if len(X) else np.zeros(0)
+    used = np.flatnonzero(top > 0)
+    if len(used) < 2:
+        return None
+    hi, lo = used[np.argmax(top[used])], used[np.argmin(top[used])]
+    if top[hi] <= _SCALE_HINT_RATIO * top[lo]:
+        return None
+    return (
+        f"budgetkernel: hint: the features of {path} have very different ranges (in the first {n_seen:,} "
+        f"examples, |feature {hi + 1}| reaches {top[hi]:.3g} and |feature {lo + 1}| {top[lo]:.3g}); "
+        "kernels weigh features by their range, so --standardize may improve accuracy a lot"
+    )
+
+
+class _TrainingStream:
+    """The chunks of one pass over the training file, as evaluate_prequential takes them.
+
+    Keeps the line numbers of the chunk last handed out (the one being learned when the
+    estimator raises), standardises when asked (fitting the statistics in the first pass
+    only), checks labels against --classes with the file line, and gives the scale hint.
+    """
+
+    def __init__(self, args, path, plan, scaler, first_pass):
+        self.args, self.path, self.plan = args, path, plan
+        self.scaler, self.first_pass = scaler, first_pass
+        self.lines = None
+
+    def __iter__(self):
+        n_features, zero_based, label_dtype, classes = self.plan
+        chunks = datasets.iter_svmlight(
+            self.path,
+            n_features=n_features,
+            zero_based=zero_based,
+            label_dtype=label_dtype,
+            chunk_size=self.args.chunk_size,
+            return_lines=True,
+        )
+        if self.scaler is not None:
+            if self.first_pass:
+                chunks = self.scaler.fit_transform_stream(chunks)
+            else:  # later epochs: the statistics of the first pass, frozen
+                chunks = ((self.scaler.transform(X), y, lines) for X, y, lines in chunks)
+        hint = self.first_pass and self.scaler is None and not self.args.quiet
+        chunks = iter(chunks)
+        while True:
+            # a value far outside the warm-up's range can overflow the transform: reported
+            # below with its line, not as numpy's RuntimeWarning
+            with np.errstate(over="ignore", invalid="ignore"):
+                try:
+                    X, y, lines = next(chunks)
+                except StopIteration:
+                    return
+            self.lines = lines
+            if self.scaler is not None:
+                _check_standardized(X, self.path, lines)
+            if self.args.classes is not None:
+                # the estimator's own message names the Python parameter and no line
+                unknown = ~np.isin(y, classes)
+                if unknown.any():
+                    i = int(np.argmax(unknown))
+                    raise ValueError(
+                        f"svmlight file {os.fspath(self.path)!r}, line {int(lines[i])}: label {y[i]} is not one "
+                        f"of --classes {','.join(map(str, classes.tolist()))}"
+                    )
+            if hint:
+                hint = False
+                text = _scale_hint(X, self.path, len(y))
+                if text:
+                    print(text, file=sys.stderr)
+            yield X, y
+
+
 def _train_stream(clf, args, path, plan, progress):
-    n_features, zero_based, label_dtype, classes = plan
+    classes = plan[3]
+    scaler = None
+    if args.standardize or args.standardize_warmup is not None:
+        scaler = datasets.StreamingStandardizer(n_warmup=args.standardize_warmup or args.chunk_size)
     result = None
     seconds = 0.0
     for epoch in range(args.epochs):
-        chunks = datasets.iter_svmlight(
-            path, n_features=n_features, zero_based=zero_based, label_dtype=label_dtype, chunk_size=args.chunk_size
-        )
-        result = evaluate_prequential(clf, chunks, classes=classes, progress=progress)
+        chunks = _TrainingStream(args, path, plan, scaler, first_pass=epoch == 0)
+        try:
+            result = evaluate_prequential(clf, chunks, classes=classes, progress=progress)
+        except ValueError as e:
+            raise _locate_row_error(e, path, chunks.lines, scaler is not None) from None
         seconds += result["train_seconds"]
-        if progress and args.epochs > 1:
+        if not args.quiet and args.epochs > 1:
             print(f"epoch {epoch + 1}: online error {result['online_error']:.4f}", file=sys.stderr)
     # evaluate_prequential describes the pass it ran: the time and the rate are made to
     # cover every pass, the online error stays the last pass's (the callers say so).
@@ -230,8 +462,35 @@ def _train_stream(clf, args, path, plan, progress):
     result["examples_per_second"] = result["examples"] * args.epochs / seconds if seconds > 0 else float("nan")
     # Saved with the model, so that `predict` reads test files with the same index base
     # (guessing it per file shifts the features of a sparse file that never uses index 0).
-    clf._svmlight_zero_based = zero_based
+    clf._svmlight_zero_based = plan[1]
+    # Saved with the model too (only the CLI applies them: see _standardized)
+    clf._standardize_stats = None if scaler is None else (scaler.mean_, scaler.scale_)
     return result
+
+
+def _check_standardized(X, path, lines):
+    """A standardised chunk is finite (the reader's values are): else the line whose value
+    overflowed the transform, with why."""
+    bad = ~np.isfinite(X).all(axis=1)
+    if bad.any():
+        raise ValueError(
+            f"svmlight file {os.fspath(path)!r}, line {int(lines[np.argmax(bad)])}: a feature value is so far "
+            "outside the range of the examples --standardize took its statistics from that it overflows "
+            "when standardised; take them from more examples (--standardize-warmup) or rescale the data"
+        )
+
+
+def _standardized(clf, X, path, lines):
+    """X as the model saw it in training: --standardize's transform, the same expression
+    (hence the same bits) as StreamingStandardizer.transform."""
+    stats = getattr(clf, "_standardize_stats", None)
+    if stats is None:
+        return X
+    mean, scale = stats
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: reported with its line
+        Xs = (X - mean) / scale
+    _check_standardized(Xs, path, lines)
+    return Xs
 
 
 def _reading_args(path, n_features, zero_based):
@@ -247,24 +506,124 @@ def _reading_args(path, n_features, zero_based):
     return {"n_features": n_features, "zero_based": zero_based is True, "label_dtype": np.float64}
 
 
-def _check_output_path(path, option):
+def _predict_chunks(clf, path, chunk_size, reading):
+    """(predictions, labels) of each chunk of a LIBSVM file, an estimator's row error named
+    by its file line."""
+    for X, y, lines in datasets.iter_svmlight(path, chunk_size=chunk_size, return_lines=True, **reading):
+        X = _standardized(clf, X, path, lines)
+        try:
+            pred = clf.predict(X)
+        except ValueError as e:
+            standardized = getattr(clf, "_standardize_stats", None) is not None
+            raise _locate_row_error(e, path, lines, standardized) from None
+        yield pred, y
+
+
+def _check_output_path(path, option, inputs=(), in_place=False):
     """Fails now when ``path`` could not be written at the end of a long run (a missing
-    directory, a directory given as the file, a read-only place)."""
+    directory, a directory given as the file, a read-only place), or when writing it would
+    destroy an input: ``inputs`` are (what, path) pairs read by the same run.
+
+    in_place: the output is written by _replacing, which writes a device or a FIFO
+    (/dev/null, /dev/stdout) in place rather than through a temporary file beside it.
+    """
     if os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a directory")
-    parent = os.path.dirname(os.path.abspath(path))
+    for what, source in inputs:
+        # samefile compares device and inode after following symlinks: a symlink or a hard
+        # link to an input is caught as well as the same name. Only a regular file holds data
+        # to lose: `predict m.bkm /dev/stdin -o /dev/stdout` on a terminal reads and writes
+        # one device, as it should.
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.stat(source).st_mode) and os.path.samefile(path, source):
+                raise ValueError(
+                    f"{option} {path} is the same file as the {what} {source}, which writing it would "
+                    f"destroy: choose another {option} file"
+                )
+    if in_place and _written_in_place(path):
+        return
+    target = os.path.realpath(path)  # a symlink is written through: its target's directory
+    parent = os.path.dirname(target)
     if not os.path.isdir(parent):
         raise ValueError(f"{option} {path}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ValueError(f"{option} {path}: directory {parent} is not writable")
+    if os.path.exists(target):
+        # The rename would replace it anyway (it needs the directory's permission only); a file
+        # without write permission is a user's "keep this", also for root, who may write it.
+        writable = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+        if not os.access(target, os.W_OK) or not os.stat(target).st_mode & writable:
+            raise ValueError(f"{option} {path}: the file is read-only; make it writable or choose another file")
+
+
+def _written_in_place(path):
+    """Whether _replacing writes ``path`` itself: a device, FIFO or socket (/dev/null, a named
+    pipe), and anything under /dev, such as /dev/stdout when stdout is a file: replacing that
+    file would drop what a `>> log` redirection appended to it before."""
+    if os.fspath(path).startswith("/dev/"):
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+@contextlib.contextmanager
+def _replacing(path):
+    """Yields the name to write ``path`` under: a new temporary file in the directory of
+    path's target (a symlink is written through), renamed over the target once the block
+    succeeds, so that a failed or interrupted run leaves the old file as it was and a reader
+    never sees half a file. The name keeps path's extension (matplotlib picks the image
+    format by it). A device or a FIFO (/dev/null, /dev/stdout) is written in place.
+    """
+    if _written_in_place(path):
+        yield os.fspath(path)
+        return
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    target = os.path.realpath(path)
+    directory, name = os.path.split(target)
+    # mkstemp's random part has no '.', so the temporary name's extension is path's; the stem
+    # is cut so that a name near the file system's limit (255 bytes) still has a temporary one
+    ext = os.path.splitext(name)[1]
+    ext = ext if len(ext) <= 16 else ""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name[:64]}-", suffix=ext)
+    os.close(fd)
+    try:
+        yield tmp
+        if st is not None:
+            mode = stat.S_IMODE(st.st_mode)
+        else:  # what open() would have created: mkstemp's file is private (0600)
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)  # the data on disk before the name points at it
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+    with contextlib.suppress(OSError, AttributeError):  # not every platform opens a directory
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)  # the rename itself
+        finally:
+            os.close(fd)
 
 
 def cmd_train(args):
-    _check_output_path(args.output, "-o")
+    _check_output_path(args.output, "-o", [("training file", args.data)])
     clf = _estimator(args)
     plan = _plan_training(args, args.data)
-    r = _train_stream(clf, args, args.data, plan, not args.quiet)
-    clf.save(args.output)
+    r = _train_stream(clf, args, args.data, plan, not args.quiet and _interactive())
+    clf.save(args.output)  # after every input was read
     passes = f"{args.epochs} epochs of {r['examples']:,}" if args.epochs > 1 else f"{r['examples']:,}"
     last = " (last epoch)" if args.epochs > 1 else ""
     print(
@@ -284,7 +643,35 @@ def _support_summary(result):
     return text
 
 
+class _Accuracy:
+    """Counts the correct predictions of the examples whose file label is a class of the
+    model. LIBSVM files always have a label, and a file without real ones usually repeats
+    a placeholder (often 0): one that is no class says the file is unlabelled."""
+
+    def __init__(self, classes):
+        self.classes = classes
+        self.correct = self.labelled = self.total = 0
+
+    def add(self, pred, y):
+        known = np.isin(y, self.classes)
+        if known.any():  # not compared at all for a model with str classes (trained in Python)
+            self.correct += int(np.sum((pred == y) & known))
+        self.labelled += int(np.sum(known))
+        self.total += len(y)
+
+    def report(self, path):
+        if self.labelled == 0:
+            return None
+        text = f"accuracy {self.correct / self.labelled:.4f} on the {self.labelled:,} labelled examples of {path}"
+        if self.labelled < self.total:
+            text += f" ({self.total - self.labelled:,} others have labels the model does not know)"
+        return text
+
+
 def cmd_predict(args):
+    inputs = [("model", args.model), ("data file", args.data)]
+    if args.output:
+        _check_output_path(args.output, "-o", inputs, in_place=True)
     clf = load(args.model)
     # --zero-based overrides the base the model was trained with; a model saved without
     # it (older files, or trained in Python) falls back to detecting it from the file.
@@ -293,15 +680,24 @@ def cmd_predict(args):
         stored = getattr(clf, "_svmlight_zero_based", None)
         zero_based = "auto" if stored is None else stored
     reading = _reading_args(args.data, clf.n_features_in_, zero_based)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
-        for X, _ in datasets.iter_svmlight(args.data, chunk_size=args.chunk_size, **reading):
-            for label in clf.predict(X):
-                out.write(f"{label}\n")
+    accuracy = _Accuracy(clf.classes_)
+
+    def write(out):
+        for pred, y in _predict_chunks(clf, args.data, args.chunk_size, reading):
+            out.write("".join(f"{label}\n" for label in pred))
+            accuracy.add(pred, y)
         out.flush()  # a closed pipe (`| head`) shows up here, inside main's handler
-    finally:
-        if out is not sys.stdout:
-            out.close()
+
+    if args.output:
+        # the predictions go to a temporary file renamed over -o at the end: a failed run
+        # (a bad line halfway) leaves an earlier predictions file intact
+        with _replacing(args.output) as tmp, open(tmp, "w", encoding="utf-8") as out:
+            write(out)
+    else:
+        write(sys.stdout)
+    report = accuracy.report(args.data)
+    if report and not args.quiet:
+        print(report, file=sys.stderr)
     return 0
 
 
@@ -313,7 +709,7 @@ def cmd_evaluate(args):
         # fails now rather than after a long training run
         n_features, zero_based = plan[0], plan[1]
         test_reading = _reading_args(args.test, n_features, zero_based)
-    r = _train_stream(clf, args, args.data, plan, not args.quiet)
+    r = _train_stream(clf, args, args.data, plan, not args.quiet and _interactive())
     passes, last = (f" x {args.epochs} epochs", "  (last epoch)") if args.epochs > 1 else ("", "")
     print(f"examples            {r['examples']:,}{passes}")
     print(f"online error        {r['online_error']:.4f}{last}")
@@ -323,8 +719,8 @@ def cmd_evaluate(args):
         print(f"SVs of the average  {r['n_support_average']}")
     if args.test:
         correct = total = 0
-        for X, y in datasets.iter_svmlight(args.test, chunk_size=args.chunk_size, **test_reading):
-            correct += int(np.sum(clf.predict(X) == y))
+        for pred, y in _predict_chunks(clf, args.test, args.chunk_size, test_reading):
+            correct += int(np.sum(pred == y))
             total += len(y)
         print(f"test accuracy       {correct / total:.4f}" if total else "test accuracy       n/a (no test examples)")
     return 0
@@ -332,6 +728,16 @@ def cmd_evaluate(args):
 
 def cmd_demo(args):
     """The README's main job: a noisy-checkerboard stream through BSGD with merging."""
+    # Every argument is checked before the banner: a bad one is an error, not a report
+    # that starts and then fails.
+    clf = BudgetedSGDClassifier(
+        budget=args.budget or None,  # 0: no budget, as for train and evaluate
+        maintenance=args.maintenance,
+        lam=args.lam,
+        gamma=args.gamma,
+        random_state=args.seed,
+    )
+    clf._validate_params()
     if args.plot:
         from .plot import plot_format
 
@@ -339,19 +745,18 @@ def cmd_demo(args):
             plot_format(args.plot)
         except (ImportError, ValueError) as e:
             raise ValueError(f"--plot: {e}") from None
-        _check_output_path(args.plot, "--plot")
+        _check_output_path(args.plot, "--plot", in_place=True)
+    budget = "no budget" if clf.budget is None else f"B={clf.budget}"
     print(
         f"budgetkernel demo: {args.n:,} noisy-checkerboard examples (15% label noise) through "
-        f"Budgeted SGD, maintenance={args.maintenance}, B={args.budget}"
+        f"Budgeted SGD, maintenance={args.maintenance}, {budget}",
+        flush=True,  # seen at once when stdout is a pipe (`| tee log`), before the long run
     )
     train, (X_test, y_test) = datasets.make_stream_and_test(
         "noisy_checkerboard", args.n, 10_000, random_state=args.seed, chunk_size=args.chunk_size
     )
     scaler = datasets.StreamingStandardizer(n_warmup=1000)
-    clf = BudgetedSGDClassifier(
-        budget=args.budget, maintenance=args.maintenance, lam=args.lam, gamma=args.gamma, random_state=args.seed
-    )
-    bar = ProgressBar(args.n, desc="training", enabled=not args.quiet)
+    bar = ProgressBar(args.n, desc="training", enabled=not args.quiet and _interactive())
     seconds = 0.0
     for X, y in scaler.fit_transform_stream(train):
         t0 = time.perf_counter()
@@ -369,53 +774,81 @@ def cmd_demo(args):
     if args.plot:
         from .plot import plot_demo
 
-        plot_demo(clf, scaler, args.plot)
+        with _replacing(args.plot) as tmp:
+            plot_demo(clf, scaler, tmp)
         print(f"plot written to {args.plot}")
     return 0
 
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="budgetkernel", description="Online kernel learning on a budget.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", help="`budgetkernel COMMAND -h` lists its options"
+    )
 
     p = sub.add_parser("train", help="train on a LIBSVM file and write a model file")
-    p.add_argument("data")
-    p.add_argument("-o", "--output", required=True)
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("data", help="LIBSVM/svmlight training file (may be gzip-compressed, or a pipe)")
+    p.add_argument(
+        "-o", "--output", required=True, help="model file to write (replaced only once training has succeeded)"
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, hints or per-epoch lines on stderr")
     _add_model_args(p)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("predict", help="predict the labels of a LIBSVM file with a model file")
-    p.add_argument("model")
-    p.add_argument("data")
-    p.add_argument("-o", "--output", default=None)
-    p.add_argument("--chunk-size", type=int, default=10_000)
+    p.add_argument("model", help="model file written by `budgetkernel train` (or an estimator's save())")
+    p.add_argument("data", help="LIBSVM/svmlight file to predict (may be gzip-compressed, or a pipe)")
+    p.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        help="file for the predicted labels, one a line (default: standard output); replaced only "
+        "once every prediction is made, and never one of the input files",
+    )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="do not print the accuracy on the file's labels to stderr"
+    )
+    _add_chunk_size_arg(p)
     _add_zero_based_arg(p, "default: as in the training file, which the model records")
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("evaluate", help="prequential evaluation on a LIBSVM file (+ test accuracy)")
-    p.add_argument("data")
-    p.add_argument("--test", default=None)
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("data", help="LIBSVM/svmlight file to learn from, each example predicted before it is learned")
+    p.add_argument("--test", default=None, help="LIBSVM file to measure the trained model's accuracy on")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, hints or per-epoch lines on stderr")
     _add_model_args(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("demo", help="noisy checkerboard stream through BSGD with merging")
     p.add_argument("--n", type=_positive_int, default=1_000_000, help="stream length (default 1,000,000)")
-    p.add_argument("--budget", type=int, default=100)
-    p.add_argument("--maintenance", choices=sorted(_MAINTENANCE), default="merge")
-    p.add_argument("--gamma", type=float, default=DEMO_GAMMA)
-    p.add_argument("--lam", type=float, default=DEMO_LAM)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--chunk-size", type=int, default=10_000)
+    p.add_argument("--budget", type=_budget_arg, default=100, help="max #SVs (0 = no budget; default 100)")
+    p.add_argument(
+        "--maintenance", choices=sorted(_MAINTENANCE), default="merge", help="budget maintenance (default merge)"
+    )
+    p.add_argument("--gamma", type=float, default=DEMO_GAMMA, help=f"RBF kernel gamma (default {DEMO_GAMMA})")
+    p.add_argument("--lam", type=float, default=DEMO_LAM, help=f"regularisation (default {DEMO_LAM})")
+    p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the data and of the learner (default 0)")
+    _add_chunk_size_arg(p)
     p.add_argument("--plot", default=None, metavar="FILE.png", help="draw the accuracy curve and decision boundary")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_demo)
     return parser
 
 
+# Library messages that name a Python keyword where the command line has an option.
+_CLI_WORDING = (("(pass zero_based=True or 'auto')", "(give --zero-based if the file's indices start at 0)"),)
+
+
+def _cli_message(text):
+    for library, cli in _CLI_WORDING:
+        text = text.replace(library, cli)
+    return text
+
+
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(_attach_negative_values(argv))
     try:
         return args.func(args)
     except BrokenPipeError:
@@ -428,14 +861,14 @@ def main(argv=None):
             pass
         return 1
     except (ValueError, OSError) as e:
-        print(f"budgetkernel: error: {e}", file=sys.stderr)
+        print(f"budgetkernel: error: {_cli_message(str(e))}", file=sys.stderr)
         return 2
     except MemoryError as e:  # e.g. a LIBSVM file whose feature indices ask for a huge dense chunk
         print(f"budgetkernel: error: out of memory ({e or 'allocation failed'})", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         # Ctrl-C: the shell's code for SIGINT (128 + 2), one line and no traceback.
-        # A progress bar may be mid-line on stderr: start a new line after it.
-        newline = "" if getattr(args, "quiet", True) else "\n"
+        # A progress bar (drawn on a terminal only) may be mid-line: start a new line after it.
+        newline = "\n" if not getattr(args, "quiet", True) and _interactive() else ""
         print(f"{newline}budgetkernel: interrupted", file=sys.stderr)
         return 130
