@@ -64,21 +64,40 @@ def _check_choice(name, value, choices):
 
 
 def _check_bool(name, value):
+    """Only True / False (numpy's too): a str such as 'False' is true in an `if`, so
+    shuffle='False' used to shuffle, and None or 1 passed silently."""
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False; got {value!r}")
 
 
+def _check_random_state(value):
+    """What scikit-learn's check_random_state takes (None, an int, a RandomState), plus a numpy
+    Generator, with ints limited to what the core's 64-bit seed holds: [0, 2^64 - 1]. Values
+    used to be taken mod 2^64 (2**64 gave the model of 0), and the estimators that draw no
+    seed (IncrementalSVC, LinearPegasosClassifier) accepted anything unless shuffle=True.
+    bool is refused although it is an int to Python (True is a mistake for a seed, e.g. for
+    shuffle=True), as every numeric parameter here refuses it."""
+    if value is None or isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and 0 <= int(value) < 2**64:
+        return
+    raise ValueError(
+        "random_state must be None, an int in [0, 2**64 - 1], a numpy RandomState or a numpy Generator; "
+        f"got {value!r}"
+    )
+
+
 def _seed(random_state):
-    """A 64-bit seed for the core's own mt19937_64 (reproducible on every platform)."""
+    """A 64-bit seed for the core's own mt19937_64 (reproducible on every platform), from a
+    random_state that _check_random_state accepted."""
+    _check_random_state(random_state)
     if random_state is None:
         return int(np.random.default_rng().integers(0, 2**63))
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(0, 2**31 - 1))
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(0, 2**63))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 0:
-        return int(random_state) % 2**64
-    raise ValueError(f"random_state must be None, a non-negative int or a numpy generator; got {random_state!r}")
+    return int(random_state)
 
 
 def _shuffler(random_state):
@@ -107,6 +126,15 @@ class _KernelParamsMixin:
             raise ValueError(f"degree must be at most 2^31 - 1; got {self.degree!r}")
         if isinstance(self.coef0, bool) or not isinstance(self.coef0, numbers.Real) or not np.isfinite(self.coef0):
             raise ValueError(f"coef0 must be a finite number; got {self.coef0!r}")
+        # One rule for every learner (the online ones' cores refuse it too): with coef0 < 0 the
+        # polynomial kernel is not positive semi-definite, and the exact SVMs accepted it only to
+        # break down mid-fit (TwinVectorMachine, ReservoirSVC) on its indefinite kernel matrix.
+        if self.kernel == "poly" and self.coef0 < 0:
+            raise ValueError(
+                f"kernel='poly' needs coef0 >= 0; got coef0={self.coef0!r}: with coef0 < 0 the polynomial kernel "
+                "is not positive semi-definite (k(x, x) = (gamma |x|^2 + coef0)^degree is zero or negative for some "
+                "x), which every learner here assumes"
+            )
 
     def _resolve_gamma(self, X):
         if isinstance(self.gamma, str):
@@ -211,6 +239,61 @@ class _AveragedMixin:
         return self._averaged_model("average_dual_coef_").average_expansion[1]
 
 
+def _projection_memory(budget):
+    """The plan entry of projection-based maintenance: the SVs' kernel matrix and its
+    maintained inverse (budget/projection.hpp), each (budget + 1)^2."""
+    return 2 * (budget + 1) ** 2 * 8, "kernel matrix and its inverse", "2 x (budget + 1)^2 float64 values"
+
+
+def _gb(n):
+    return f"{n / 1e9:.3g} GB"
+
+
+def _allocatable_bytes():
+    """(bytes, reason): about the most memory this process can still allocate, and what sets
+    it: the address-space limit (RLIMIT_AS) less what the process already maps, and the
+    machine's physical memory plus swap (Linux's default overcommit refuses one allocation
+    beyond that, and touching more than it ends in the OOM killer). (None, None) where
+    neither is known (Windows): a std::bad_alloc is then explained after the fact."""
+    found = []
+    try:
+        import resource
+    except ImportError:  # Windows
+        resource = None
+    if resource is not None:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            found.append((max(soft - _mapped_bytes(), 0), "its address-space limit RLIMIT_AS, less what it maps already"))
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        physical = 0
+    if physical > 0:
+        found.append((physical + _meminfo_bytes("SwapTotal"), "the machine's physical memory and swap"))
+    return min(found) if found else (None, None)
+
+
+def _mapped_bytes():
+    """The address space this process maps (Linux: /proc/self/statm; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+
+
+def _meminfo_bytes(field):
+    """A size from /proc/meminfo (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _hashable(v):
     try:
         hash(v)
@@ -270,6 +353,14 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def _make_core(self, n_features, n_classes, X):  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def _check_fit_params(self):
+        """The parameters every estimator takes, for _validate_params: n_epochs, shuffle and
+        random_state (checked whatever shuffle is: a random_state that only shuffling would
+        use was accepted unchecked, then failed once shuffle=True)."""
+        _check_positive("n_epochs", self.n_epochs, integer=True)
+        _check_bool("shuffle", self.shuffle)
+        _check_random_state(self.random_state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -332,6 +423,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} needs at least 2 classes; got {len(classes)} class(es): {list(classes)}"
             )
+        self._check_memory(X.shape[1], len(classes))
         self.classes_ = classes
         self._label_index = {c: i for i, c in enumerate(classes.tolist())}
         try:
@@ -344,20 +436,97 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         self._built_params = self.get_params(deep=False)
         self._params_changed = False
 
-    def _memory_message(self, n_features, n_classes):
+    # ---------------------------------------------------------------- memory
+    # A large budget used to fail with a bare MemoryError('std::bad_alloc') once the first
+    # example reached a B x B structure (merging's kernel cache: ~7 GB at B = 30,000). The
+    # model's memory at a full budget is estimated from its parameters and checked against
+    # what the process can get before anything is allocated; a std::bad_alloc that still
+    # happens (a limit we cannot see) gets the same explanation.
+
+    def _memory_budget(self, n_features):
+        """The budget the memory estimate is for: None for an unbudgeted model (its memory grows
+        with the stream) and for a budget the core refuses itself ((budget + 1) * n_features
+        beyond 2^31 preallocated values: its ValueError says so)."""
         budget = self.get_params(deep=False).get("budget")
-        what = f"{type(self).__name__}: not enough memory to build the model ({n_features} features, "
-        what += f"{n_classes} classes"
-        if not isinstance(budget, numbers.Integral):
-            return what + ")"
-        # The store preallocates budget + 1 rows: the SV, its coefficients (one column for two
-        # classes), its squared norm, id and kernel-row entry. Learners keep more on top.
+        if isinstance(budget, bool) or not isinstance(budget, numbers.Integral):
+            return None
+        budget = int(budget)
+        return budget if 0 < budget <= 2**31 // n_features - 1 else None
+
+    def _memory_plan(self, budget, n_features, n_classes):
+        """[(bytes, structure, its size as a formula)] of what the model holds once ``budget``
+        SVs are stored: the support-vector store here; learners add their caches. Structures
+        of O(budget) float64 values besides the store are left out (scratch rows), so the
+        estimate is a slight underestimate."""
         n_out = 1 if n_classes == 2 else n_classes
-        gb = (int(budget) + 1) * (n_features + n_out + 3) * 8 / 1e9
-        return (
-            f"{what}, budget={budget}): its support-vector store alone asks for about {gb:.3g} GB "
-            "((budget + 1) rows of n_features + n_outputs + 3 float64 values); use a smaller budget"
+        return [
+            (
+                (budget + 1) * (n_features + n_out + 3) * 8,
+                "support-vector store",
+                "(budget + 1) x (n_features + n_outputs + 3) float64 values",
+            )
+        ]
+
+    def _memory_note(self):
+        """What the estimate leaves out that can grow further (appended to the message)."""
+        return ""
+
+    def _memory_total(self, budget, n_features, n_classes):
+        return sum(b for b, _, _ in self._memory_plan(budget, n_features, n_classes))
+
+    def _check_memory(self, n_features, n_classes):
+        """MemoryError, before anything is allocated, when the estimate at a full budget exceeds
+        what this process can allocate (_allocatable_bytes)."""
+        budget = self._memory_budget(n_features)
+        if budget is None:
+            return
+        total = self._memory_total(budget, n_features, n_classes)
+        available, why = _allocatable_bytes()
+        if available is not None and total > available:
+            raise MemoryError(self._memory_message(n_features, n_classes, (available, why)))
+
+    def _memory_message(self, n_features, n_classes, limit=None):
+        """What the model needs and why, for a refused or failed allocation (limit: the
+        (bytes, reason) it was refused against; None when an allocation failed)."""
+        what = f"{type(self).__name__}: not enough memory"
+        budget = self._memory_budget(n_features)
+        if budget is None:
+            return f"{what} to build the model ({n_features} features, {n_classes} classes)"
+        plan = self._memory_plan(budget, n_features, n_classes)
+        total = sum(b for b, _, _ in plan)
+        msg = (
+            f"{what} for budget={budget} ({n_features} features, {n_classes} classes): the model needs about "
+            f"{_gb(total)} once the budget is full"
         )
+        if limit is not None:
+            msg += f", more than the {_gb(limit[0])} this process can allocate ({limit[1]})"
+        msg += ". Of that: " + "; ".join(f"the {name}, {formula}: {_gb(b)}" for b, name, formula in plan)
+        msg += self._memory_note() + ". "
+        quadratic = [name for _, name, formula in plan if "^2" in formula]
+        if quadratic:
+            msg += f"The {quadratic[0]} grows with budget^2: "
+        fits = self._largest_budget(limit[0], budget, n_features, n_classes) if limit is not None else None
+        if fits:
+            msg += f"use a budget of at most {fits}"
+        else:
+            msg += "use a smaller budget"
+        return msg
+
+    def _largest_budget(self, available, budget, n_features, n_classes):
+        """The largest budget below ``budget`` whose estimate fits in ``available`` bytes (the
+        estimate grows with the budget), or None if not even 1 does."""
+        lo, hi = 0, budget - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._memory_total(mid, n_features, n_classes) <= available:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo or None
+
+    def _memory_error(self, d):
+        """A MemoryError the core raised while learning (model of state d), explained."""
+        return MemoryError(self._memory_message(d["n_features_in_"], len(d["classes_"])))
 
     @contextlib.contextmanager
     def _undo_on_error(self):
@@ -608,7 +777,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def _learn_chunk(self, X, yi, record=False, d=None):
         d = self.__dict__ if d is None else d
         model = d["_model"]
-        return _recorded(model, d, lambda: model.partial_fit(X, yi, record))
+        try:
+            return _recorded(model, d, lambda: model.partial_fit(X, yi, record))
+        except MemoryError:  # a cache reached its full size (e.g. the first example's B x B)
+            raise self._memory_error(d) from None
 
     # ------------------------------------------------------------ prediction
     def decision_function(self, X):
@@ -801,7 +973,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         except (KeyError, TypeError):
             raise ValueError(f"label {y!r} is not in classes_={d['classes_'].tolist()}") from None
         model = d["_model"]
-        model.learn_one(v, yi)
+        try:
+            model.learn_one(v, yi)
+        except MemoryError:
+            raise self._memory_error(d) from None
         # The curve's sampling: see learn_one's Notes (one counter, no per-example query).
         due = d.get("_curve_due", 1) - 1
         if due <= 0:

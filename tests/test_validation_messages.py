@@ -1,0 +1,255 @@
+"""Parameters checked up front with messages that name the parameter and what it accepts, and
+error messages that name the argument at fault and the fix (issue 25)."""
+
+import inspect
+import re
+
+import numpy as np
+import pytest
+
+import budgetkernel
+from budgetkernel import (
+    BOGDClassifier,
+    BudgetedPAClassifier,
+    BudgetedSGDClassifier,
+    IncrementalSVC,
+    KernelPerceptron,
+    LinearPegasosClassifier,
+    ReservoirSVC,
+    SparsePAClassifier,
+    TwinVectorMachine,
+)
+from budgetkernel import _base
+
+ESTIMATORS = [
+    BudgetedSGDClassifier,
+    LinearPegasosClassifier,
+    BudgetedPAClassifier,
+    KernelPerceptron,
+    SparsePAClassifier,
+    BOGDClassifier,
+    IncrementalSVC,
+    TwinVectorMachine,
+    ReservoirSVC,
+]
+KERNEL_ESTIMATORS = [cls for cls in ESTIMATORS if "kernel" in inspect.signature(cls).parameters]
+
+
+def data(n=60, d=3, seed=0):
+    X = np.random.default_rng(seed).normal(size=(n, d))
+    return X, np.where(X[:, 0] > 0, 1, -1)
+
+
+def make(cls, **params):
+    if "budget" in inspect.signature(cls).parameters:
+        params.setdefault("budget", 10)
+    return cls(**params)
+
+
+def test_every_estimator_is_covered():
+    assert sorted(c.__name__ for c in ESTIMATORS) == sorted(
+        n for n in budgetkernel.__all__ if isinstance(getattr(budgetkernel, n), type)
+    )
+
+
+# ----------------------------------------------------------------------------- bool parameters
+
+
+def _bool_params(cls):
+    """Every parameter whose default is a bool (BudgetedSGDClassifier's average also takes an
+    int start, see below)."""
+    return [p.name for p in inspect.signature(cls).parameters.values() if isinstance(p.default, bool)]
+
+
+BOOL_CASES = [(cls, name) for cls in ESTIMATORS for name in _bool_params(cls) if name != "average"]
+
+
+def test_bool_parameters_are_listed():
+    assert {(c.__name__, n) for c, n in BOOL_CASES} >= {
+        ("BudgetedSGDClassifier", "shuffle"),
+        ("TwinVectorMachine", "one_sided"),
+        ("TwinVectorMachine", "fixed_C_total"),
+        ("SparsePAClassifier", "averaged"),
+    }
+    assert all(("shuffle" in _bool_params(c)) for c in ESTIMATORS)
+
+
+@pytest.mark.parametrize("cls,name", BOOL_CASES, ids=[f"{c.__name__}-{n}" for c, n in BOOL_CASES])
+@pytest.mark.parametrize("bad", ["False", "yes", None, 1, 0, 1.0, np.int64(1)])
+def test_every_bool_parameter_accepts_only_bools(cls, name, bad):
+    # shuffle='False' used to shuffle (a non-empty str is true), 'yes' and None were accepted
+    X, y = data()
+    est = make(cls, **{name: bad})
+    with pytest.raises(ValueError, match=rf"^{name} must be True or False; got {re.escape(repr(bad))}$"):
+        est.fit(X, y)
+    assert not hasattr(est, "_model")
+    with pytest.raises(ValueError, match=rf"^{name} must be True or False"):
+        make(cls, **{name: bad}).partial_fit(X, y, classes=[-1, 1])
+    with pytest.raises(ValueError, match=rf"^{name} must be True or False"):
+        make(cls, **{name: bad}).learn_one(X[0], 1, classes=[-1, 1])
+
+
+@pytest.mark.parametrize("cls,name", BOOL_CASES, ids=[f"{c.__name__}-{n}" for c, n in BOOL_CASES])
+def test_numpy_bools_are_bools(cls, name):
+    X, y = data()
+    a = make(cls, random_state=0, **{name: np.bool_(True)}).fit(X, y)
+    b = make(cls, random_state=0, **{name: True}).fit(X, y)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+@pytest.mark.parametrize("bad", ["yes", None, 1.5, -1])
+def test_bsgd_average_is_a_bool_or_a_start(bad):
+    X, y = data()
+    with pytest.raises(ValueError, match=r"^average must be True, False or a positive integer \(the example"):
+        BudgetedSGDClassifier(budget=10, average=bad).fit(X, y)
+
+
+# ------------------------------------------------------------------------------ random_state
+
+RS_MESSAGE = (
+    r"^random_state must be None, an int in \[0, 2\*\*64 - 1\], a numpy RandomState or a numpy Generator; got "
+)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("bad", [-1, 2**64, 2**70, 1.5, 2.0, "abc", True, False, np.float64(3.0), [1, 2], object()])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_random_state_outside_what_a_seed_can_be_is_rejected_up_front(cls, bad, shuffle):
+    # -1, 1.5 and 'abc' were accepted by IncrementalSVC and LinearPegasosClassifier unless
+    # shuffle=True (they use no seed otherwise), and 2**64 wrapped around to the model of 0.
+    X, y = data()
+    est = make(cls, random_state=bad, shuffle=shuffle)
+    with pytest.raises(ValueError, match=RS_MESSAGE + re.escape(repr(bad))):
+        est.fit(X, y)
+    assert not hasattr(est, "_model")
+    with pytest.raises(ValueError, match=RS_MESSAGE):
+        make(cls, random_state=bad).partial_fit(X, y, classes=[-1, 1])
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "good",
+    [None, 0, 2**32, 2**64 - 1, np.int64(7), np.uint64(2**64 - 1), np.random.RandomState(0), np.random.default_rng(0)],
+    ids=repr,
+)
+def test_random_state_that_scikit_learn_or_the_core_takes_is_accepted(cls, good):
+    X, y = data()
+    assert make(cls, random_state=good, shuffle=True).fit(X, y).n_seen_ == len(y)
+
+
+def test_the_largest_seed_is_its_own_model_not_zeros():
+    X, y = data(200)
+    top = BudgetedSGDClassifier(budget=5, maintenance="remove-random", gamma=1.0, random_state=2**64 - 1).fit(X, y)
+    zero = BudgetedSGDClassifier(budget=5, maintenance="remove-random", gamma=1.0, random_state=0).fit(X, y)
+    assert top._model.params["seed"] == 2**64 - 1
+    assert not np.array_equal(top.decision_function(X), zero.decision_function(X))
+
+
+# ---------------------------------------------------------------- polynomial kernel, coef0 < 0
+
+
+@pytest.mark.parametrize("cls", KERNEL_ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("coef0", [-1.0, -1e-12, -3])
+def test_negative_coef0_with_the_polynomial_kernel_is_refused_by_every_learner(cls, coef0):
+    # IncrementalSVC accepted it; TwinVectorMachine and ReservoirSVC then broke down mid-fit.
+    X, y = data()
+    est = make(cls, kernel="poly", degree=2, coef0=coef0, gamma=1.0)
+    with pytest.raises(ValueError, match=rf"^kernel='poly' needs coef0 >= 0; got coef0={re.escape(repr(coef0))}: "):
+        est.fit(X, y)
+    assert not hasattr(est, "_model")
+    # other kernels ignore coef0
+    assert make(cls, kernel="rbf", coef0=coef0, gamma=1.0).fit(X, y).n_seen_ == len(y)
+
+
+@pytest.mark.parametrize("cls", [IncrementalSVC, TwinVectorMachine, ReservoirSVC], ids=lambda c: c.__name__)
+def test_exact_svms_take_a_non_negative_coef0(cls):
+    X, y = data()
+    assert make(cls, kernel="poly", degree=2, coef0=0.5, gamma=0.5).fit(X, y).n_seen_ == len(y)
+
+
+# ------------------------------------------------------------------- memory of a large budget
+
+GB = 1e9
+
+
+def _store(budget, d, n_out):
+    return (budget + 1) * (d + n_out + 3) * 8
+
+
+@pytest.mark.parametrize(
+    "est,quadratic,what",
+    [
+        (BudgetedSGDClassifier(budget=30000, maintenance="merge"), 1, "kernel-matrix cache of merging"),
+        (BudgetedSGDClassifier(budget=30000, maintenance="remove-random"), 1, "kernel-matrix cache of removal"),
+        (BudgetedSGDClassifier(budget=30000, maintenance="remove-smallest"), 1, "kernel-matrix cache of removal"),
+        (BudgetedSGDClassifier(budget=30000, maintenance="project"), 2, "kernel matrix and its inverse"),
+        (BudgetedSGDClassifier(budget=30000, maintenance="project-exact"), 2, "kernel matrix and its inverse"),
+        (BudgetedPAClassifier(budget=30000, variant="project"), 2, "kernel matrix and its inverse"),
+        (KernelPerceptron(budget=30000, maintenance="projectron"), 2, "kernel matrix and its inverse"),
+        (KernelPerceptron(budget=30000, maintenance="projectron++"), 2, "kernel matrix and its inverse"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_a_budget_whose_caches_do_not_fit_is_refused_before_allocating(monkeypatch, est, quadratic, what):
+    # B = 30,000 with merging or removal failed with a bare MemoryError('std::bad_alloc') from the
+    # B x B kernel cache (7.2 GB); projection has two such matrices. Now the whole model is
+    # estimated before anything is allocated, against what the process can get.
+    monkeypatch.setattr(_base, "_allocatable_bytes", lambda: (2 * GB, "a test limit"))
+    X, y = data()
+    with pytest.raises(MemoryError) as info:
+        est.fit(X, y)
+    msg = str(info.value)
+    cache = quadratic * 30001**2 * 8
+    store = _store(30000, 3, 1)
+    total = cache + store
+    assert msg.startswith(f"{type(est).__name__}: not enough memory for budget=30000 (3 features, 2 classes)")
+    assert f"needs about {total / GB:.3g} GB once the budget is full" in msg
+    assert "more than the 2 GB this process can allocate (a test limit)" in msg
+    assert f"the {what}, {'2 x ' if quadratic == 2 else ''}(budget + 1)^2 float64 values: {cache / GB:.3g} GB" in msg
+    assert f"the support-vector store, (budget + 1) x (n_features + n_outputs + 3) float64 values: {store / GB:.3g} GB" in msg
+    # the fix, with the largest budget that fits: 2 GB / (8 quadratic) ~ budget^2
+    fits = max(b for b in range(1, 30001) if quadratic * (b + 1) ** 2 * 8 + _store(b, 3, 1) <= 2 * GB)
+    assert f"use a budget of at most {fits}" in msg
+    assert not hasattr(est, "_model")
+
+
+def test_the_estimate_counts_every_machine_of_a_multiclass_twin_vector_machine(monkeypatch):
+    monkeypatch.setattr(_base, "_allocatable_bytes", lambda: (1e6, "a test limit"))
+    X = np.random.default_rng(0).normal(size=(60, 4))
+    y = np.arange(60) % 3
+    with pytest.raises(MemoryError) as info:
+        TwinVectorMachine(budget=20000).fit(X, y)
+    msg = str(info.value)
+    # per machine (3, one-vs-rest): the twins (budget + 1 rows of n_features + 3 values) and
+    # the exact SVM's examples (2 per twin: n_features + 6 values each)
+    twins = 3 * 20001 * (4 + 3) * 8
+    svm = 3 * 2 * 20000 * (4 + 6) * 8
+    assert f"the twin vectors, n_machines x (budget + 1) x (n_features + 3) float64 values: {twins / GB:.3g} GB" in msg
+    assert f"the exact SVMs' examples, n_machines x 2 budget x (n_features + 6) float64 values: {svm / GB:.3g} GB" in msg
+    assert "plus the exact SVMs' margin-set matrices" in msg
+
+
+def test_a_budget_that_fits_is_not_refused(monkeypatch):
+    monkeypatch.setattr(_base, "_allocatable_bytes", lambda: (2 * GB, "a test limit"))
+    X, y = data()
+    assert BudgetedSGDClassifier(budget=10000, maintenance="merge").fit(X, y).n_seen_ == len(y)
+
+
+def test_a_budget_beyond_any_machine_is_refused_without_a_limit_set():
+    # 2 * 10^6 SVs: a 32 TB kernel cache; refused up front, before the 80 MB store is allocated
+    X, y = data(d=1)
+    est = BudgetedSGDClassifier(budget=2 * 10**6, maintenance="merge")
+    with pytest.raises(MemoryError, match=r"not enough memory for budget=2000000 .* needs about 3.2e\+04 GB"):
+        est.fit(X, y)
+    assert not hasattr(est, "_model")
+
+
+def test_a_bad_alloc_during_learning_gets_the_estimate(monkeypatch):
+    # Where the system's limit is unknown (or the estimate fits but the allocation fails
+    # anyway) the core's bare std::bad_alloc is replaced by the same explanation.
+    monkeypatch.setattr(_base, "_allocatable_bytes", lambda: (None, None))
+    X, y = data(d=1)
+    est = BudgetedSGDClassifier(budget=2 * 10**6, maintenance="merge")
+    with pytest.raises(MemoryError, match=r"^BudgetedSGDClassifier: not enough memory for budget=2000000 .*3.2e\+04 GB"):
+        est.fit(X, y)
+    assert not hasattr(est, "_model")
