@@ -253,3 +253,176 @@ def test_a_bad_alloc_during_learning_gets_the_estimate(monkeypatch):
     with pytest.raises(MemoryError, match=r"^BudgetedSGDClassifier: not enough memory for budget=2000000 .*3.2e\+04 GB"):
         est.fit(X, y)
     assert not hasattr(est, "_model")
+
+
+# ---------------------------------------------------------------------------- label messages
+
+
+@pytest.mark.parametrize(
+    "classes,shown",
+    [
+        ([1, "a"], "[1, 'a']"),
+        (np.array([1, "a"], dtype=object), "[1, 'a']"),
+        ([None, 1], "[None, 1]"),
+        (np.array([None, 1], dtype=object), "[None, 1]"),
+        ([1.5, "x", None], "[1.5, 'x', None]"),
+    ],
+)
+def test_classes_of_mixed_types_are_named(classes, shown):
+    # was TypeError: '<' not supported between instances of 'int' and 'str' (or 'NoneType'),
+    # and classes=[1, 'a'] silently became ['1', 'a']
+    X, y = data()
+    with pytest.raises(
+        TypeError, match=r"^classes must be all numbers \(int, float, bool\) or all str; got " + re.escape(shown)
+    ):
+        BudgetedSGDClassifier(budget=10).partial_fit(X, y, classes=classes)
+    with pytest.raises(TypeError, match=r"^classes must be all numbers"):
+        BudgetedSGDClassifier(budget=10).learn_one(X[0], 1, classes=classes)
+    fitted = BudgetedSGDClassifier(budget=10).partial_fit(X, y, classes=[-1, 1])
+    with pytest.raises(TypeError, match=r"^classes must be all numbers"):  # a later call's classes
+        fitted.partial_fit(X, y, classes=classes)
+
+
+@pytest.mark.parametrize(
+    "y",
+    [np.array([1, "a"] * 30, dtype=object), np.array([None, 1] * 30, dtype=object), np.array([1.0, None] * 30, dtype=object)],
+)
+def test_fit_labels_of_mixed_types_are_named(y):
+    # was scikit-learn's "Unknown label type: unknown ... regression target"
+    X, _ = data()
+    with pytest.raises(TypeError, match=r"^y must be all numbers \(int, float, bool\) or all str; got labels of types"):
+        BudgetedSGDClassifier(budget=10).fit(X, y)
+
+
+def test_labels_of_one_type_still_work():
+    X, y = data()
+    for labels in (np.where(y > 0, "p", "n").astype(object), [str(v) for v in y], y.astype(float), y > 0):
+        est = BudgetedSGDClassifier(budget=10, random_state=0).fit(X, labels)
+        assert len(est.classes_) == 2
+    est = BudgetedSGDClassifier(budget=10).partial_fit(X, y, classes=[-1, 1.0])  # int and float: numbers
+    assert est.classes_.tolist() == [-1, 1]
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_one_class_message_shows_plain_values(cls):
+    X, _ = data()
+    y = np.ones(len(X), dtype=np.int64)
+    with pytest.raises(ValueError, match=re.escape("needs at least 2 classes; got 1 class(es): [1]")):
+        make(cls).fit(X, y)
+    with pytest.raises(ValueError, match=re.escape("got 1 class(es): ['a']")):
+        make(cls).partial_fit(X, np.array(["a"] * len(X)), classes=np.array(["a"]))
+
+
+# --------------------------------------------------------------------------- kernel messages
+
+
+def test_gamma_auto_points_to_scale():
+    X, y = data()
+    with pytest.raises(
+        ValueError,
+        match=r"^gamma must be a positive number or 'scale'; got 'auto'\. scikit-learn's 'auto' \(1 / n_features\)",
+    ) as info:
+        BudgetedSGDClassifier(gamma="auto").fit(X, y)
+    assert "gamma=1 / n_features" in str(info.value)
+    with pytest.raises(ValueError, match=r"^gamma must be a positive number or 'scale'; got -1"):
+        BudgetedSGDClassifier(gamma=-1).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        BudgetedSGDClassifier(kernel="poly", degree=300, gamma=1.0, maintenance="project"),
+        BudgetedPAClassifier(kernel="poly", degree=300, gamma=1.0),
+        IncrementalSVC(kernel="poly", degree=300, gamma=1.0),
+        TwinVectorMachine(kernel="poly", degree=300, gamma=1.0),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_a_huge_polynomial_degree_is_blamed_not_the_data(est):
+    # "X row 34 contains values too large ... rescale it" blamed ordinary data: with degree 300
+    # the kernel's own bound is |x|^2 <= 1e300^(1/300) / gamma = 10.
+    X, y = data()
+    X = 3 * X
+    sq = np.einsum("ij,ij->i", X, X)
+    row = int(np.argmax(sq > 10.0))
+    assert sq[row] > 10.0
+    with pytest.raises(ValueError) as info:
+        est.fit(X, y)
+    msg = str(info.value)
+    assert msg.startswith(f"X row {row} has squared norm {sq[row]:.4g}, too large for the polynomial kernel with ")
+    assert "degree=300, gamma=1, coef0=0" in msg and "|x|^2 <= 10 " in msg
+    assert msg.endswith("lower degree (or gamma, coef0) or scale X down")
+    assert not hasattr(est, "_model")
+
+
+def test_learn_one_of_a_too_large_row_names_the_degree():
+    X, y = data()
+    est = BudgetedPAClassifier(kernel="poly", degree=300, gamma=1.0).partial_fit(X[:1] * 0.1, y[:1], classes=[-1, 1])
+    with pytest.raises(ValueError, match=r"^x has squared norm 3e\+04, too large for the polynomial kernel with"):
+        est.learn_one(np.full(3, 100.0), 1)
+
+
+def test_data_beyond_any_kernel_is_still_blamed_on_the_data():
+    X, y = data()
+    with pytest.raises(ValueError, match=r"^X row 0 contains values too large for the kernel's arithmetic.*rescale it"):
+        BudgetedSGDClassifier(gamma=1.0).fit(X * 1e160, y)
+
+
+def test_linear_pegasos_does_not_mention_a_kernel():
+    X, y = data()
+    with pytest.raises(ValueError) as info:
+        LinearPegasosClassifier().fit(X * 1e160, y)
+    msg = str(info.value)
+    assert msg.startswith("X row 0 contains values too large for the model's arithmetic")
+    assert "kernel" not in msg and "rescale it" in msg
+    est = LinearPegasosClassifier().fit(X, y)
+    with pytest.raises(ValueError, match=r"^x contains values too large for the model's arithmetic"):
+        est.learn_one(X[0] * 1e160, 1)
+
+
+# ------------------------------------------------------------------------ one-example messages
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_learn_one_of_the_wrong_length_says_how_many_features(cls):
+    X, y = data()
+    est = make(cls).fit(X, y)
+    with pytest.raises(ValueError, match=r"^x has 5 features, but the model was fitted with 3 \(n_features_in_\)$"):
+        est.learn_one(np.zeros(5), 1)
+    with pytest.raises(ValueError, match=r"^x has 5 features, but the model was fitted with 3"):
+        est.predict_one(np.zeros(5))
+    assert est.n_seen_ == len(y)
+
+
+# ------------------------------------------------------------------------------ unlearn index
+
+
+@pytest.mark.parametrize("method", ["unlearn", "forget", "set_sample_weight"])
+@pytest.mark.parametrize("bad", [2**63, 2**64, 10**30, 60, -1])
+def test_unlearn_index_out_of_range_is_named(method, bad):
+    # 2**63 showed pybind11's "incompatible function arguments"
+    X, y = data()
+    est = IncrementalSVC().fit(X, y)
+    args = (bad, 2.0) if method == "set_sample_weight" else (bad,)
+    with pytest.raises(
+        ValueError,
+        match=rf"^example must be the number of a learned example, 0 <= example < 60 \(n_seen_\); got {bad}$",
+    ):
+        getattr(est, method)(*args)
+    assert est.n_seen_ == 60
+
+
+@pytest.mark.parametrize("bad", [True, 1.0, np.float64(2), "3", None])
+def test_unlearn_index_must_be_an_int(bad):
+    X, y = data()
+    est = IncrementalSVC().fit(X, y)
+    with pytest.raises(TypeError, match=rf"^example must be an int \(the number of a learned example\); got {re.escape(repr(bad))}$"):
+        est.unlearn(bad)
+
+
+def test_unlearn_of_the_last_example_and_numpy_ints_work():
+    X, y = data()
+    est = IncrementalSVC(gamma=0.5).fit(X, y)
+    ref = IncrementalSVC(gamma=0.5).fit(X[:59], y[:59])
+    est.unlearn(np.int64(59))
+    np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X), atol=1e-9)

@@ -100,6 +100,54 @@ def _seed(random_state):
     return int(random_state)
 
 
+def _label_kinds(values):
+    """The types of ``values`` when they are not all numbers or all str (which numpy can sort
+    and a model file can store), else None."""
+    kinds = {type(v) for v in values}
+    if all(issubclass(t, str) for t in kinds) or all(issubclass(t, (numbers.Number, np.bool_)) for t in kinds):
+        return None
+    return kinds
+
+
+def _check_label_types(values, name):
+    """Labels of mixed kinds (an int among str, None) as a TypeError naming them: numpy cannot
+    sort them, and the failure was "'<' not supported between instances of 'int' and 'str'"
+    (or, for fit, scikit-learn's "Unknown label type ... regression target"). ``values`` is a
+    list of the labels, or an object array (other arrays hold one kind)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype != object:
+            return
+        values = values.ravel().tolist()
+    kinds = _label_kinds(values)
+    if kinds is None:
+        return
+    names = ", ".join(sorted({t.__name__ for t in kinds}))
+    if name == "classes":
+        shown = repr([_plain(v) for v in values]) if len(values) <= 20 else f"{len(values)} labels"
+        got = f"{shown} (types {names})"
+    else:
+        got = f"labels of types {names} (e.g. {_distinct([_plain(v) for v in values], 5)})"
+    raise TypeError(
+        f"{name} must be all numbers (int, float, bool) or all str; got {got}. Convert the labels to one "
+        f"kind, e.g. all str with [str(v) for v in {name}]"
+    )
+
+
+def _classes_array(classes):
+    """``classes`` as an array, its labels checked for mixed kinds (_check_label_types): a list
+    before np.asarray, which turns [1, 'a'] into the strings ['1', 'a'] without a word."""
+    if isinstance(classes, (list, tuple)):
+        _check_label_types(list(classes), "classes")
+    classes = np.asarray(classes)
+    _check_label_types(classes, "classes")
+    return classes
+
+
+def _plain(v):
+    """A label as a plain Python value for messages ([1], not [np.int64(1)])."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def _shuffler(random_state):
     """fit's row shuffler: a Generator as given, ints beyond RandomState's 2^32 through
     default_rng, everything else as scikit-learn's check_random_state."""
@@ -108,6 +156,13 @@ def _shuffler(random_state):
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 2**32:
         return np.random.default_rng(int(random_state))
     return check_random_state(random_state)
+
+
+_GAMMA_SCALE_HINT = (
+    "scikit-learn's 'auto' (1 / n_features) is not offered: 'scale' is 1 / (n_features * X.var()) over the "
+    "first chunk, which is 1 / n_features for standardised features (and for a single first example); for "
+    "'auto' itself pass gamma=1 / n_features"
+)
 
 
 class _KernelParamsMixin:
@@ -120,7 +175,11 @@ class _KernelParamsMixin:
     def _check_kernel_params(self):
         _check_choice("kernel", self.kernel, _KERNELS)
         if not (isinstance(self.gamma, str) and self.gamma == "scale"):
-            _check_positive("gamma", self.gamma)
+            try:
+                _check_positive("gamma", self.gamma)
+            except ValueError:
+                hint = f". {_GAMMA_SCALE_HINT}" if isinstance(self.gamma, str) else ""
+                raise ValueError(f"gamma must be a positive number or 'scale'; got {self.gamma!r}{hint}") from None
         _check_positive("degree", self.degree, integer=True)
         if self.degree > 2**31 - 1:
             raise ValueError(f"degree must be at most 2^31 - 1; got {self.degree!r}")
@@ -415,13 +474,13 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def _init_model(self, X, classes, feature_order=None):
         self._validate_params()
-        classes = np.asarray(classes)
+        classes = _classes_array(classes)
         if classes.ndim != 1:
             raise ValueError("classes must be a 1-D array of labels")
         classes = unique_labels(classes)
         if len(classes) < 2:
             raise ValueError(
-                f"{type(self).__name__} needs at least 2 classes; got {len(classes)} class(es): {list(classes)}"
+                f"{type(self).__name__} needs at least 2 classes; got {len(classes)} class(es): {classes.tolist()}"
             )
         self._check_memory(X.shape[1], len(classes))
         self.classes_ = classes
@@ -689,6 +748,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def _fit_data(self, X, y):
         """fit's validation: a fresh model for the labels of y; returns X and the label indices."""
         X, y = self._validated(X, y, reset=True)
+        _check_label_types(y, "y")
         check_classification_targets(y)
         self._init_model(X, np.unique(y))
         return X, self._encode(y)
@@ -744,12 +804,13 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             else:
                 X, y = self._validated(X, y, reset=first)
                 if first:  # later chunks: _encode rejects every label outside classes_
+                    _check_label_types(y, "y")
                     check_classification_targets(y)
         if first:
             self._init_model(X, classes)
         else:
             self._check_params_unchanged()
-            if classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
+            if classes is not None and not np.array_equal(unique_labels(_classes_array(classes)), self.classes_):
                 raise ValueError(
                     f"classes={list(classes)} differs from the classes of the first call {self.classes_.tolist()}"
                 )
@@ -973,6 +1034,8 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         except (KeyError, TypeError):
             raise ValueError(f"label {y!r} is not in classes_={d['classes_'].tolist()}") from None
         model = d["_model"]
+        if v.shape[0] != d["n_features_in_"]:
+            raise _wrong_length(v, d)
         try:
             model.learn_one(v, yi)
         except MemoryError:
@@ -991,6 +1054,8 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         d = self.__dict__
         if "_model" not in d:
             return None
+        if v.shape[0] != d["n_features_in_"]:
+            raise _wrong_length(v, d)
         return d["classes_"][d["_model"].predict(v.reshape(1, -1))[0]]
 
     # -------------------------------------------------------- introspection
@@ -1161,6 +1226,10 @@ def _fsync_directory(directory):
             raise
     finally:
         os.close(fd)
+
+
+def _wrong_length(v, d):
+    return ValueError(f"x has {v.shape[0]} features, but the model was fitted with {d['n_features_in_']} (n_features_in_)")
 
 
 def _dense(X):

@@ -246,10 +246,17 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         self._model.set_weight(self._example_index(example), float(weight))
         return self
 
-    @staticmethod
-    def _example_index(example):
-        if isinstance(example, bool) or not isinstance(example, numbers.Integral) or example < 0:
-            raise ValueError(f"example must be a non-negative integer index; got {example!r}")
+    def _example_index(self, example):
+        """``example`` as the core's int64 key, checked here: numbers beyond int64 reached
+        pybind11 as "incompatible function arguments"; a negative one, or one never learned,
+        is named with the range of numbers learned so far (examples are numbered in the order
+        learned, 0 .. n_seen_ - 1; an unlearned one stays numbered, and the core says that it
+        is gone)."""
+        if isinstance(example, (bool, np.bool_)) or not isinstance(example, numbers.Integral):
+            raise TypeError(f"example must be an int (the number of a learned example); got {example!r}")
+        n = self._model.counters["examples"]
+        if not 0 <= int(example) < n:
+            raise ValueError(f"example must be the number of a learned example, 0 <= example < {n} (n_seen_); got {example}")
         return int(example)
 
     def machine_state(self, k=0):
