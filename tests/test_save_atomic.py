@@ -37,18 +37,18 @@ def test_two_threads_saving_to_one_path_leave_one_complete_model(tmp_path):
     # FileNotFoundError and the file left behind was corrupt in about 1 round in 5.
     X, a, b = _two_models()
     path = tmp_path / "shared.bkm"
+
+    def save(m, barrier, errors):
+        try:
+            barrier.wait()
+            m.save(path)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
     for _ in range(50):
         errors = []
         barrier = threading.Barrier(2)
-
-        def save(m):
-            try:
-                barrier.wait()
-                m.save(path)
-            except BaseException as e:  # noqa: BLE001 - reported below
-                errors.append(e)
-
-        threads = [threading.Thread(target=save, args=(m,)) for m in (a, b)]
+        threads = [threading.Thread(target=save, args=(m, barrier, errors)) for m in (a, b)]
         for t in threads:
             t.start()
         for t in threads:
@@ -60,7 +60,7 @@ def test_two_threads_saving_to_one_path_leave_one_complete_model(tmp_path):
 
 
 def _save_many(which, path, rounds, start):
-    X, a, b = _two_models()
+    _, a, b = _two_models()
     start.wait()
     for _ in range(rounds):
         (a if which == 0 else b).save(path)
@@ -153,7 +153,7 @@ def _existing(tmp_path):
 
 @pytest.mark.parametrize("error", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()])
 def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monkeypatch, error):
-    X, a, b, path, before = _existing(tmp_path)
+    _, _, b, path, before = _existing(tmp_path)
     real_write = os.write
 
     def failing_write(fd, data):
@@ -170,7 +170,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monk
 
 @pytest.mark.parametrize("error", [OSError(errno.EIO, "Input/output error"), KeyboardInterrupt()])
 def test_a_failed_fsync_leaves_the_old_file_and_no_temporary_file(tmp_path, monkeypatch, error):
-    X, a, b, path, before = _existing(tmp_path)
+    _, _, b, path, before = _existing(tmp_path)
 
     def failing_fsync(fd):
         raise error
@@ -184,7 +184,7 @@ def test_a_failed_fsync_leaves_the_old_file_and_no_temporary_file(tmp_path, monk
 
 
 def test_an_interrupted_rename_leaves_the_old_file_and_no_temporary_file(tmp_path, monkeypatch):
-    X, a, b, path, before = _existing(tmp_path)
+    _, _, b, path, before = _existing(tmp_path)
 
     def interrupted(src, dst):
         raise KeyboardInterrupt
@@ -201,7 +201,7 @@ def test_the_file_is_fsynced_before_the_rename(tmp_path, monkeypatch):
     # Durability: the data is flushed to disk before the new name points at it (else a crash
     # right after the rename can leave an empty or partial file under the final name), and
     # the directory entry afterwards (POSIX only: Windows cannot open a directory).
-    X, a, _ = _two_models()
+    _, a, _ = _two_models()
     events = []
     real_fsync, real_replace = os.fsync, os.replace
 
@@ -226,7 +226,7 @@ def test_the_file_is_fsynced_before_the_rename(tmp_path, monkeypatch):
 
 
 def test_a_directory_that_does_not_exist_is_an_error_without_leftovers(tmp_path):
-    X, a, _ = _two_models()
+    _, a, _ = _two_models()
     with pytest.raises(FileNotFoundError):
         a.save(tmp_path / "missing" / "m.bkm")
     assert _listing(tmp_path) == []
@@ -236,7 +236,7 @@ def test_a_directory_that_does_not_exist_is_an_error_without_leftovers(tmp_path)
 def test_a_new_file_gets_the_umask_mode_as_open_gives_it(tmp_path):
     # A private 0600 temporary file (mkstemp's mode) renamed into place would change the
     # model file's permissions from what open(path, "wb") always gave.
-    X, a, _ = _two_models()
+    _, a, _ = _two_models()
     a.save(tmp_path / "m.bkm")
     with open(tmp_path / "plain", "wb"):
         pass

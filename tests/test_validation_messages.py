@@ -106,9 +106,7 @@ def test_bsgd_average_is_a_bool_or_a_start(bad):
 
 # ------------------------------------------------------------------------------ random_state
 
-RS_MESSAGE = (
-    r"^random_state must be None, an int in \[0, 2\*\*64 - 1\], a numpy RandomState or a numpy Generator; got "
-)
+RS_MESSAGE = r"^random_state must be None, an int in \[0, 2\*\*64 - 1\], a numpy RandomState or a numpy Generator; got "
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
@@ -206,7 +204,10 @@ def test_a_budget_whose_caches_do_not_fit_is_refused_before_allocating(monkeypat
     assert f"needs about {total / GB:.3g} GB once the budget is full" in msg
     assert "more than the 2 GB this process can allocate (a test limit)" in msg
     assert f"the {what}, {'2 x ' if quadratic == 2 else ''}(budget + 1)^2 float64 values: {cache / GB:.3g} GB" in msg
-    assert f"the support-vector store, (budget + 1) x (n_features + n_outputs + 3) float64 values: {store / GB:.3g} GB" in msg
+    assert (
+        f"the support-vector store, (budget + 1) x (n_features + n_outputs + 3) float64 values: {store / GB:.3g} GB"
+        in msg
+    )
     # the fix, with the largest budget that fits: 2 GB / (8 quadratic) ~ budget^2
     fits = max(b for b in range(1, 30001) if quadratic * (b + 1) ** 2 * 8 + _store(b, 3, 1) <= 2 * GB)
     assert f"use a budget of at most {fits}" in msg
@@ -225,7 +226,9 @@ def test_the_estimate_counts_every_machine_of_a_multiclass_twin_vector_machine(m
     twins = 3 * 20001 * (4 + 3) * 8
     svm = 3 * 2 * 20000 * (4 + 6) * 8
     assert f"the twin vectors, n_machines x (budget + 1) x (n_features + 3) float64 values: {twins / GB:.3g} GB" in msg
-    assert f"the exact SVMs' examples, n_machines x 2 budget x (n_features + 6) float64 values: {svm / GB:.3g} GB" in msg
+    assert (
+        f"the exact SVMs' examples, n_machines x 2 budget x (n_features + 6) float64 values: {svm / GB:.3g} GB" in msg
+    )
     assert "plus the exact SVMs' margin-set matrices" in msg
 
 
@@ -250,7 +253,9 @@ def test_a_bad_alloc_during_learning_gets_the_estimate(monkeypatch):
     monkeypatch.setattr(_base, "_allocatable_bytes", lambda: (None, None))
     X, y = data(d=1)
     est = BudgetedSGDClassifier(budget=2 * 10**6, maintenance="merge")
-    with pytest.raises(MemoryError, match=r"^BudgetedSGDClassifier: not enough memory for budget=2000000 .*3.2e\+04 GB"):
+    with pytest.raises(
+        MemoryError, match=r"^BudgetedSGDClassifier: not enough memory for budget=2000000 .*3.2e\+04 GB"
+    ):
         est.fit(X, y)
     assert not hasattr(est, "_model")
 
@@ -285,7 +290,11 @@ def test_classes_of_mixed_types_are_named(classes, shown):
 
 @pytest.mark.parametrize(
     "y",
-    [np.array([1, "a"] * 30, dtype=object), np.array([None, 1] * 30, dtype=object), np.array([1.0, None] * 30, dtype=object)],
+    [
+        np.array([1, "a"] * 30, dtype=object),
+        np.array([None, 1] * 30, dtype=object),
+        np.array([1.0, None] * 30, dtype=object),
+    ],
 )
 def test_fit_labels_of_mixed_types_are_named(y):
     # was scikit-learn's "Unknown label type: unknown ... regression target"
@@ -416,7 +425,9 @@ def test_unlearn_index_out_of_range_is_named(method, bad):
 def test_unlearn_index_must_be_an_int(bad):
     X, y = data()
     est = IncrementalSVC().fit(X, y)
-    with pytest.raises(TypeError, match=rf"^example must be an int \(the number of a learned example\); got {re.escape(repr(bad))}$"):
+    with pytest.raises(
+        TypeError, match=rf"^example must be an int \(the number of a learned example\); got {re.escape(repr(bad))}$"
+    ):
         est.unlearn(bad)
 
 

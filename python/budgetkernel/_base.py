@@ -322,7 +322,8 @@ def _allocatable_bytes():
     if resource is not None:
         soft, _ = resource.getrlimit(resource.RLIMIT_AS)
         if soft != resource.RLIM_INFINITY:
-            found.append((max(soft - _mapped_bytes(), 0), "its address-space limit RLIMIT_AS, less what it maps already"))
+            left = max(soft - _mapped_bytes(), 0)
+            found.append((left, "its address-space limit RLIMIT_AS, less what it maps already"))
     try:
         physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
@@ -1229,7 +1230,8 @@ def _fsync_directory(directory):
 
 
 def _wrong_length(v, d):
-    return ValueError(f"x has {v.shape[0]} features, but the model was fitted with {d['n_features_in_']} (n_features_in_)")
+    n = d["n_features_in_"]
+    return ValueError(f"x has {v.shape[0]} features, but the model was fitted with {n} (n_features_in_)")
 
 
 def _dense(X):

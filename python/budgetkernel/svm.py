@@ -256,7 +256,9 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
             raise TypeError(f"example must be an int (the number of a learned example); got {example!r}")
         n = self._model.counters["examples"]
         if not 0 <= int(example) < n:
-            raise ValueError(f"example must be the number of a learned example, 0 <= example < {n} (n_seen_); got {example}")
+            raise ValueError(
+                f"example must be the number of a learned example, 0 <= example < {n} (n_seen_); got {example}"
+            )
         return int(example)
 
     def machine_state(self, k=0):
