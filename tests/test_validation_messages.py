@@ -247,9 +247,12 @@ def test_a_budget_beyond_any_machine_is_refused_without_a_limit_set():
     assert not hasattr(est, "_model")
 
 
-def test_a_bad_alloc_during_learning_gets_the_estimate(monkeypatch):
+def test_a_bad_alloc_while_building_gets_the_estimate(monkeypatch):
     # Where the system's limit is unknown (or the estimate fits but the allocation fails
-    # anyway) the core's bare std::bad_alloc is replaced by the same explanation.
+    # anyway) the core's bare std::bad_alloc is replaced by the same explanation. The B x B
+    # cache is allocated with the model (it used to be allocated by the first example, whose
+    # bad_alloc left a model with one SV in its store and none in its cache: every later step
+    # failed with "out of sync").
     monkeypatch.setattr(_base, "_allocatable_bytes", lambda: (None, None))
     X, y = data(d=1)
     est = BudgetedSGDClassifier(budget=2 * 10**6, maintenance="merge")
@@ -258,6 +261,44 @@ def test_a_bad_alloc_during_learning_gets_the_estimate(monkeypatch):
     ):
         est.fit(X, y)
     assert not hasattr(est, "_model")
+
+
+class _FailingModel:
+    """A core model whose learning calls raise MemoryError(message) (what pybind11 makes of a
+    std::bad_alloc, or numpy's own); everything else is the real model's."""
+
+    def __init__(self, model, message):
+        self._model, self._message = model, message
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def partial_fit(self, *args):
+        raise MemoryError(self._message)
+
+    learn_one = partial_fit
+
+
+def test_a_bad_alloc_while_learning_gets_the_estimate():
+    # e.g. projection's kernel matrix and inverse, allocated when the store first overflows
+    X, y = data()
+    est = BudgetedSGDClassifier(budget=20, maintenance="project", gamma=1.0).fit(X, y)
+    est._model = _FailingModel(est._model, "std::bad_alloc")
+    for call in (lambda: est.partial_fit(X, y), lambda: est.learn_one(X[0], 1)):
+        with pytest.raises(MemoryError) as info:
+            call()
+        assert str(info.value).startswith(
+            "BudgetedSGDClassifier: not enough memory for budget=20 (3 features, 2 classes): the model needs about "
+        )
+        assert "the kernel matrix and its inverse, 2 x (budget + 1)^2 float64 values: 7.06e-06 GB" in str(info.value)
+    # numpy's own MemoryError, and an unbudgeted model's, say what they say
+    est._model = _FailingModel(est._model._model, "Unable to allocate 8 GiB")
+    with pytest.raises(MemoryError, match="^Unable to allocate 8 GiB$"):
+        est.partial_fit(X, y)
+    free = BudgetedSGDClassifier(budget=None, gamma=1.0).fit(X, y)
+    free._model = _FailingModel(free._model, "std::bad_alloc")
+    with pytest.raises(MemoryError, match="^std::bad_alloc$"):
+        free.learn_one(X[0], 1)
 
 
 # ---------------------------------------------------------------------------- label messages

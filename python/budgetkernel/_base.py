@@ -584,9 +584,14 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
                 hi = mid - 1
         return lo or None
 
-    def _memory_error(self, d):
-        """A MemoryError the core raised while learning (model of state d), explained."""
-        return MemoryError(self._memory_message(d["n_features_in_"], len(d["classes_"])))
+    def _explain_memory_error(self, error, d):
+        """Raises the core's std::bad_alloc while learning (model of state d) as _memory_message
+        explains it, for a budgeted model (whose caches reach their full size while it learns).
+        Any other MemoryError (numpy's "Unable to allocate ...", an unbudgeted model's growing
+        store) is raised as it is."""
+        if str(error) != "std::bad_alloc" or self._memory_budget(d["n_features_in_"]) is None:
+            raise error
+        raise MemoryError(self._memory_message(d["n_features_in_"], len(d["classes_"]))) from None
 
     @contextlib.contextmanager
     def _undo_on_error(self):
@@ -841,8 +846,8 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         model = d["_model"]
         try:
             return _recorded(model, d, lambda: model.partial_fit(X, yi, record))
-        except MemoryError:  # a cache reached its full size (e.g. the first example's B x B)
-            raise self._memory_error(d) from None
+        except MemoryError as e:  # a cache reached its full size (e.g. projection's on activation)
+            self._explain_memory_error(e, d)
 
     # ------------------------------------------------------------ prediction
     def decision_function(self, X):
@@ -1039,8 +1044,8 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             raise _wrong_length(v, d)
         try:
             model.learn_one(v, yi)
-        except MemoryError:
-            raise self._memory_error(d) from None
+        except MemoryError as e:
+            self._explain_memory_error(e, d)
         # The curve's sampling: see learn_one's Notes (one counter, no per-example query).
         due = d.get("_curve_due", 1) - 1
         if due <= 0:
