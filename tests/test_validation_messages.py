@@ -174,44 +174,102 @@ def _store(budget, d, n_out):
     return (budget + 1) * (d + n_out + 3) * 8
 
 
-@pytest.mark.parametrize(
-    "est,quadratic,what",
-    [
-        (BudgetedSGDClassifier(budget=30000, maintenance="merge"), 1, "kernel-matrix cache of merging"),
-        (BudgetedSGDClassifier(budget=30000, maintenance="remove-random"), 1, "kernel-matrix cache of removal"),
-        (BudgetedSGDClassifier(budget=30000, maintenance="remove-smallest"), 1, "kernel-matrix cache of removal"),
-        (BudgetedSGDClassifier(budget=30000, maintenance="project"), 2, "kernel matrix and its inverse"),
-        (BudgetedSGDClassifier(budget=30000, maintenance="project-exact"), 2, "kernel matrix and its inverse"),
-        (BudgetedPAClassifier(budget=30000, variant="project"), 2, "kernel matrix and its inverse"),
-        (KernelPerceptron(budget=30000, maintenance="projectron"), 2, "kernel matrix and its inverse"),
-        (KernelPerceptron(budget=30000, maintenance="projectron++"), 2, "kernel matrix and its inverse"),
-    ],
-    ids=lambda v: v if isinstance(v, str) else None,
-)
-def test_a_budget_whose_caches_do_not_fit_is_refused_before_allocating(monkeypatch, est, quadratic, what):
+def _pow2_above(b):
+    return 1 << b.bit_length()
+
+
+# (estimator, bytes of its quadratic structure at budget b, its name, its formula)
+QUADRATIC = [
+    (dict(maintenance="merge"), lambda b: (b + 1) ** 2 * 8, "kernel-matrix cache of merging", "(budget + 1)^2"),
+    (dict(maintenance="remove-random"), lambda b: (b + 1) ** 2 * 8, "kernel-matrix cache of removal", "(budget + 1)^2"),
+    (
+        dict(maintenance="remove-smallest"),
+        lambda b: (b + 1) ** 2 * 8,
+        "kernel-matrix cache of removal",
+        "(budget + 1)^2",
+    ),
+    (
+        dict(maintenance="project"),
+        lambda b: 2 * (b + 1) ** 2 * 8,
+        "kernel matrix and its inverse",
+        "2 x (budget + 1)^2",
+    ),
+    (
+        dict(maintenance="project-exact"),
+        lambda b: 2 * (b + 1) ** 2 * 8,
+        "kernel matrix and its inverse",
+        "2 x (budget + 1)^2",
+    ),
+    (dict(variant="project"), lambda b: 2 * (2 * b) ** 2 * 8, "kernel matrix and its inverse", "2 x (2 budget)^2"),
+    (
+        dict(maintenance="projectron"),
+        lambda b: 2 * _pow2_above(b) ** 2 * 8,
+        "kernel matrix and its inverse",
+        "2 x p^2 (p: the smallest power of two > budget)",
+    ),
+    (
+        dict(maintenance="projectron++"),
+        lambda b: 2 * _pow2_above(b) ** 2 * 8,
+        "kernel matrix and its inverse",
+        "2 x p^2 (p: the smallest power of two > budget)",
+    ),
+]
+
+
+def _learner(params, **more):
+    if "variant" in params:
+        return BudgetedPAClassifier(**params, **more)
+    if params["maintenance"].startswith("projectron"):
+        return KernelPerceptron(**params, **more)
+    return BudgetedSGDClassifier(**params, **more)
+
+
+@pytest.mark.parametrize("params,cache_bytes,what,formula", QUADRATIC, ids=[str(q[0]) for q in QUADRATIC])
+def test_a_budget_whose_caches_do_not_fit_is_refused_before_allocating(monkeypatch, params, cache_bytes, what, formula):
     # B = 30,000 with merging or removal failed with a bare MemoryError('std::bad_alloc') from the
     # B x B kernel cache (7.2 GB); projection has two such matrices. Now the whole model is
     # estimated before anything is allocated, against what the process can get.
     monkeypatch.setattr(_base, "_allocatable_bytes", lambda: (2 * GB, "a test limit"))
     X, y = data()
+    est = _learner(params, budget=30000)
     with pytest.raises(MemoryError) as info:
         est.fit(X, y)
     msg = str(info.value)
-    cache = quadratic * 30001**2 * 8
+    cache = cache_bytes(30000)
     store = _store(30000, 3, 1)
     total = cache + store
     assert msg.startswith(f"{type(est).__name__}: not enough memory for budget=30000 (3 features, 2 classes)")
     assert f"needs about {total / GB:.3g} GB once the budget is full" in msg
     assert "more than the 2 GB this process can allocate (a test limit)" in msg
-    assert f"the {what}, {'2 x ' if quadratic == 2 else ''}(budget + 1)^2 float64 values: {cache / GB:.3g} GB" in msg
+    assert f"the {what}, {formula} float64 values: {cache / GB:.3g} GB" in msg
     assert (
         f"the support-vector store, (budget + 1) x (n_features + n_outputs + 3) float64 values: {store / GB:.3g} GB"
         in msg
     )
-    # the fix, with the largest budget that fits: 2 GB / (8 quadratic) ~ budget^2
-    fits = max(b for b in range(1, 30001) if quadratic * (b + 1) ** 2 * 8 + _store(b, 3, 1) <= 2 * GB)
-    assert f"use a budget of at most {fits}" in msg
+    # the fix, with the largest budget that fits
+    fits = max(b for b in range(1, 30001) if cache_bytes(b) + _store(b, 3, 1) <= 2 * GB)
+    assert f"The {what} grows with budget^2: use a budget of at most {fits}" in msg
     assert not hasattr(est, "_model")
+
+
+@pytest.mark.parametrize("budget", [20, 31, 32])
+@pytest.mark.parametrize("params", [q[0] for q in QUADRATIC if "project" in str(q[0])], ids=str)
+def test_the_projection_estimate_is_the_capacity_the_learner_reaches(params, budget):
+    # The projection's capacity (saved as "proj.capacity" / "projection.capacity") is part of
+    # its arithmetic and stays as the learner grows it: the estimate follows it, it does not
+    # assume budget + 1. Filled with random labels (every example a mistake candidate).
+    from test_model_file_fields import parse
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 2))
+    y = rng.integers(0, 2, 400)
+    extra = {"eta": 0.0} if "maintenance" in params and params["maintenance"].startswith("projectron") else {}
+    est = _learner(params, budget=budget, gamma=2.0, **extra).fit(X, y)
+    assert est.n_support_ == budget
+    _, fields = parse(est._model.to_bytes())
+    (cap,) = [int.from_bytes(raw[:8], "little") for name, _, _, raw in fields if name.endswith("capacity")]
+    (entry,) = [e for e in est._memory_plan(budget, 2, 2) if e[1] == "kernel matrix and its inverse"]
+    assert entry[0] == 2 * cap**2 * 8
 
 
 def test_the_estimate_counts_every_machine_of_a_multiclass_twin_vector_machine(monkeypatch):

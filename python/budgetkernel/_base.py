@@ -298,10 +298,12 @@ class _AveragedMixin:
         return self._averaged_model("average_dual_coef_").average_expansion[1]
 
 
-def _projection_memory(budget):
+def _projection_memory(side, formula):
     """The plan entry of projection-based maintenance: the SVs' kernel matrix and its
-    maintained inverse (budget/projection.hpp), each (budget + 1)^2."""
-    return 2 * (budget + 1) ** 2 * 8, "kernel matrix and its inverse", "2 x (budget + 1)^2 float64 values"
+    maintained inverse (budget/projection.hpp), each side x side at a full budget, where the
+    learner's growth leaves the capacity (which stays as it is: it is part of the arithmetic,
+    Eigen blocks its sums by the column stride)."""
+    return 2 * side**2 * 8, "kernel matrix and its inverse", f"2 x {formula} float64 values"
 
 
 def _gb(n):

@@ -140,8 +140,10 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
 
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)
-        if self.variant == "project":  # BPA-P's maintained inverse
-            plan.append(_projection_memory(budget))
+        if self.variant == "project":
+            # BPA-P's maintained inverse: activated with the store at budget, then doubled by the
+            # next SV (capacity 2 budget, measured from the model file's proj.capacity)
+            plan.append(_projection_memory(2 * budget, "(2 budget)^2"))
         return plan
 
     def _memory_note(self):

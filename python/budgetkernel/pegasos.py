@@ -164,7 +164,8 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)
         if self.maintenance in ("project", "project-exact"):
-            plan.append(_projection_memory(budget))
+            # activated when the store first holds budget + 1 SVs, at exactly that capacity
+            plan.append(_projection_memory(budget + 1, "(budget + 1)^2"))
         else:  # merging and removal keep the kernel matrix of the SVs (GramCache)
             how = "merging" if self.maintenance == "merge" else "removal"
             plan.append(((budget + 1) ** 2 * 8, f"kernel-matrix cache of {how}", "(budget + 1)^2 float64 values"))

@@ -116,8 +116,11 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
 
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)
-        if self.maintenance in ("projectron", "projectron++"):  # K^{-1} of the store
-            plan.append(_projection_memory(budget))
+        if self.maintenance in ("projectron", "projectron++"):
+            # K^{-1} of the store, tracked from the first SV and grown by doubling: the power of
+            # two that holds budget + 1 (a full store's candidate)
+            side = 1 << budget.bit_length()  # smallest power of two > budget
+            plan.append(_projection_memory(side, "p^2 (p: the smallest power of two > budget)"))
         return plan
 
     @classmethod
