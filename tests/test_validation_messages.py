@@ -280,12 +280,12 @@ def test_the_estimate_counts_every_machine_of_a_multiclass_twin_vector_machine(m
         TwinVectorMachine(budget=20000).fit(X, y)
     msg = str(info.value)
     # per machine (3, one-vs-rest): the twins (budget + 1 rows of n_features + 3 values) and
-    # the exact SVM's examples (2 per twin: n_features + 6 values each)
+    # the exact SVM's examples (2 per twin: n_features + 12 values each)
     twins = 3 * 20001 * (4 + 3) * 8
-    svm = 3 * 2 * 20000 * (4 + 6) * 8
+    svm = 3 * 2 * 20000 * (4 + 12) * 8
     assert f"the twin vectors, n_machines x (budget + 1) x (n_features + 3) float64 values: {twins / GB:.3g} GB" in msg
     assert (
-        f"the exact SVMs' examples, n_machines x 2 budget x (n_features + 6) float64 values: {svm / GB:.3g} GB" in msg
+        f"the exact SVMs' examples, n_machines x 2 budget x (n_features + 12) float64 values: {svm / GB:.3g} GB" in msg
     )
     assert "plus the exact SVMs' margin-set matrices" in msg
 

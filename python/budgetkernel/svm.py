@@ -30,15 +30,16 @@ def _twin_memory_plan(budget, n_features, n_classes, examples_per_twin):
     """The memory plan (OnlineClassifierMixin._memory_plan) of the TVM core at a full budget:
     per machine (one, or one per class), the twins (budget + 1 rows: point, two counts, a
     score) and the exact SVM's stored examples (2 per twin for the TVM, its two sides; 1 for
-    the reservoir), each a row of n_features plus its cached norm, label, alpha, gradient and
-    weight (and a few ints)."""
+    the reservoir), each a row of n_features plus ten per-example values (norm, label, alpha,
+    gradient, weight and work columns) and two ints (IncrementalSVM::grow_rows). Rows grow by
+    doubling, so the allocation can be up to twice this."""
     machines = 1 if n_classes == 2 else n_classes
     twins = machines * (budget + 1) * (n_features + 3) * 8
-    svm = machines * examples_per_twin * budget * (n_features + 6) * 8
+    svm = machines * examples_per_twin * budget * (n_features + 12) * 8
     per = "2 budget" if examples_per_twin == 2 else "budget"
     return [
         (twins, "twin vectors", "n_machines x (budget + 1) x (n_features + 3) float64 values"),
-        (svm, "exact SVMs' examples", f"n_machines x {per} x (n_features + 6) float64 values"),
+        (svm, "exact SVMs' examples", f"n_machines x {per} x (n_features + 12) float64 values"),
     ]
 
 
