@@ -8,9 +8,11 @@ runs in C++ with the GIL released.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import numbers
 import os
+import secrets
 import sys
 import threading
 from collections.abc import Mapping
@@ -62,21 +64,88 @@ def _check_choice(name, value, choices):
 
 
 def _check_bool(name, value):
+    """Only True / False (numpy's too): a str such as 'False' is true in an `if`, so
+    shuffle='False' used to shuffle, and None or 1 passed silently."""
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False; got {value!r}")
 
 
+def _check_random_state(value):
+    """What scikit-learn's check_random_state takes (None, an int, a RandomState), plus a numpy
+    Generator, with ints limited to what the core's 64-bit seed holds: [0, 2^64 - 1]. Values
+    used to be taken mod 2^64 (2**64 gave the model of 0), and the estimators that draw no
+    seed (IncrementalSVC, LinearPegasosClassifier) accepted anything unless shuffle=True.
+    bool is refused although it is an int to Python (True is a mistake for a seed, e.g. for
+    shuffle=True), as every numeric parameter here refuses it."""
+    if value is None or isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and 0 <= int(value) < 2**64:
+        return
+    raise ValueError(
+        "random_state must be None, an int in [0, 2**64 - 1], a numpy RandomState or a numpy Generator; "
+        f"got {value!r}"
+    )
+
+
 def _seed(random_state):
-    """A 64-bit seed for the core's own mt19937_64 (reproducible on every platform)."""
+    """A 64-bit seed for the core's own mt19937_64 (reproducible on every platform), from a
+    random_state that _check_random_state accepted."""
+    _check_random_state(random_state)
     if random_state is None:
         return int(np.random.default_rng().integers(0, 2**63))
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(0, 2**31 - 1))
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(0, 2**63))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 0:
-        return int(random_state) % 2**64
-    raise ValueError(f"random_state must be None, a non-negative int or a numpy generator; got {random_state!r}")
+    return int(random_state)
+
+
+def _label_kinds(values):
+    """The types of ``values`` when they are not all numbers or all str (which numpy can sort
+    and a model file can store), else None."""
+    kinds = {type(v) for v in values}
+    if all(issubclass(t, str) for t in kinds) or all(issubclass(t, (numbers.Number, np.bool_)) for t in kinds):
+        return None
+    return kinds
+
+
+def _check_label_types(values, name):
+    """Labels of mixed kinds (an int among str, None) as a TypeError naming them: numpy cannot
+    sort them, and the failure was "'<' not supported between instances of 'int' and 'str'"
+    (or, for fit, scikit-learn's "Unknown label type ... regression target"). ``values`` is a
+    list of the labels, or an object array (other arrays hold one kind)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype != object:
+            return
+        values = values.ravel().tolist()
+    kinds = _label_kinds(values)
+    if kinds is None:
+        return
+    names = ", ".join(sorted({t.__name__ for t in kinds}))
+    if name == "classes":
+        shown = repr([_plain(v) for v in values]) if len(values) <= 20 else f"{len(values)} labels"
+        got = f"{shown} (types {names})"
+    else:
+        got = f"labels of types {names} (e.g. {_distinct([_plain(v) for v in values], 5)})"
+    raise TypeError(
+        f"{name} must be all numbers (int, float, bool) or all str; got {got}. Convert the labels to one "
+        f"kind, e.g. all str with [str(v) for v in {name}]"
+    )
+
+
+def _classes_array(classes):
+    """``classes`` as an array, its labels checked for mixed kinds (_check_label_types): a list
+    before np.asarray, which turns [1, 'a'] into the strings ['1', 'a'] without a word."""
+    if isinstance(classes, (list, tuple)):
+        _check_label_types(list(classes), "classes")
+    classes = np.asarray(classes)
+    _check_label_types(classes, "classes")
+    return classes
+
+
+def _plain(v):
+    """A label as a plain Python value for messages ([1], not [np.int64(1)])."""
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def _shuffler(random_state):
@@ -89,6 +158,13 @@ def _shuffler(random_state):
     return check_random_state(random_state)
 
 
+_GAMMA_SCALE_HINT = (
+    "scikit-learn's 'auto' (1 / n_features) is not offered: 'scale' is 1 / (n_features * X.var()) over the "
+    "first chunk, which is 1 / n_features for standardised features (and for a single first example); for "
+    "'auto' itself pass gamma=1 / n_features"
+)
+
+
 class _KernelParamsMixin:
     """gamma='scale' is resolved once, from the first data seen, into ``gamma_``:
     1 / (n_features * X.var()) over the first chunk (scikit-learn's 'scale'; 1.0 if that chunk
@@ -99,12 +175,25 @@ class _KernelParamsMixin:
     def _check_kernel_params(self):
         _check_choice("kernel", self.kernel, _KERNELS)
         if not (isinstance(self.gamma, str) and self.gamma == "scale"):
-            _check_positive("gamma", self.gamma)
+            try:
+                _check_positive("gamma", self.gamma)
+            except ValueError:
+                hint = f". {_GAMMA_SCALE_HINT}" if isinstance(self.gamma, str) else ""
+                raise ValueError(f"gamma must be a positive number or 'scale'; got {self.gamma!r}{hint}") from None
         _check_positive("degree", self.degree, integer=True)
         if self.degree > 2**31 - 1:
             raise ValueError(f"degree must be at most 2^31 - 1; got {self.degree!r}")
         if isinstance(self.coef0, bool) or not isinstance(self.coef0, numbers.Real) or not np.isfinite(self.coef0):
             raise ValueError(f"coef0 must be a finite number; got {self.coef0!r}")
+        # One rule for every learner (the online ones' cores refuse it too): with coef0 < 0 the
+        # polynomial kernel is not positive semi-definite, and the exact SVMs accepted it only to
+        # break down mid-fit (TwinVectorMachine, ReservoirSVC) on its indefinite kernel matrix.
+        if self.kernel == "poly" and self.coef0 < 0:
+            raise ValueError(
+                f"kernel='poly' needs coef0 >= 0; got coef0={self.coef0!r}: with coef0 < 0 the polynomial kernel "
+                "is not positive semi-definite (k(x, x) = (gamma |x|^2 + coef0)^degree is zero or negative for some "
+                "x), which every learner here assumes"
+            )
 
     def _resolve_gamma(self, X):
         if isinstance(self.gamma, str):
@@ -209,6 +298,64 @@ class _AveragedMixin:
         return self._averaged_model("average_dual_coef_").average_expansion[1]
 
 
+def _projection_memory(side, formula):
+    """The plan entry of projection-based maintenance: the SVs' kernel matrix and its
+    maintained inverse (budget/projection.hpp), each side x side at a full budget, where the
+    learner's growth leaves the capacity (which stays as it is: it is part of the arithmetic,
+    Eigen blocks its sums by the column stride)."""
+    return 2 * side**2 * 8, "kernel matrix and its inverse", f"2 x {formula} float64 values"
+
+
+def _gb(n):
+    return f"{n / 1e9:.3g} GB"
+
+
+def _allocatable_bytes():
+    """(bytes, reason): about the most memory this process can still allocate, and what sets
+    it: the address-space limit (RLIMIT_AS) less what the process already maps, and the
+    machine's physical memory plus swap (Linux's default overcommit refuses one allocation
+    beyond that, and touching more than it ends in the OOM killer). (None, None) where
+    neither is known (Windows): a std::bad_alloc is then explained after the fact."""
+    found = []
+    try:
+        import resource
+    except ImportError:  # Windows
+        resource = None
+    if resource is not None:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            left = max(soft - _mapped_bytes(), 0)
+            found.append((left, "its address-space limit RLIMIT_AS, less what it maps already"))
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        physical = 0
+    if physical > 0:
+        found.append((physical + _meminfo_bytes("SwapTotal"), "the machine's physical memory and swap"))
+    return min(found) if found else (None, None)
+
+
+def _mapped_bytes():
+    """The address space this process maps (Linux: /proc/self/statm; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+
+
+def _meminfo_bytes(field):
+    """A size from /proc/meminfo (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _hashable(v):
     try:
         hash(v)
@@ -269,6 +416,14 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def _make_core(self, n_features, n_classes, X):  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def _check_fit_params(self):
+        """The parameters every estimator takes, for _validate_params: n_epochs, shuffle and
+        random_state (checked whatever shuffle is: a random_state that only shuffling would
+        use was accepted unchecked, then failed once shuffle=True)."""
+        _check_positive("n_epochs", self.n_epochs, integer=True)
+        _check_bool("shuffle", self.shuffle)
+        _check_random_state(self.random_state)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True  # accepted, and densified (see _dense)
@@ -322,14 +477,15 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def _init_model(self, X, classes, feature_order=None):
         self._validate_params()
-        classes = np.asarray(classes)
+        classes = _classes_array(classes)
         if classes.ndim != 1:
             raise ValueError("classes must be a 1-D array of labels")
         classes = unique_labels(classes)
         if len(classes) < 2:
             raise ValueError(
-                f"{type(self).__name__} needs at least 2 classes; got {len(classes)} class(es): {list(classes)}"
+                f"{type(self).__name__} needs at least 2 classes; got {len(classes)} class(es): {classes.tolist()}"
             )
+        self._check_memory(X.shape[1], len(classes))
         self.classes_ = classes
         self._label_index = {c: i for i, c in enumerate(classes.tolist())}
         try:
@@ -342,20 +498,102 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         self._built_params = self.get_params(deep=False)
         self._params_changed = False
 
-    def _memory_message(self, n_features, n_classes):
+    # ---------------------------------------------------------------- memory
+    # A large budget used to fail with a bare MemoryError('std::bad_alloc') once the first
+    # example reached a B x B structure (merging's kernel cache: ~7 GB at B = 30,000). The
+    # model's memory at a full budget is estimated from its parameters and checked against
+    # what the process can get before anything is allocated; a std::bad_alloc that still
+    # happens (a limit we cannot see) gets the same explanation.
+
+    def _memory_budget(self, n_features):
+        """The budget the memory estimate is for: None for an unbudgeted model (its memory grows
+        with the stream) and for a budget the core refuses itself ((budget + 1) * n_features
+        beyond 2^31 preallocated values: its ValueError says so)."""
         budget = self.get_params(deep=False).get("budget")
-        what = f"{type(self).__name__}: not enough memory to build the model ({n_features} features, "
-        what += f"{n_classes} classes"
-        if not isinstance(budget, numbers.Integral):
-            return what + ")"
-        # The store preallocates budget + 1 rows: the SV, its coefficients (one column for two
-        # classes), its squared norm, id and kernel-row entry. Learners keep more on top.
+        if isinstance(budget, bool) or not isinstance(budget, numbers.Integral):
+            return None
+        budget = int(budget)
+        return budget if 0 < budget <= 2**31 // n_features - 1 else None
+
+    def _memory_plan(self, budget, n_features, n_classes):
+        """[(bytes, structure, its size as a formula)] of what the model holds once ``budget``
+        SVs are stored: the support-vector store here; learners add their caches. Structures
+        of O(budget) float64 values besides the store are left out (scratch rows), so the
+        estimate is a slight underestimate."""
         n_out = 1 if n_classes == 2 else n_classes
-        gb = (int(budget) + 1) * (n_features + n_out + 3) * 8 / 1e9
-        return (
-            f"{what}, budget={budget}): its support-vector store alone asks for about {gb:.3g} GB "
-            "((budget + 1) rows of n_features + n_outputs + 3 float64 values); use a smaller budget"
+        return [
+            (
+                (budget + 1) * (n_features + n_out + 3) * 8,
+                "support-vector store",
+                "(budget + 1) x (n_features + n_outputs + 3) float64 values",
+            )
+        ]
+
+    def _memory_note(self):
+        """What the estimate leaves out that can grow further (appended to the message)."""
+        return ""
+
+    def _memory_total(self, budget, n_features, n_classes):
+        return sum(b for b, _, _ in self._memory_plan(budget, n_features, n_classes))
+
+    def _check_memory(self, n_features, n_classes):
+        """MemoryError, before anything is allocated, when the estimate at a full budget exceeds
+        what this process can allocate (_allocatable_bytes)."""
+        budget = self._memory_budget(n_features)
+        if budget is None:
+            return
+        total = self._memory_total(budget, n_features, n_classes)
+        available, why = _allocatable_bytes()
+        if available is not None and total > available:
+            raise MemoryError(self._memory_message(n_features, n_classes, (available, why)))
+
+    def _memory_message(self, n_features, n_classes, limit=None):
+        """What the model needs and why, for a refused or failed allocation (limit: the
+        (bytes, reason) it was refused against; None when an allocation failed)."""
+        what = f"{type(self).__name__}: not enough memory"
+        budget = self._memory_budget(n_features)
+        if budget is None:
+            return f"{what} to build the model ({n_features} features, {n_classes} classes)"
+        plan = self._memory_plan(budget, n_features, n_classes)
+        total = sum(b for b, _, _ in plan)
+        msg = (
+            f"{what} for budget={budget} ({n_features} features, {n_classes} classes): the model needs about "
+            f"{_gb(total)} once the budget is full"
         )
+        if limit is not None:
+            msg += f", more than the {_gb(limit[0])} this process can allocate ({limit[1]})"
+        msg += ". Of that: " + "; ".join(f"the {name}, {formula}: {_gb(b)}" for b, name, formula in plan)
+        msg += self._memory_note() + ". "
+        quadratic = [name for _, name, formula in plan if "^2" in formula]
+        if quadratic:
+            msg += f"The {quadratic[0]} grows with budget^2: "
+        fits = self._largest_budget(limit[0], budget, n_features, n_classes) if limit is not None else None
+        if fits:
+            msg += f"use a budget of at most {fits}"
+        else:
+            msg += "use a smaller budget"
+        return msg
+
+    def _largest_budget(self, available, budget, n_features, n_classes):
+        """The largest budget below ``budget`` whose estimate fits in ``available`` bytes (the
+        estimate grows with the budget), or None if not even 1 does."""
+        lo, hi = 0, budget - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._memory_total(mid, n_features, n_classes) <= available:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo or None
+
+    def _explain_memory_error(self, error, d):
+        """Raises the core's std::bad_alloc while learning (model of state d) as _memory_message
+        explains it, for a budgeted model (whose caches reach their full size while it learns).
+        Any other MemoryError (numpy's "Unable to allocate ...", an unbudgeted model's growing
+        store) is raised as it is."""
+        if str(error) != "std::bad_alloc" or self._memory_budget(d["n_features_in_"]) is None:
+            raise error
+        raise MemoryError(self._memory_message(d["n_features_in_"], len(d["classes_"]))) from None
 
     @contextlib.contextmanager
     def _undo_on_error(self):
@@ -518,6 +756,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def _fit_data(self, X, y):
         """fit's validation: a fresh model for the labels of y; returns X and the label indices."""
         X, y = self._validated(X, y, reset=True)
+        _check_label_types(y, "y")
         check_classification_targets(y)
         self._init_model(X, np.unique(y))
         return X, self._encode(y)
@@ -573,12 +812,13 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             else:
                 X, y = self._validated(X, y, reset=first)
                 if first:  # later chunks: _encode rejects every label outside classes_
+                    _check_label_types(y, "y")
                     check_classification_targets(y)
         if first:
             self._init_model(X, classes)
         else:
             self._check_params_unchanged()
-            if classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
+            if classes is not None and not np.array_equal(unique_labels(_classes_array(classes)), self.classes_):
                 raise ValueError(
                     f"classes={list(classes)} differs from the classes of the first call {self.classes_.tolist()}"
                 )
@@ -606,7 +846,10 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
     def _learn_chunk(self, X, yi, record=False, d=None):
         d = self.__dict__ if d is None else d
         model = d["_model"]
-        return _recorded(model, d, lambda: model.partial_fit(X, yi, record))
+        try:
+            return _recorded(model, d, lambda: model.partial_fit(X, yi, record))
+        except MemoryError as e:  # a cache reached its full size (e.g. projection's on activation)
+            self._explain_memory_error(e, d)
 
     # ------------------------------------------------------------ prediction
     def decision_function(self, X):
@@ -799,7 +1042,12 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         except (KeyError, TypeError):
             raise ValueError(f"label {y!r} is not in classes_={d['classes_'].tolist()}") from None
         model = d["_model"]
-        model.learn_one(v, yi)
+        if v.shape[0] != d["n_features_in_"]:
+            raise _wrong_length(v, d)
+        try:
+            model.learn_one(v, yi)
+        except MemoryError as e:
+            self._explain_memory_error(e, d)
         # The curve's sampling: see learn_one's Notes (one counter, no per-example query).
         due = d.get("_curve_due", 1) - 1
         if due <= 0:
@@ -814,6 +1062,8 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         d = self.__dict__
         if "_model" not in d:
             return None
+        if v.shape[0] != d["n_features_in_"]:
+            raise _wrong_length(v, d)
         return d["classes_"][d["_model"].predict(v.reshape(1, -1))[0]]
 
     # -------------------------------------------------------- introspection
@@ -903,18 +1153,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             mean, scale = self._standardize_stats
             meta["standardize"] = {"mean": [float(v) for v in mean], "scale": [float(v) for v in scale]}
         self._model.metadata = json.dumps(meta, default=_jsonable).encode()
-        data = self._model.to_bytes()
-        tmp = f"{os.fspath(path)}.tmp"
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            # a failed or interrupted write (disk full, Ctrl-C, path a directory) leaves no
-            # partial .tmp file behind; a file already at `path` stays as it was
-            with contextlib.suppress(OSError):
-                os.remove(tmp)
-            raise
+        _write_atomically(path, self._model.to_bytes())
 
     def _extra_fitted(self):
         """Fitted attributes besides the core model that a subclass needs back on load."""
@@ -933,6 +1172,77 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             seed = core_params.get("seed") if isinstance(core_params, Mapping) else None
             params["random_state"] = None if seed is None else int(seed)
         return params
+
+
+def _write_atomically(path, data):
+    """Writes ``data`` to ``path`` (str, bytes or os.PathLike) so that the file is always either
+    what it was or all of ``data``, whatever runs at the same time or fails.
+
+    The bytes go to a temporary file of a unique name in the target's directory (a fixed
+    "<path>.tmp" was shared by concurrent writers: one of them raised FileNotFoundError and the
+    other renamed a file still being written, leaving a corrupt model), are fsynced, and the
+    file is renamed over the target (atomic within one directory, also on Windows); then the
+    directory entry is fsynced where the platform can (POSIX), so that a crash right after save
+    returned cannot lose the new name or leave an empty file under it. A symlink at ``path`` is
+    written through (its target gets the model; the rename used to replace the link itself
+    with a regular file). On any failure (disk full, Ctrl-C, a directory as path) the
+    temporary file is removed and a file already at the target stays as it was."""
+    path = os.fspath(path)
+    # realpath: the final target of a chain of links (a dangling link's target is created);
+    # a path that is no link comes back as the same file, made absolute.
+    target = os.path.realpath(path)
+    directory, name = os.path.split(target)
+    fd, tmp = _unique_temp_file(directory, name)
+    try:
+        try:
+            view = memoryview(data)
+            while view:  # os.write may write less than asked (large data, signals)
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+    _fsync_directory(directory)
+
+
+def _unique_temp_file(directory, name):
+    """(fd, path) of a new file "<directory>/.<name>.<random>.tmp" opened for writing. Created
+    exclusively with mode 0o666 less the umask, as open(path, "wb") creates a file (mkstemp's
+    0o600 would have made every saved model private to its owner). str or bytes as given."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        token = secrets.token_hex(8)
+        tmp_name = f".{os.fsdecode(name)}.{token}.tmp"
+        tmp = os.path.join(directory, os.fsencode(tmp_name) if isinstance(directory, bytes) else tmp_name)
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:  # 64 random bits taken: draw again
+            continue
+
+
+def _fsync_directory(directory):
+    """Makes a rename in ``directory`` durable. POSIX only: Windows cannot open a directory
+    (its rename is made durable by the file system). File systems that cannot fsync a
+    directory say EINVAL / ENOTSUP; the rename itself has happened, so that is not an error."""
+    if os.name == "nt":
+        return
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
+
+
+def _wrong_length(v, d):
+    n = d["n_features_in_"]
+    return ValueError(f"x has {v.shape[0]} features, but the model was fitted with {n} (n_features_in_)")
 
 
 def _dense(X):

@@ -17,6 +17,7 @@ from ._base import (
     _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
+    _projection_memory,
     _name_of,
     _seed,
     register,
@@ -121,7 +122,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         _check_positive("C", self.C)
         _check_bool("averaged", self.averaged)
         self._check_kernel_params()
-        _check_positive("n_epochs", self.n_epochs, integer=True)
+        self._check_fit_params()
 
     def _make_core(self, n_features, n_classes, X):
         return _core.PassiveAggressive(
@@ -136,6 +137,17 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
             _seed(self.random_state),
             bool(self.averaged),
         )
+
+    def _memory_plan(self, budget, n_features, n_classes):
+        plan = super()._memory_plan(budget, n_features, n_classes)
+        if self.variant == "project":
+            # BPA-P's maintained inverse: activated with the store at budget, then doubled by the
+            # next SV (capacity 2 budget, measured from the model file's proj.capacity)
+            plan.append(_projection_memory(2 * budget, "(2 budget)^2"))
+        return plan
+
+    def _memory_note(self):
+        return (", plus every SV the average retires (averaged=True keeps them all)" if self.averaged else "")
 
     @classmethod
     def _core_class(cls):

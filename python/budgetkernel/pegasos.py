@@ -14,6 +14,7 @@ from ._base import (
     _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
+    _projection_memory,
     _name_of,
     _seed,
     register,
@@ -147,12 +148,31 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
                 f"for the Gaussian kernel, BSGD paper eq. 18-22); got kernel={self.kernel!r}. "
                 "Use maintenance='project' or a removal strategy."
             )
-        _check_positive("n_epochs", self.n_epochs, integer=True)
+        self._check_fit_params()
         if not isinstance(self.average, (bool, np.bool_)):
-            _check_positive("average", self.average, integer=True)
+            try:
+                _check_positive("average", self.average, integer=True)
+            except ValueError:
+                raise ValueError(
+                    "average must be True, False or a positive integer (the example from which to average); "
+                    f"got {self.average!r}"
+                ) from None
         d = self.average_decay
         if isinstance(d, bool) or not isinstance(d, numbers.Real) or not np.isfinite(d) or d < 0:
             raise ValueError(f"average_decay must be a non-negative finite number; got {d!r}")
+
+    def _memory_plan(self, budget, n_features, n_classes):
+        plan = super()._memory_plan(budget, n_features, n_classes)
+        if self.maintenance in ("project", "project-exact"):
+            # activated when the store first holds budget + 1 SVs, at exactly that capacity
+            plan.append(_projection_memory(budget + 1, "(budget + 1)^2"))
+        else:  # merging and removal keep the kernel matrix of the SVs (GramCache)
+            how = "merging" if self.maintenance == "merge" else "removal"
+            plan.append(((budget + 1) ** 2 * 8, f"kernel-matrix cache of {how}", "(budget + 1)^2 float64 values"))
+        if bool(self.average):  # (valid here: True or a start t0 >= 1)
+            n_out = 1 if n_classes == 2 else n_classes
+            plan.append(((budget + 1) * n_out * 8, "averaged coefficients", "(budget + 1) x n_outputs float64 values"))
+        return plan
 
     def _average_start(self):
         if isinstance(self.average, (bool, np.bool_)):
@@ -239,7 +259,7 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
     def _validate_params(self):
         _check_positive("lam", self.lam)
         _check_positive("batch_size", self.batch_size, integer=True)
-        _check_positive("n_epochs", self.n_epochs, integer=True)
+        self._check_fit_params()
 
     def _make_core(self, n_features, n_classes, X):
         return _core.LinearPegasos(n_features, n_classes, float(self.lam), int(self.batch_size))

@@ -13,6 +13,7 @@ from ._base import (
     _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
+    _projection_memory,
     _name_of,
     _seed,
     register,
@@ -99,7 +100,7 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         _check_non_negative("eta", self.eta)
         _check_non_negative("beta", self.beta)
         self._check_kernel_params()
-        _check_positive("n_epochs", self.n_epochs, integer=True)
+        self._check_fit_params()
 
     def _make_core(self, n_features, n_classes, X):
         return _core.KernelPerceptron(
@@ -112,6 +113,15 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
             float(self.beta),
             _seed(self.random_state),
         )
+
+    def _memory_plan(self, budget, n_features, n_classes):
+        plan = super()._memory_plan(budget, n_features, n_classes)
+        if self.maintenance in ("projectron", "projectron++"):
+            # K^{-1} of the store, tracked from the first SV and grown by doubling: the power of
+            # two that holds budget + 1 (a full store's candidate)
+            side = 1 << budget.bit_length()  # smallest power of two > budget
+            plan.append(_projection_memory(side, "p^2 (p: the smallest power of two > budget)"))
+        return plan
 
     @classmethod
     def _core_class(cls):

@@ -127,7 +127,7 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         if self.target_svs is None and self.beta < self.alpha:
             raise ValueError(f"beta must be >= alpha; got beta={self.beta!r} < alpha={self.alpha!r}")
         self._check_kernel_params()
-        _check_positive("n_epochs", self.n_epochs, integer=True)
+        self._check_fit_params()
 
     def _resolve_beta(self):
         if self.target_svs is None:
@@ -295,7 +295,7 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         _check_positive("max_coef", self.max_coef, allow_none=True)
         _check_bool("averaged", self.averaged)
         self._check_kernel_params()
-        _check_positive("n_epochs", self.n_epochs, integer=True)
+        self._check_fit_params()
 
     def _make_core(self, n_features, n_classes, X):
         return _core.BOGD(
@@ -310,6 +310,9 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
             bool(self.averaged),
             _seed(self.random_state),
         )
+
+    def _memory_note(self):
+        return (", plus every SV the average retires (averaged=True keeps them all)" if self.averaged else "")
 
     @classmethod
     def _core_class(cls):

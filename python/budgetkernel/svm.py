@@ -9,6 +9,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._base import (
     OnlineClassifierMixin,
+    _check_bool,
     _check_choice,
     _check_positive,
     _kernel_from_core,
@@ -23,6 +24,29 @@ from ._native import core as _core
 __all__ = ["IncrementalSVC", "TwinVectorMachine", "ReservoirSVC"]
 
 _MERGE = {"input": 0, "feature": 1}
+
+
+def _twin_memory_plan(budget, n_features, n_classes, examples_per_twin):
+    """The memory plan (OnlineClassifierMixin._memory_plan) of the TVM core at a full budget:
+    per machine (one, or one per class), the twins (budget + 1 rows: point, two counts, a
+    score) and the exact SVM's stored examples (2 per twin for the TVM, its two sides; 1 for
+    the reservoir), each a row of n_features plus ten per-example values (norm, label, alpha,
+    gradient, weight and work columns) and two ints (IncrementalSVM::grow_rows). Rows grow by
+    doubling, so the allocation can be up to twice this."""
+    machines = 1 if n_classes == 2 else n_classes
+    twins = machines * (budget + 1) * (n_features + 3) * 8
+    svm = machines * examples_per_twin * budget * (n_features + 12) * 8
+    per = "2 budget" if examples_per_twin == 2 else "budget"
+    return [
+        (twins, "twin vectors", "n_machines x (budget + 1) x (n_features + 3) float64 values"),
+        (svm, "exact SVMs' examples", f"n_machines x {per} x (n_features + 12) float64 values"),
+    ]
+
+
+_MARGIN_SET_NOTE = (
+    ", plus the exact SVMs' margin-set matrices, which grow with the margin support vectors they hold (Q_{:,S}, "
+    "Q_SS and the inverse: up to 3 n^2 float64 values per machine for n stored examples)"
+)
 
 
 def _check_ridge(value):
@@ -76,6 +100,8 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     gamma : float or 'scale', default='scale'
     degree : int, default=3
     coef0 : float, default=0.0
+        Independent term of the polynomial kernel: >= 0 (as for every learner; with coef0 < 0
+        the kernel is not positive semi-definite).
     n_epochs : int, default=1
         ``fit`` passes; a second pass learns every example again (as a new copy).
     shuffle : bool, default=False
@@ -120,7 +146,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     def _validate_params(self):
         _check_positive("C", self.C)
         self._check_kernel_params()
-        _check_positive("n_epochs", self.n_epochs, integer=True)
+        self._check_fit_params()
         _check_ridge(self.ridge)
 
     def _make_core(self, n_features, n_classes, X):
@@ -221,10 +247,19 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         self._model.set_weight(self._example_index(example), float(weight))
         return self
 
-    @staticmethod
-    def _example_index(example):
-        if isinstance(example, bool) or not isinstance(example, numbers.Integral) or example < 0:
-            raise ValueError(f"example must be a non-negative integer index; got {example!r}")
+    def _example_index(self, example):
+        """``example`` as the core's int64 key, checked here: numbers beyond int64 reached
+        pybind11 as "incompatible function arguments"; a negative one, or one never learned,
+        is named with the range of numbers learned so far (examples are numbered in the order
+        learned, 0 .. n_seen_ - 1; an unlearned one stays numbered, and the core says that it
+        is gone)."""
+        if isinstance(example, (bool, np.bool_)) or not isinstance(example, numbers.Integral):
+            raise TypeError(f"example must be an int (the number of a learned example); got {example!r}")
+        n = self._model.counters["examples"]
+        if not 0 <= int(example) < n:
+            raise ValueError(
+                f"example must be the number of a learned example, 0 <= example < {n} (n_seen_); got {example}"
+            )
         return int(example)
 
     def machine_state(self, k=0):
@@ -303,12 +338,11 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
         if not self.m2 > self.m1:
             raise ValueError(f"m2 must be larger than m1 (a buffer zone, paper 4.1); got m1={self.m1}, m2={self.m2}")
         _check_choice("merge", self.merge, _MERGE)
-        for name in ("one_sided", "fixed_C_total"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        _check_bool("one_sided", self.one_sided)
+        _check_bool("fixed_C_total", self.fixed_C_total)
         _check_positive("rejection_eta", self.rejection_eta, allow_none=True)
         self._check_kernel_params()
-        _check_positive("n_epochs", self.n_epochs, integer=True)
+        self._check_fit_params()
         _check_ridge(self.ridge)
 
     def _make_core(self, n_features, n_classes, X):
@@ -317,6 +351,12 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
             n_features, n_classes, *self._kernel_args(X), int(self.budget), float(self.C), float(self.m1),
             float(self.m2), _MERGE[self.merge], bool(self.one_sided), eta, bool(self.fixed_C_total),
             False, _seed(self.random_state), float(self.ridge))
+
+    def _memory_plan(self, budget, n_features, n_classes):
+        return _twin_memory_plan(budget, n_features, n_classes, 2)
+
+    def _memory_note(self):
+        return _MARGIN_SET_NOTE
 
     @classmethod
     def _core_class(cls):
@@ -398,7 +438,7 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
         _check_positive("budget", self.budget, integer=True)
         _check_positive("C", self.C)
         self._check_kernel_params()
-        _check_positive("n_epochs", self.n_epochs, integer=True)
+        self._check_fit_params()
         _check_ridge(self.ridge)
 
     def _make_core(self, n_features, n_classes, X):
@@ -406,6 +446,12 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
         return _core.TwinVectorMachine(
             n_features, n_classes, *self._kernel_args(X), int(self.budget), float(self.C), 1.0, 2.0, 0, True, -1.0,
             False, True, _seed(self.random_state), float(self.ridge))
+
+    def _memory_plan(self, budget, n_features, n_classes):
+        return _twin_memory_plan(budget, n_features, n_classes, 1)
+
+    def _memory_note(self):
+        return _MARGIN_SET_NOTE
 
     @classmethod
     def _core_class(cls):

@@ -232,9 +232,13 @@ inline Eigen::Map<const bk::RowMatrix> as_matrix(const CArray& X) {
 /// The single-example path's only validation (no copies): shape and the learner's row check.
 template <class L>
 void check_one(const L& self, const CArray& x, bool learning) {
-  if (x.ndim() != 1 || x.shape(0) != self.n_features()) throw std::invalid_argument("x must be 1-D with n_features values");
+  if (x.ndim() != 1)
+    throw std::invalid_argument("x must be one example, a 1-D array; got " + std::to_string(x.ndim()) + " dimensions");
+  if (x.shape(0) != self.n_features())
+    throw std::invalid_argument("x has " + std::to_string(x.shape(0)) + " features, but the model has " +
+                                std::to_string(self.n_features()));
   if (const char* problem = learning ? self.learn_row_problem(x.data()) : self.row_problem(x.data()))
-    throw std::invalid_argument(std::string("x ") + problem);
+    throw std::invalid_argument("x " + self.describe_row_problem(x.data(), problem));
 }
 
 /// A member function of L that changes it, as a binding lambda that holds a write UseGuard

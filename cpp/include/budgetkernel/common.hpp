@@ -60,15 +60,21 @@ constexpr double kMaxRowSqNorm = 1e300;
 /// kernel) stays accepted: the learners skip or absorb it exactly. Never reached by RBF.
 constexpr double kMinNonzeroSelf = 1e-200;
 
-/// nullptr when the row x[0..n) is usable input, else what is wrong with it: NaN or infinity,
-/// or values so large that its squared norm exceeds `max_sqnorm` (Kernel::max_input_sqnorm:
-/// kMaxRowSqNorm, lower for a polynomial kernel). One vectorised pass.
+/// row_problem's answers, named so that a learner can tell them apart (by address) and
+/// explain a too-large row by what set the bound (OnlineLearner::describe_row_problem).
+inline constexpr char kRowNotFinite[] = "contains NaN or infinity";
+inline constexpr char kRowTooLarge[] =
+    "contains values too large for the kernel's arithmetic (its squared norm would make kernel values overflow); "
+    "rescale it";
+
+/// nullptr when the row x[0..n) is usable input, else what is wrong with it: NaN or infinity
+/// (kRowNotFinite), or values so large that its squared norm exceeds `max_sqnorm`
+/// (Kernel::max_input_sqnorm: kMaxRowSqNorm, lower for a polynomial kernel; kRowTooLarge).
+/// One vectorised pass.
 inline const char* row_problem(const double* x, Index n, double max_sqnorm = kMaxRowSqNorm) {
   const double s = Eigen::Map<const Eigen::VectorXd>(x, n).squaredNorm();  // NaN and inf propagate
   if (s <= max_sqnorm) return nullptr;
-  return all_finite(x, n) ? "contains values too large for the kernel's arithmetic (its squared norm would make "
-                            "kernel values overflow); rescale it"
-                          : "contains NaN or infinity";
+  return all_finite(x, n) ? kRowTooLarge : kRowNotFinite;
 }
 
 /// Whether every row of a row-major n x d block passes row_problem (model files: stored SVs).

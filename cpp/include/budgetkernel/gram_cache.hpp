@@ -255,6 +255,15 @@ class GramTracked {
   /// Forgets every SV (keeps the storage).
   void clear() { m_gram.clear(); }
 
+  /// Makes room for `cap` SVs in the cache now (no effect without tracking): a learner calls it
+  /// with the store's capacity when it is built, so that the (capacity)^2 block is allocated
+  /// there and not by the first on_push, whose std::bad_alloc left the store one SV ahead of
+  /// the cache (every later step then failed with "out of sync"). The same capacity that
+  /// on_push would reserve, so the cache's layout (and every value) is unchanged.
+  void reserve(Index cap) {
+    if (m_track) m_gram.reserve(cap);
+  }
+
   /// Whether the cache is kept and norm_change reported; true initially.
   bool tracks_norm() const { return m_track; }
   /// Turns the tracking on (rebuilds the cache from `sv`) or off (drops it).

@@ -72,6 +72,15 @@ class BudgetMaintainer {
     else
       m_removal.on_push(sv, krow, kappa);
   }
+  /// Allocates the kernel-matrix cache of merging or removal for `cap` SVs now (see
+  /// GramTracked::reserve); projection allocates on activation, the inactive maintainer never.
+  void reserve(Index cap) {
+    if (!m_active) return;
+    if (uses_merging())
+      m_merging.reserve(cap);
+    else if (uses_removal())
+      m_removal.reserve(cap);
+  }
   void on_clear() {
     if (uses_projection()) m_projection.clear();
     m_merging.clear();

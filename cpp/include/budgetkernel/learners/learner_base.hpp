@@ -158,6 +158,33 @@ class OnlineLearner {
       return detail::row_problem(x, m_d);
   }
 
+  /// The message for a row x that row_problem / learn_row_problem rejected with `problem`:
+  /// `problem` itself, except for a finite row beyond the squared-norm bound. That bound comes
+  /// from the data's scale for RBF and linear kernels (|x|^2 <= 1e300), but from the kernel's
+  /// parameters for a polynomial one ((gamma |x|^2 + |coef0|)^degree <= 1e300: degree 300
+  /// allows |x|^2 <= 10 / gamma), where "rescale it" blamed ordinary data for a huge degree;
+  /// such a row is described with the kernel's parameters and its bound. A learner without a
+  /// kernel (LinearPegasos) names no kernel.
+  std::string describe_row_problem(const double* x, const char* problem) const {
+    if (problem != detail::kRowTooLarge) return problem;
+    if constexpr (detail::has_kernel_params<Derived>::value) {
+      const Kernel& k = self().params().kernel;
+      const double s = Eigen::Map<const Vector>(x, m_d).squaredNorm();
+      if (k.type() != KernelType::Polynomial || !(s <= detail::kMaxRowSqNorm)) return problem;
+      std::ostringstream msg;
+      msg.precision(4);
+      msg << "has squared norm " << s << ", too large for the polynomial kernel with degree=" << k.degree()
+          << ", gamma=" << k.gamma() << ", coef0=" << k.coef0() << ": its values (gamma x.z + coef0)^degree stay "
+          << "finite only for |x|^2 <= " << k.max_input_sqnorm() << " (so that (gamma |x|^2 + |coef0|)^degree <= "
+          << "1e300); lower degree (or gamma, coef0) or scale X down";
+      return msg.str();
+    } else {
+      (void)x;
+      return "contains values too large for the model's arithmetic (its squared norm exceeds 1e300, so its "
+             "products with the weights could overflow); rescale it";
+    }
+  }
+
   /// Validates a chunk before any of it is learned or scored, so the hot loop itself never
   /// throws: the width, every row (learn_row_problem when `learning`, else row_problem) and
   /// the label range when y is given. \throws std::invalid_argument.
@@ -168,7 +195,7 @@ class OnlineLearner {
     for (Index i = 0; i < X.rows(); ++i) {
       const double* row = X.row(i).data();
       if (const char* problem = learning ? learn_row_problem(row) : row_problem(row))
-        detail::invalid("X row " + std::to_string(i) + " " + problem);
+        detail::invalid("X row " + std::to_string(i) + " " + describe_row_problem(row, problem));
     }
     if (y)
       for (Index i = 0; i < X.rows(); ++i)

@@ -196,7 +196,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
       detail::poll_stop(stop, i - start);
       const double* row = X.row(i).data();
       if (const char* problem = learn_row_problem(row))
-        detail::invalid("active_run: row " + std::to_string(i) + " " + problem);
+        detail::invalid("active_run: row " + std::to_string(i) + " " + describe_row_problem(row, problem));
       if (observe(row, pred ? pred + i : nullptr)) return i;
     }
     return X.rows();

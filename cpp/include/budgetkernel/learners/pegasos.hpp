@@ -120,6 +120,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     const Index cap = params.budget > 0 ? params.budget + 1 : 64;
     m_sv.reset(n_features, n_outputs(), cap);
     m_sv.set_carry_columns(params.average_start > 0 ? n_outputs() : 0);
+    m_maint.reserve(m_sv.capacity());  // the B x B cache now: a bad_alloc leaves no half-learned step
     m_scale = 1.0;
     m_norm2 = 0.0;
     m_exact_since = 0;
