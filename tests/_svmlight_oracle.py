@@ -303,3 +303,17 @@ def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
     dtype = _check_float_dtype(dtype)
     n_features, offset, label_dtype = _plan_svmlight(path, n_features, zero_based, label_dtype)
     return _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size, return_lines)
+
+
+def load_svmlight(path, *, n_features=None, dtype=np.float64, zero_based="auto",
+                  label_dtype=None):
+    """The old load_svmlight."""
+    dtype = _check_float_dtype(dtype)
+    n_features, offset, label_dtype = _plan_svmlight(path, n_features, zero_based, label_dtype)
+    chunks = list(_iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype,
+                                        chunk_size=65536))
+    if not chunks:
+        return np.zeros((0, n_features), dtype=dtype), np.zeros(0, dtype=label_dtype)
+    if len(chunks) == 1:
+        return chunks[0]
+    return np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks])

@@ -136,6 +136,23 @@ def test_generated_files_read_as_the_python_reader_read_them(tmp_path_factory, d
     _same_as_oracle(path, block=block, chunk_size=chunk_size, **kwargs)
 
 
+def _loaded(loader, path, **kwargs):
+    try:
+        X, y = loader(path, **kwargs)
+    except (ValueError, MemoryError) as e:
+        return f"{type(e).__name__}: {e}"
+    assert X.base is None and y.base is None and X.flags.c_contiguous
+    return X.dtype.str, X.shape, _exact_bytes(X), y.dtype.str, _exact_bytes(y)
+
+
+@SETTINGS
+@given(data=_file(), kwargs=_KWARGS)
+def test_load_svmlight_as_the_python_reader_loaded(tmp_path_factory, data, kwargs):
+    path = tmp_path_factory.mktemp("load") / "load.svm"
+    path.write_bytes(data)
+    assert _loaded(datasets.load_svmlight, path, **kwargs) == _loaded(oracle.load_svmlight, path, **kwargs)
+
+
 @SETTINGS
 @given(rows=st.lists(st.lists(st.tuples(st.integers(0, 9), st.floats(allow_nan=False, allow_infinity=False)),
                               max_size=6, unique_by=lambda t: t[0]), min_size=1, max_size=20),
@@ -334,3 +351,13 @@ def test_chunks_are_exact_arrays_and_memory_is_per_chunk(tmp_path):
     assert [c[0].shape for c in chunks] == [(300, 3)] * 3 + [(100, 3)]
     for c in chunks:  # fresh, owned, C-contiguous arrays: no view of a bigger buffer
         assert c[0].base is None and c[0].flags.c_contiguous and c[1].base is None
+
+
+def test_load_svmlight_over_several_internal_chunks(tmp_path):
+    # more rows than load_svmlight's internal chunk (65536): read into one array after a scan
+    X = np.random.default_rng(3).standard_normal((70000, 3))
+    X[X < 0.5] = 0.0
+    path = tmp_path / "many.svm"
+    datasets.dump_svmlight(X, np.arange(70000) % 5 - 2, path)
+    for kwargs in ({}, {"n_features": 4, "zero_based": False, "label_dtype": np.int64}, {"dtype": np.float16}):
+        assert _loaded(datasets.load_svmlight, path, **kwargs) == _loaded(oracle.load_svmlight, path, **kwargs)

@@ -800,11 +800,12 @@ def _check_float_dtype(dtype):
     return dt
 
 
-def _recheck_rejected(reader, path, check_row):
+def _recheck_rejected(reader, path, check_row, overridable=("non_ascii",)):
     """Judge the line the core just rejected by the line-by-line rules: raise its error
     (worded as always), or return its parsed row (``None`` for a blank line) when those
     rules accept it, which happens only for non-ASCII text outside a comment (Unicode
-    digits or spaces).  ``check_row(parsed, lineno)`` adds the checks of the pass."""
+    digits or spaces) and the ``overridable`` statuses.  ``check_row(parsed, lineno)``
+    adds the checks of the pass."""
     lineno = reader.line_number
     line = reader.line_text.decode("utf-8", "surrogateescape")
     bad = _ESCAPED_BYTE_RE.search(line)
@@ -813,7 +814,7 @@ def _recheck_rejected(reader, path, check_row):
     parsed = _parse_line(line, path, lineno)
     if parsed is not None:
         check_row(parsed, lineno)
-    if reader.status != "non_ascii":
+    if reader.status not in overridable:
         # The core and these rules disagree (a bug): refuse the line rather than guess.
         _fail(path, lineno, f"rejected by the parser ({reader.status})")
     return parsed
@@ -850,13 +851,18 @@ def _native_core():
 
 def _plan_svmlight(path, n_features, zero_based, label_dtype):
     """Resolve ``(n_features, offset, label_dtype)``; scan the file if needed."""
+    return _plan_svmlight_rows(path, n_features, zero_based, label_dtype)[:3]
+
+
+def _plan_svmlight_rows(path, n_features, zero_based, label_dtype):
+    """:func:`_plan_svmlight` and the number of rows, when a scan counted them (else None)."""
     if zero_based not in (True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
     if n_features is not None:
         n_features = _check_n_samples(n_features, "n_features")
     label_dtype = _resolve_label_dtype(label_dtype)
     if n_features is not None and zero_based != "auto" and label_dtype is not None:
-        return n_features, (0 if zero_based else 1), label_dtype
+        return n_features, (0 if zero_based else 1), label_dtype, None
     if not _can_reread(path):
         # The first pass would consume the pipe and leave nothing to read.
         missing = [name for name, given in (("n_features", n_features is not None),
@@ -895,10 +901,13 @@ def _plan_svmlight(path, n_features, zero_based, label_dtype):
                          f"but n_features={n_features}")
     if label_dtype is None:
         label_dtype = np.dtype(np.int64) if all_int else np.dtype(np.float64)
-    return n_features, offset, label_dtype
+    return n_features, offset, label_dtype, summary["rows"]
 
 
-def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size, return_lines=False):
+def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size, return_lines=False,
+                          into=None):
+    """The chunks of a planned read.  ``into``: a zeroed (rows, n_features) array of dtype
+    float32/float64 whose consecutive row blocks the chunks' X are (views), while they fit."""
     core = _native_core()
     label_int = label_dtype.kind in "iu"
     # Labels are checked against label_dtype as values are against dtype: numpy would
@@ -942,9 +951,26 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
     # A label type wider than double (longdouble) takes integer labels as integers.
     wide_labels = not label_int and np.finfo(label_dtype).nmant > 52
 
+    filled = 0
+
+    # n_features beyond int64 (2^63 from a scan that met index 2^63 - 1, or given): no chunk
+    # can be allocated, and numpy says so when the first chunk is built, as it always did.
+    # The core bounds indices by 2^63 - 1, so the rows it rejects for index 2^63 - 1 (and
+    # the lines Python's rules accept) only count towards that chunk ("phantom" rows: their
+    # values are never needed).
+    huge = n_features > _INT64_MAX
+    overridable = ("non_ascii", "index_beyond_n_features") if huge else ("non_ascii",)
+    phantom = 0
+
     def build():
-        m = reader.rows
-        X = np.zeros((m, n_features), dtype=x_dtype)
+        nonlocal filled, phantom
+        m = reader.rows + phantom
+        phantom = 0
+        if into is not None and filled + m <= into.shape[0]:
+            X = into[filled:filled + m]
+            filled += m
+        else:
+            X = np.zeros((m, n_features), dtype=x_dtype)
         y_int = np.empty(m, dtype=np.int64) if label_int or wide_labels else None
         y_float = None if label_int else np.empty(m, dtype=np.float64)
         is_int = np.empty(m, dtype=np.uint8) if wide_labels else None
@@ -963,14 +989,18 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
                 y[mask] = y_int[mask].astype(label_dtype)
         return (X, y, lines) if return_lines else (X, y)
 
-    for status in _run_pass(reader, path, lambda: reader.read(chunk_size)):
+    for status in _run_pass(reader, path, lambda: reader.read(chunk_size - phantom)):
         if status == core.LIBSVM_FULL:
             yield build()
             continue
-        parsed = _recheck_rejected(reader, path, check_row)
-        if parsed is not None:
+        parsed = _recheck_rejected(reader, path, check_row, overridable)
+        if parsed is None:
+            continue
+        if huge:
+            phantom += 1
+        else:
             _accept(reader, parsed)
-    if reader.rows:
+    if reader.rows + phantom:
         yield build()
 
 
@@ -1067,14 +1097,26 @@ def load_svmlight(path, *, n_features=None, dtype=np.float64, zero_based="auto",
         ``label_dtype`` is given).
     """
     dtype = _check_float_dtype(dtype)
-    n_features, offset, label_dtype = _plan_svmlight(path, n_features, zero_based, label_dtype)
+    n_features, offset, label_dtype, n_rows = _plan_svmlight_rows(path, n_features, zero_based, label_dtype)
+    # After a scan the size is known: the chunks are read into one array (no concatenation,
+    # which needed twice the memory), unless the file changed in between.  An array numpy
+    # cannot make is left to the chunks, so that errors keep their order (a bad line first).
+    into = None
+    if n_rows and dtype in (np.float32, np.float64):
+        try:
+            into = np.zeros((n_rows, n_features), dtype=dtype)
+        except (MemoryError, ValueError):
+            pass
     chunks = list(_iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype,
-                                        chunk_size=65536))
+                                        chunk_size=65536, into=into))
     if not chunks:
         return np.zeros((0, n_features), dtype=dtype), np.zeros(0, dtype=label_dtype)
+    y = chunks[0][1] if len(chunks) == 1 else np.concatenate([c[1] for c in chunks])
+    if into is not None and y.shape[0] == n_rows and all(c[0].base is into for c in chunks):
+        return into, y
     if len(chunks) == 1:
         return chunks[0]
-    return np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks])
+    return np.concatenate([c[0] for c in chunks]), y
 
 
 def _format_label(v, is_int):

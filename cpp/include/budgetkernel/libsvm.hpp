@@ -195,6 +195,7 @@ inline bool decimal_to_double(const char* b, const char* e, double& out) {
 #if BUDGETKERNEL_LIBSVM_FROM_CHARS
   const auto r = std::from_chars(b, e, out, std::chars_format::general);
   if (r.ec == std::errc() && r.ptr == e) return true;
+  if (r.ec != std::errc::result_out_of_range) return false;  // not after the caller's syntax check
   // result_out_of_range: beyond the double range either way. The power of ten of the leading
   // significant digit tells which way (no double lies between the two cases).
   const bool neg = *b == '-';
