@@ -27,6 +27,23 @@
 ///   - the text must be UTF-8; bytes >= 0x80 are only accepted inside comments
 ///     (LibsvmStatus::non_ascii otherwise: Python's reader handles those lines itself, since
 ///     it also accepts Unicode digits and spaces there).
+///
+/// Compressed input is the caller's business (the Python package gunzips before feeding).
+/// Memory: the parser holds the unparsed tail of its input, about one block plus the
+/// longest line; a chunk holds its rows once, sparse, before to_dense().
+///
+/// A file of unknown shape, in two passes:
+/// \code
+///   std::ifstream f("data.libsvm", std::ios::binary);
+///   const budgetkernel::LibsvmLayout layout = budgetkernel::libsvm_layout(budgetkernel::scan_libsvm(f));
+///   f.clear();
+///   f.seekg(0);
+///   budgetkernel::LibsvmReader reader(f, layout);
+///   budgetkernel::RowMatrix X;
+///   budgetkernel::Vector y;
+///   while (reader.read_chunk(10000, X, y) > 0) { /* learn from X, y */ }
+/// \endcode
+/// Errors are LibsvmFormatError (a std::invalid_argument) with the line number and status.
 
 #include "common.hpp"
 
