@@ -4,7 +4,7 @@ compiled ``load_svmlight_file``, one core, same files, same run.
 Two files are written to a temporary directory: a 2-feature file (noisy checkerboard, every
 value written with all 17 digits, as ``dump_svmlight`` does) and a sparse 100-feature file
 (12 nonzeros per row at random columns, also 17 digits). Timed in rows per second, best of
-3 repetitions taken in turns (every reader once per round):
+5 repetitions taken in turns (every reader once per round):
 
 * ``load_svmlight``: the whole file into one dense array, two-pass (n_features, index base
   and label type unknown: a validating first pass, then the reading pass) and single-pass
@@ -113,7 +113,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, (path, n, d) in write_files(tmp, args.rows_2d, args.rows_100d, args.seed).items():
             results[name] = {"rows": n, "features": d, "megabytes": path.stat().st_size / 1e6,
-                             "timings": measure(path, n, d, reps=3, old=args.old)}
+                             "timings": measure(path, n, d, reps=5, old=args.old)}
     rows = []
     for name, r in results.items():
         sk = r["timings"]["scikit-learn load_svmlight_file (CSR)"]["rows_per_second"]
@@ -125,7 +125,7 @@ def main():
         md_table(["file", "reader", "rows/s", "vs scikit-learn"], rows, ["l", "l", "r", "r"]),
         "",
         "Files: " + "; ".join(f"{k}: {v['rows']:,} rows, {v['megabytes']:.1f} MB" for k, v in results.items())
-        + ". Best of 3 rounds (each reader once per round), one process, page cache warm.",
+        + ". Best of 5 rounds (each reader once per round), one process, page cache warm.",
         "",
         env_md(env),
     ])
