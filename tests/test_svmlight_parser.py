@@ -162,7 +162,7 @@ def test_well_formed_files_read_as_the_python_reader_read_them(tmp_path_factory,
     text = "".join(repr(lab) + "".join(f" {i}:{v!r}" for i, v in row) + "\n" for row, lab in zip(rows, labels))
     path = tmp_path_factory.mktemp("ok") / "ok.svm"
     path.write_text(text)
-    chunks, error = _same_as_oracle(path, chunk_size=7, **kwargs)
+    _, error = _same_as_oracle(path, chunk_size=7, **kwargs)
     if not kwargs:
         assert error is None
 
@@ -281,7 +281,7 @@ def test_errors_far_into_a_gzip_file_name_their_line(tmp_path):
         path.write_bytes(gzip.compress((rows + bad + "\n" + rows).encode()))
         for kwargs in ({"zero_based": False}, {"n_features": 2, "zero_based": False, "label_dtype": np.int64,
                                                "dtype": np.float32}):
-            chunks, error = _same_as_oracle(path, chunk_size=4096, **kwargs)
+            _, error = _same_as_oracle(path, chunk_size=4096, **kwargs)
             if fragment != "overflows" or "dtype" in kwargs:
                 assert "line 30001" in error and fragment in error, error
 
@@ -294,7 +294,7 @@ def test_a_huge_line_and_a_huge_token(tmp_path):
             datasets.load_svmlight(path)
     path.write_text("1 " + " ".join(f"{i}:{i}.5" for i in range(1, 30001)) + " #" + "x" * 300000 + "\n")
     with _block_size(4096):
-        X, y = datasets.load_svmlight(path)
+        X, _ = datasets.load_svmlight(path)
     assert X.shape == (1, 30000) and X[0, -1] == 30000.5
 
 

@@ -989,7 +989,10 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
                 y[mask] = y_int[mask].astype(label_dtype)
         return (X, y, lines) if return_lines else (X, y)
 
-    for status in _run_pass(reader, path, lambda: reader.read(chunk_size - phantom)):
+    def read_rows():  # the chunk's room, less its phantom rows
+        return reader.read(chunk_size - phantom)
+
+    for status in _run_pass(reader, path, read_rows):
         if status == core.LIBSVM_FULL:
             yield build()
             continue
