@@ -645,7 +645,8 @@ def make_stream_and_test(name, n_train, n_test, random_state=None, *,
 # The C++ core parses (budgetkernel/libsvm.hpp, through _core.LibsvmPass): Python opens the
 # file (gzip read transparently, a pipe read once), feeds it in blocks of _SVM_BLOCK bytes
 # and allocates each chunk's arrays, which the core fills with the GIL released.  A line the
-# core rejects is looked at again by the line-by-line rules below (_parse_line, _check_row):
+# core rejects is looked at again by the line-by-line rules below (_parse_line and the row
+# checks of each pass, in _plan_svmlight_rows and _iter_svmlight_chunks):
 # they word the error exactly as this reader always has, and they decide the rare lines with
 # non-ASCII text outside a comment, where Python's float() and str.split() accept Unicode
 # digits and spaces that the core leaves to them.
