@@ -210,3 +210,44 @@ class TwinVectorMachine(_Learner):
     def expansion(self) -> dict[str, Any]: ...
     @staticmethod
     def from_bytes(data: bytes) -> TwinVectorMachine: ...
+
+# The LIBSVM reader (wrap_libsvm.cpp, cpp/include/budgetkernel/libsvm.hpp); used by
+# budgetkernel.datasets.iter_svmlight / load_svmlight.
+LIBSVM_NEED_INPUT: int
+LIBSVM_END: int
+LIBSVM_REJECTED: int
+LIBSVM_FULL: int
+
+class LibsvmPass:
+    rows: int
+    status: str
+    line_number: int
+    line_text: bytes
+    summary: dict[str, Any]
+    def __init__(
+        self,
+        reading: bool,
+        n_features: int = -1,
+        offset: int = 1,
+        integer_labels: bool = False,
+        label_int_min: int = ...,
+        label_int_max: int = ...,
+        label_max: float = ...,
+        value_max: float = ...,
+        one_based: bool = False,
+    ) -> None: ...
+    def feed(self, data: bytes) -> None: ...
+    def finish(self) -> None: ...
+    def scan(self) -> int: ...
+    def read(self, max_rows: int) -> int: ...
+    def accept_row(
+        self, label: float, label_int: int, label_is_int: bool, indices: list[int], values: list[float]
+    ) -> None: ...
+    def take(
+        self,
+        X: npt.NDArray[np.floating[Any]] | None,
+        y_float: npt.NDArray[np.float64] | None,
+        y_int: npt.NDArray[np.int64] | None,
+        y_is_int: npt.NDArray[np.uint8] | None,
+        lines: npt.NDArray[np.int64] | None,
+    ) -> None: ...

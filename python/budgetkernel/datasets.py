@@ -36,7 +36,8 @@ data.  A ``Generator`` is consumed (four 64-bit integers are drawn from it to
 build the root seed), so repeated calls with the same ``Generator`` object give
 different, but still reproducible, data.  ``None`` draws fresh OS entropy.
 
-Only NumPy and the standard library are required.
+Only NumPy and the standard library are required (and, for reading LIBSVM
+files, the package's compiled core).
 """
 
 from __future__ import annotations
@@ -641,11 +642,22 @@ def make_stream_and_test(name, n_train, n_test, random_state=None, *,
 # LIBSVM / svmlight text format
 # ---------------------------------------------------------------------------
 
+# The C++ core parses (budgetkernel/libsvm.hpp, through _core.LibsvmPass): Python opens the
+# file (gzip read transparently, a pipe read once), feeds it in blocks of _SVM_BLOCK bytes
+# and allocates each chunk's arrays, which the core fills with the GIL released.  A line the
+# core rejects is looked at again by the line-by-line rules below (_parse_line and the row
+# checks of each pass, in _plan_svmlight_rows and _iter_svmlight_chunks):
+# they word the error exactly as this reader always has, and they decide the rare lines with
+# non-ASCII text outside a comment, where Python's float() and str.split() accept Unicode
+# digits and spaces that the core leaves to them.
+
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # What the ``surrogateescape`` error handler turns an undecodable byte into.
 _ESCAPED_BYTE_RE = re.compile("[\udc80-\udcff]")
-
+# Bytes read per block: large enough that the per-block Python work vanishes, small enough
+# to keep memory bounded (a pipe may deliver less per read).
+_SVM_BLOCK = 1 << 20
 
 
 def _fail(path, lineno, msg):
@@ -661,14 +673,11 @@ def _can_reread(path):
 
 
 @contextlib.contextmanager
-def _open_text(path):
-    """Open ``path`` for reading text, transparently decompressing gzip.
+def _open_binary(path):
+    """Open ``path`` for reading bytes, transparently decompressing gzip.
 
-    The file is opened once and the gzip magic is *peeked* at, not read, so a
-    pipe loses no bytes.  ``utf-8-sig`` drops a leading byte order mark.  Bytes
-    that are not UTF-8 are decoded with ``surrogateescape`` so that
-    :func:`_numbered_lines` can report the line they are on (a strict decoder
-    fails on a whole block of lines at once, without a line number).
+    The file is opened once and the gzip magic is *peeked* at, not read, so a pipe
+    loses no bytes.  A leading UTF-8 byte order mark is skipped by the core.
     """
     with open(path, "rb") as raw:
         # peek() does one read of the raw stream: a regular file fills the
@@ -677,41 +686,39 @@ def _open_text(path):
         # the gzip magic (gzip itself then rejects a wrong second byte).
         head = raw.peek(2)[:2]
         if head == b"\x1f\x8b" or head == b"\x1f":
-            stream = gzip.GzipFile(fileobj=raw, mode="rb")
+            with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+                yield gz
         else:
-            stream = raw
-        with io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape") as fh:
-            yield fh
+            yield raw
 
 
-def _numbered_lines(fh, path):
-    """Yield ``(line_number, line)`` from a file opened by :func:`_open_text`,
-    failing with the file and line on a byte that is not UTF-8, and with the file
-    on gzip data that is corrupt or truncated."""
-    lines = enumerate(fh, start=1)
-    while True:
-        try:
-            lineno, line = next(lines)
-        except StopIteration:
-            return
-        except (EOFError, zlib.error, gzip.BadGzipFile) as e:
-            # gzip reports these without the file name, and EOFError and zlib.error
-            # are not ValueErrors: a truncated download would otherwise escape the
-            # reader's (and the CLI's) error handling as a traceback.
-            raise ValueError(f"svmlight file {os.fspath(path)!r}: corrupt or truncated "
-                             f"gzip data ({e})") from None
-        if not line.isascii():
-            bad = _ESCAPED_BYTE_RE.search(line)
-            if bad:
-                byte = ord(bad.group()) - 0xDC00
-                _fail(path, lineno, f"byte 0x{byte:02x} is not valid UTF-8 text")
-        yield lineno, line
+def _read_block(fh, path):
+    """The next block of bytes (``b''`` at the end), failing with the file on gzip data
+    that is corrupt or truncated."""
+    try:
+        # read1: at most one read of the underlying stream, so a pipe's rows are parsed
+        # (and its chunks yielded) as they arrive instead of after a whole block.
+        return fh.read1(_SVM_BLOCK)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        # gzip reports these without the file name, and EOFError and zlib.error
+        # are not ValueErrors: a truncated download would otherwise escape the
+        # reader's (and the CLI's) error handling as a traceback.
+        raise ValueError(f"svmlight file {os.fspath(path)!r}: corrupt or truncated "
+                         f"gzip data ({e})") from None
 
 
 def _parse_float(tok):
     if "_" in tok:  # float() accepts digit separators, LIBSVM does not
         raise ValueError
     return float(tok)
+
+
+def _int_token(tok):
+    """``int(tok)`` for a token matching ``_INT_RE``, leading zeros ignored: int() counts
+    them against ``sys.get_int_max_str_digits()`` and would refuse ``+000...0003``."""
+    digits = tok.lstrip("+-").lstrip("0")
+    value = int(digits) if digits else 0
+    return -value if tok.startswith("-") else value
 
 
 def _parse_line(line, path, lineno):
@@ -729,13 +736,13 @@ def _parse_line(line, path, lineno):
     label_is_int = False
     if _INT_RE.match(lab):
         try:
-            label = int(lab)
+            label = _int_token(lab)
             label_is_int = _INT64_MIN <= label <= _INT64_MAX
             if not label_is_int:
                 label = float(label)
         except (ValueError, OverflowError):
             # beyond float64 (OverflowError), or more digits than int() converts
-            # (ValueError): the integer counterpart of the float label '1e400'
+            # (ValueError; then it is beyond float64 too): the integer counterpart of '1e400'
             _fail(path, lineno, f"non-finite label {lab[:40]!r}{'...' if len(lab) > 40 else ''}")
     else:
         try:
@@ -756,12 +763,11 @@ def _parse_line(line, path, lineno):
             continue
         if not _INT_RE.match(key):
             _fail(path, lineno, f"non-integer feature index in {tok!r}")
-        if len(key) > 20 and len(key.lstrip("+-").lstrip("0")) > 19:
-            # beyond int64 either way; int() would refuse more than 4300 digits
-            # with a message that names no line
+        if len(key.lstrip("+-").lstrip("0")) > 19:
+            # beyond int64 either way (int() would also refuse more than 4300 digits)
             idx = -1 if key.startswith("-") else _INT64_MAX + 1
         else:
-            idx = int(key)
+            idx = _int_token(key)
         if idx < 0:
             _fail(path, lineno, f"negative feature index in {tok!r}")
         if idx > _INT64_MAX:  # no array has such a column
@@ -795,15 +801,69 @@ def _check_float_dtype(dtype):
     return dt
 
 
+def _recheck_rejected(reader, path, check_row, overridable=("non_ascii",)):
+    """Judge the line the core just rejected by the line-by-line rules: raise its error
+    (worded as always), or return its parsed row (``None`` for a blank line) when those
+    rules accept it, which happens only for non-ASCII text outside a comment (Unicode
+    digits or spaces) and the ``overridable`` statuses.  ``check_row(parsed, lineno)``
+    adds the checks of the pass."""
+    lineno = reader.line_number
+    line = reader.line_text.decode("utf-8", "surrogateescape")
+    bad = _ESCAPED_BYTE_RE.search(line)
+    if bad:
+        _fail(path, lineno, f"byte 0x{ord(bad.group()) - 0xDC00:02x} is not valid UTF-8 text")
+    parsed = _parse_line(line, path, lineno)
+    if parsed is not None:
+        check_row(parsed, lineno)
+    if reader.status not in overridable:
+        # The core and these rules disagree (a bug): refuse the line rather than guess.
+        _fail(path, lineno, f"rejected by the parser ({reader.status})")
+    return parsed
+
+
+def _accept(reader, parsed):
+    label, is_int, idx, vals = parsed
+    reader.accept_row(float(label), label if is_int else 0, is_int, idx, vals)
+
+
+def _run_pass(reader, path, step):
+    """Run ``step`` (the pass's scan or read) over the file, feeding it blocks; yield
+    whenever it returns something else (a full chunk or a rejected line)."""
+    core = _native_core()
+    with _open_binary(path) as fh:
+        while True:
+            status = step()
+            if status == core.LIBSVM_NEED_INPUT:
+                block = _read_block(fh, path)
+                if block:
+                    reader.feed(block)
+                else:
+                    reader.finish()
+            elif status == core.LIBSVM_END:
+                return
+            else:
+                yield status
+
+
+def _native_core():
+    from ._native import core  # here: datasets itself needs only NumPy to import
+    return core
+
+
 def _plan_svmlight(path, n_features, zero_based, label_dtype):
     """Resolve ``(n_features, offset, label_dtype)``; scan the file if needed."""
+    return _plan_svmlight_rows(path, n_features, zero_based, label_dtype)[:3]
+
+
+def _plan_svmlight_rows(path, n_features, zero_based, label_dtype):
+    """:func:`_plan_svmlight` and the number of rows, when a scan counted them (else None)."""
     if zero_based not in (True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
     if n_features is not None:
         n_features = _check_n_samples(n_features, "n_features")
     label_dtype = _resolve_label_dtype(label_dtype)
     if n_features is not None and zero_based != "auto" and label_dtype is not None:
-        return n_features, (0 if zero_based else 1), label_dtype
+        return n_features, (0 if zero_based else 1), label_dtype, None
     if not _can_reread(path):
         # The first pass would consume the pipe and leave nothing to read.
         missing = [name for name, given in (("n_features", n_features is not None),
@@ -815,21 +875,22 @@ def _plan_svmlight(path, n_features, zero_based, label_dtype):
                          "pass: give n_features, zero_based (True or False) and "
                          f"label_dtype (missing: {', '.join(missing)})")
     # First pass: validate every line and collect what the caller did not give.
-    min_idx, max_idx, all_int = None, None, True
-    with _open_text(path) as fh:
-        for lineno, line in _numbered_lines(fh, path):
-            parsed = _parse_line(line, path, lineno)
-            if parsed is None:
-                continue
-            _, is_int, idx, _ = parsed
-            all_int = all_int and is_int
-            if idx:
-                lo, hi = min(idx), max(idx)
-                if zero_based is False and lo == 0:
-                    _fail(path, lineno, "feature index 0 in a one-based file "
-                                        "(pass zero_based=True or 'auto')")
-                min_idx = lo if min_idx is None else min(min_idx, lo)
-                max_idx = hi if max_idx is None else max(max_idx, hi)
+    reader = _native_core().LibsvmPass(False, one_based=zero_based is False)
+
+    def check_row(parsed, lineno):
+        idx = parsed[2]
+        if zero_based is False and idx and min(idx) == 0:
+            _fail(path, lineno, "feature index 0 in a one-based file "
+                                "(pass zero_based=True or 'auto')")
+
+    for _ in _run_pass(reader, path, reader.scan):  # only rejected lines stop the scan
+        parsed = _recheck_rejected(reader, path, check_row)
+        if parsed is not None:
+            _accept(reader, parsed)
+    summary = reader.summary
+    min_idx = None if summary["min_index"] < 0 else summary["min_index"]
+    max_idx = None if summary["max_index"] < 0 else summary["max_index"]
+    all_int = summary["all_integer_labels"]
     if zero_based == "auto":
         zero_based = min_idx == 0
     offset = 0 if zero_based else 1
@@ -841,67 +902,110 @@ def _plan_svmlight(path, n_features, zero_based, label_dtype):
                          f"but n_features={n_features}")
     if label_dtype is None:
         label_dtype = np.dtype(np.int64) if all_int else np.dtype(np.float64)
-    return n_features, offset, label_dtype
+    return n_features, offset, label_dtype, summary["rows"]
 
 
-def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size, return_lines=False):
+def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size, return_lines=False,
+                          into=None):
+    """The chunks of a planned read.  ``into``: a zeroed (rows, n_features) array of dtype
+    float32/float64 whose consecutive row blocks the chunks' X are (views), while they fit."""
+    core = _native_core()
     label_int = label_dtype.kind in "iu"
     # Labels are checked against label_dtype as values are against dtype: numpy would
     # raise OverflowError (no line number) for an integer, and give inf for a float.
     if label_int:
         label_lo, label_hi = int(np.iinfo(label_dtype).min), int(np.iinfo(label_dtype).max)
+        int_lo, int_hi = max(label_lo, _INT64_MIN), min(label_hi, _INT64_MAX)
     else:
         label_hi = float(np.finfo(label_dtype).max)
         label_lo = -label_hi
+        # An integer label compares exactly with the bound (as Python compares int and float).
+        int_hi = _INT64_MAX if label_hi >= 2.0**63 else math.floor(label_hi)
+        int_lo = -int_hi - (int_hi == _INT64_MAX)
     vmax = float(np.finfo(dtype).max)
     check_range = vmax < float(np.finfo(np.float64).max)
+    reader = core.LibsvmPass(True, n_features=min(n_features, _INT64_MAX), offset=offset,
+                             integer_labels=label_int, label_int_min=int_lo, label_int_max=int_hi,
+                             label_max=label_hi if not label_int else math.inf, value_max=vmax)
 
-    def build(rows, labels, lines):
-        m = len(labels)
-        X = np.zeros((m, n_features), dtype=dtype)
-        counts = [len(r[0]) for r in rows]
-        if sum(counts):
-            ri = np.repeat(np.arange(m), counts)
-            ci = np.fromiter((i for r in rows for i in r[0]), dtype=np.int64, count=sum(counts))
-            vv = np.fromiter((v for r in rows for v in r[1]), dtype=np.float64, count=sum(counts))
-            X[ri, ci] = vv
-        y = np.array(labels, dtype=label_dtype)
-        if return_lines:
-            return X, y, np.array(lines, dtype=np.int64)
-        return X, y
+    def check_row(parsed, lineno):
+        label, is_int, idx, vals = parsed
+        if label_int and not is_int:
+            _fail(path, lineno, f"non-integer label {label!r} with integer label_dtype")
+        if not label_lo <= label <= label_hi:
+            _fail(path, lineno, f"label {label!r} does not fit label_dtype {label_dtype}")
+        for i in idx:
+            j = i - offset
+            if j < 0:
+                _fail(path, lineno, "feature index 0 in a one-based file "
+                                    "(pass zero_based=True or 'auto')")
+            if j >= n_features:
+                _fail(path, lineno, f"feature index {i} exceeds n_features={n_features}")
+        if check_range:
+            for v in vals:
+                if abs(v) > vmax:
+                    _fail(path, lineno, f"feature value {v!r} overflows {dtype}")
 
-    rows, labels, lines = [], [], []
-    with _open_text(path) as fh:
-        for lineno, line in _numbered_lines(fh, path):
-            parsed = _parse_line(line, path, lineno)
-            if parsed is None:
-                continue
-            label, is_int, idx, vals = parsed
-            if label_int and not is_int:
-                _fail(path, lineno, f"non-integer label {label!r} with integer label_dtype")
-            if not label_lo <= label <= label_hi:
-                _fail(path, lineno, f"label {label!r} does not fit label_dtype {label_dtype}")
-            cols = []
-            for i in idx:
-                j = i - offset
-                if j < 0:
-                    _fail(path, lineno, "feature index 0 in a one-based file "
-                                        "(pass zero_based=True or 'auto')")
-                if j >= n_features:
-                    _fail(path, lineno, f"feature index {i} exceeds n_features={n_features}")
-                cols.append(j)
-            if check_range:
-                for v in vals:
-                    if abs(v) > vmax:
-                        _fail(path, lineno, f"feature value {v!r} overflows {dtype}")
-            rows.append((cols, vals))
-            labels.append(label)
-            lines.append(lineno)
-            if len(labels) == chunk_size:
-                yield build(rows, labels, lines)
-                rows, labels, lines = [], [], []
-    if labels:
-        yield build(rows, labels, lines)
+    # The core writes float32 and float64 directly; other dtypes are cast from float64,
+    # which rounds exactly as assigning the values into such an array did.
+    x_dtype = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float64)
+    # A label type wider than double (longdouble) takes integer labels as integers.
+    wide_labels = not label_int and np.finfo(label_dtype).nmant > 52
+
+    filled = 0
+
+    # n_features beyond int64 (2^63 from a scan that met index 2^63 - 1, or given): no chunk
+    # can be allocated, and numpy says so when the first chunk is built, as it always did.
+    # The core bounds indices by 2^63 - 1, so the rows it rejects for index 2^63 - 1 (and
+    # the lines Python's rules accept) only count towards that chunk ("phantom" rows: their
+    # values are never needed).
+    huge = n_features > _INT64_MAX
+    overridable = ("non_ascii", "index_beyond_n_features") if huge else ("non_ascii",)
+    phantom = 0
+
+    def build():
+        nonlocal filled, phantom
+        m = reader.rows + phantom
+        phantom = 0
+        if into is not None and filled + m <= into.shape[0]:
+            X = into[filled:filled + m]
+            filled += m
+        else:
+            X = np.zeros((m, n_features), dtype=x_dtype)
+        y_int = np.empty(m, dtype=np.int64) if label_int or wide_labels else None
+        y_float = None if label_int else np.empty(m, dtype=np.float64)
+        is_int = np.empty(m, dtype=np.uint8) if wide_labels else None
+        lines = np.empty(m, dtype=np.int64) if return_lines else None
+        reader.take(X, y_float, y_int, is_int, lines)
+        if X.dtype != dtype:
+            X = X.astype(dtype)
+        if label_int:
+            y = y_int if label_dtype == np.int64 else y_int.astype(label_dtype)
+        else:
+            # numpy converts a Python int label to float32 or float16 through a double,
+            # as this does
+            y = y_float if label_dtype == np.float64 else y_float.astype(label_dtype)
+            if wide_labels:
+                mask = is_int.view(bool)
+                y[mask] = y_int[mask].astype(label_dtype)
+        return (X, y, lines) if return_lines else (X, y)
+
+    def read_rows():  # the chunk's room, less its phantom rows
+        return reader.read(chunk_size - phantom)
+
+    for status in _run_pass(reader, path, read_rows):
+        if status == core.LIBSVM_FULL:
+            yield build()
+            continue
+        parsed = _recheck_rejected(reader, path, check_row, overridable)
+        if parsed is None:
+            continue
+        if huge:
+            phantom += 1
+        else:
+            _accept(reader, parsed)
+    if reader.rows + phantom:
+        yield build()
 
 
 def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
@@ -909,8 +1013,10 @@ def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
     """Read a LIBSVM/svmlight text file as dense ``(X, y)`` chunks.
 
     Lines have the form ``label [qid:q] index:value index:value ... [# comment]``.
-    The file is read line by line, so memory use is bounded by one chunk.
-    Files starting with the gzip magic bytes (e.g. ``*.gz``) are decompressed
+    The file is read in blocks of 1 MiB, parsed by the C++ core (the same
+    reader C++ programs get from ``budgetkernel/libsvm.hpp``), so memory use
+    is bounded by one chunk plus one block (and the longest line).  Lines end
+    with LF, CRLF or a lone CR.  Files starting with the gzip magic bytes (e.g. ``*.gz``) are decompressed
     on the fly.  The text must be UTF-8 (a leading byte order mark is
     skipped).  Blank lines and ``#`` comments are skipped, ``qid`` tokens are
     ignored and features may appear in any order.
@@ -995,14 +1101,26 @@ def load_svmlight(path, *, n_features=None, dtype=np.float64, zero_based="auto",
         ``label_dtype`` is given).
     """
     dtype = _check_float_dtype(dtype)
-    n_features, offset, label_dtype = _plan_svmlight(path, n_features, zero_based, label_dtype)
+    n_features, offset, label_dtype, n_rows = _plan_svmlight_rows(path, n_features, zero_based, label_dtype)
+    # After a scan the size is known: the chunks are read into one array (no concatenation,
+    # which needed twice the memory), unless the file changed in between.  An array numpy
+    # cannot make is left to the chunks, so that errors keep their order (a bad line first).
+    into = None
+    if n_rows and dtype in (np.float32, np.float64):
+        try:
+            into = np.zeros((n_rows, n_features), dtype=dtype)
+        except (MemoryError, ValueError):
+            pass
     chunks = list(_iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype,
-                                        chunk_size=65536))
+                                        chunk_size=65536, into=into))
     if not chunks:
         return np.zeros((0, n_features), dtype=dtype), np.zeros(0, dtype=label_dtype)
+    y = chunks[0][1] if len(chunks) == 1 else np.concatenate([c[1] for c in chunks])
+    if into is not None and y.shape[0] == n_rows and all(c[0].base is into for c in chunks):
+        return into, y
     if len(chunks) == 1:
         return chunks[0]
-    return np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks])
+    return np.concatenate([c[0] for c in chunks]), y
 
 
 def _format_label(v, is_int):

@@ -10,6 +10,8 @@
 #include <intrin.h>
 #endif
 
+void wrap_libsvm(py::module_& m);  // wrap_libsvm.cpp: the LIBSVM reader
+
 namespace {
 
 /// Whether this CPU (and OS) can run the AVX2+FMA module.
@@ -62,4 +64,5 @@ PYBIND11_MODULE(BUDGETKERNEL_MODULE_NAME, m) {
   wrap_perceptron(m);
   wrap_svm(m);
   wrap_sparse(m);
+  wrap_libsvm(m);
 }

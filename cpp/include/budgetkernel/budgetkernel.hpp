@@ -16,6 +16,7 @@
 #include "budget/maintainer.hpp"
 #include "budget/nearest_neighbor.hpp"
 #include "io.hpp"
+#include "libsvm.hpp"
 #include "learners/learner_base.hpp"
 #include "learners/pegasos.hpp"
 #include "learners/kernel_expansion.hpp"
