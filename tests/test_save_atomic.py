@@ -5,6 +5,7 @@ one complete model, a symlink is written through, and nothing is left behind on 
 import errno
 import multiprocessing
 import os
+import stat
 import sys
 import threading
 
@@ -241,3 +242,11 @@ def test_a_new_file_gets_the_umask_mode_as_open_gives_it(tmp_path):
     with open(tmp_path / "plain", "wb"):
         pass
     assert os.stat(tmp_path / "m.bkm").st_mode & 0o777 == os.stat(tmp_path / "plain").st_mode & 0o777
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null") or os.name == "nt", reason="POSIX /dev/null")
+def test_saving_to_a_device_writes_it_in_place():
+    # A rename over /dev/null (which root may do) would swap the device for a regular file.
+    _, a, _ = _two_models()
+    a.save("/dev/null")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)

@@ -8,11 +8,9 @@ runs in C++ with the GIL released.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import numbers
 import os
-import secrets
 import sys
 import threading
 from collections.abc import Mapping
@@ -23,6 +21,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from ._files import write_atomically
 from ._native import core as _core
 
 __all__ = ["OnlineClassifierMixin", "load"]
@@ -1153,7 +1152,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             mean, scale = self._standardize_stats
             meta["standardize"] = {"mean": [float(v) for v in mean], "scale": [float(v) for v in scale]}
         self._model.metadata = json.dumps(meta, default=_jsonable).encode()
-        _write_atomically(path, self._model.to_bytes())
+        write_atomically(path, self._model.to_bytes())
 
     def _extra_fitted(self):
         """Fitted attributes besides the core model that a subclass needs back on load."""
@@ -1172,72 +1171,6 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             seed = core_params.get("seed") if isinstance(core_params, Mapping) else None
             params["random_state"] = None if seed is None else int(seed)
         return params
-
-
-def _write_atomically(path, data):
-    """Writes ``data`` to ``path`` (str, bytes or os.PathLike) so that the file is always either
-    what it was or all of ``data``, whatever runs at the same time or fails.
-
-    The bytes go to a temporary file of a unique name in the target's directory (a fixed
-    "<path>.tmp" was shared by concurrent writers: one of them raised FileNotFoundError and the
-    other renamed a file still being written, leaving a corrupt model), are fsynced, and the
-    file is renamed over the target (atomic within one directory, also on Windows); then the
-    directory entry is fsynced where the platform can (POSIX), so that a crash right after save
-    returned cannot lose the new name or leave an empty file under it. A symlink at ``path`` is
-    written through (its target gets the model; the rename used to replace the link itself
-    with a regular file). On any failure (disk full, Ctrl-C, a directory as path) the
-    temporary file is removed and a file already at the target stays as it was."""
-    path = os.fspath(path)
-    # realpath: the final target of a chain of links (a dangling link's target is created);
-    # a path that is no link comes back as the same file, made absolute.
-    target = os.path.realpath(path)
-    directory, name = os.path.split(target)
-    fd, tmp = _unique_temp_file(directory, name)
-    try:
-        try:
-            view = memoryview(data)
-            while view:  # os.write may write less than asked (large data, signals)
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
-    _fsync_directory(directory)
-
-
-def _unique_temp_file(directory, name):
-    """(fd, path) of a new file "<directory>/.<name>.<random>.tmp" opened for writing. Created
-    exclusively with mode 0o666 less the umask, as open(path, "wb") creates a file (mkstemp's
-    0o600 would have made every saved model private to its owner). str or bytes as given."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
-    while True:
-        token = secrets.token_hex(8)
-        tmp_name = f".{os.fsdecode(name)}.{token}.tmp"
-        tmp = os.path.join(directory, os.fsencode(tmp_name) if isinstance(directory, bytes) else tmp_name)
-        try:
-            return os.open(tmp, flags, 0o666), tmp
-        except FileExistsError:  # 64 random bits taken: draw again
-            continue
-
-
-def _fsync_directory(directory):
-    """Makes a rename in ``directory`` durable. POSIX only: Windows cannot open a directory
-    (its rename is made durable by the file system). File systems that cannot fsync a
-    directory say EINVAL / ENOTSUP; the rename itself has happened, so that is not an error."""
-    if os.name == "nt":
-        return
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    except OSError as e:
-        if e.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
-            raise
-    finally:
-        os.close(fd)
 
 
 def _wrong_length(v, d):

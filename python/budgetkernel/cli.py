@@ -8,13 +8,13 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import time
 
 import numpy as np
 
 from . import __version__, datasets
 from ._base import load
+from ._files import replacing, written_in_place
 from .passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
 from .pegasos import _MAINTENANCE, BudgetedSGDClassifier
 from .perceptron import _MAINTENANCE as _PERCEPTRON_MAINTENANCE
@@ -519,13 +519,14 @@ def _predict_chunks(clf, path, chunk_size, reading):
         yield pred, y
 
 
-def _check_output_path(path, option, inputs=(), in_place=False):
+def _check_output_path(path, option, inputs=()):
     """Fails now when ``path`` could not be written at the end of a long run (a missing
     directory, a directory given as the file, a read-only place), or when writing it would
     destroy an input: ``inputs`` are (what, path) pairs read by the same run.
 
-    in_place: the output is written by _replacing, which writes a device or a FIFO
-    (/dev/null, /dev/stdout) in place rather than through a temporary file beside it.
+    Every output (model files too: save() goes through the same helper) is written by
+    _files.replacing, which writes a device or a FIFO (/dev/null, /dev/stdout) in place rather
+    than through a temporary file beside it.
     """
     if os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a directory")
@@ -540,7 +541,7 @@ def _check_output_path(path, option, inputs=(), in_place=False):
                     f"{option} {path} is the same file as the {what} {source}, which writing it would "
                     f"destroy: choose another {option} file"
                 )
-    if in_place and _written_in_place(path):
+    if written_in_place(path):
         return
     target = os.path.realpath(path)  # a symlink is written through: its target's directory
     parent = os.path.dirname(target)
@@ -554,68 +555,6 @@ def _check_output_path(path, option, inputs=(), in_place=False):
         writable = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
         if not os.access(target, os.W_OK) or not os.stat(target).st_mode & writable:
             raise ValueError(f"{option} {path}: the file is read-only; make it writable or choose another file")
-
-
-def _written_in_place(path):
-    """Whether _replacing writes ``path`` itself: a device, FIFO or socket (/dev/null, a named
-    pipe), and anything under /dev, such as /dev/stdout when stdout is a file: replacing that
-    file would drop what a `>> log` redirection appended to it before."""
-    if os.fspath(path).startswith("/dev/"):
-        return True
-    try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return False
-
-
-@contextlib.contextmanager
-def _replacing(path):
-    """Yields the name to write ``path`` under: a new temporary file in the directory of
-    path's target (a symlink is written through), renamed over the target once the block
-    succeeds, so that a failed or interrupted run leaves the old file as it was and a reader
-    never sees half a file. The name keeps path's extension (matplotlib picks the image
-    format by it). A device or a FIFO (/dev/null, /dev/stdout) is written in place.
-    """
-    if _written_in_place(path):
-        yield os.fspath(path)
-        return
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    target = os.path.realpath(path)
-    directory, name = os.path.split(target)
-    # mkstemp's random part has no '.', so the temporary name's extension is path's; the stem
-    # is cut so that a name near the file system's limit (255 bytes) still has a temporary one
-    ext = os.path.splitext(name)[1]
-    ext = ext if len(ext) <= 16 else ""
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name[:64]}-", suffix=ext)
-    os.close(fd)
-    try:
-        yield tmp
-        if st is not None:
-            mode = stat.S_IMODE(st.st_mode)
-        else:  # what open() would have created: mkstemp's file is private (0600)
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)  # the data on disk before the name points at it
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
-    with contextlib.suppress(OSError, AttributeError):  # not every platform opens a directory
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)  # the rename itself
-        finally:
-            os.close(fd)
 
 
 def cmd_train(args):
@@ -671,7 +610,7 @@ class _Accuracy:
 def cmd_predict(args):
     inputs = [("model", args.model), ("data file", args.data)]
     if args.output:
-        _check_output_path(args.output, "-o", inputs, in_place=True)
+        _check_output_path(args.output, "-o", inputs)
     clf = load(args.model)
     # --zero-based overrides the base the model was trained with; a model saved without
     # it (older files, or trained in Python) falls back to detecting it from the file.
@@ -691,7 +630,7 @@ def cmd_predict(args):
     if args.output:
         # the predictions go to a temporary file renamed over -o at the end: a failed run
         # (a bad line halfway) leaves an earlier predictions file intact
-        with _replacing(args.output) as tmp, open(tmp, "w", encoding="utf-8") as out:
+        with replacing(args.output) as tmp, open(tmp, "w", encoding="utf-8") as out:
             write(out)
     else:
         write(sys.stdout)
@@ -745,7 +684,7 @@ def cmd_demo(args):
             plot_format(args.plot)
         except (ImportError, ValueError) as e:
             raise ValueError(f"--plot: {e}") from None
-        _check_output_path(args.plot, "--plot", in_place=True)
+        _check_output_path(args.plot, "--plot")
     budget = "no budget" if clf.budget is None else f"B={clf.budget}"
     print(
         f"budgetkernel demo: {args.n:,} noisy-checkerboard examples (15% label noise) through "
@@ -774,7 +713,7 @@ def cmd_demo(args):
     if args.plot:
         from .plot import plot_demo
 
-        with _replacing(args.plot) as tmp:
+        with replacing(args.plot) as tmp:
             plot_demo(clf, scaler, tmp)
         print(f"plot written to {args.plot}")
     return 0
