@@ -7,6 +7,7 @@
 // undone bit for bit, transactions, IncrementalSVC's machines rolled back together).
 #include <budgetkernel/budgetkernel.hpp>
 #include <budgetkernel/learners/incremental_svc.hpp>
+#include <budgetkernel/learners/twin_vector_machine.hpp>
 #include <budgetkernel/svm/incremental_svm.hpp>
 
 #include <algorithm>
@@ -1713,6 +1714,85 @@ TEST_CASE("IncrementalSVC: a chunk that breaks down keeps the examples before th
     r.partial_fit(s.X.topRows(j), s.y.data());
     CHECK(bytes_of(l) == bytes_of(r));
     CHECK(l.counters().mistakes == r.counters().mistakes && l.counters().labels == j);
+  }
+}
+
+// C x weight x max(k(x, x) + ridge) >= 1e14: with S empty only b moves, every example's g moves
+// at rate 1, below the path's noise threshold (1e-14 of that scale): "empty margin set ... |S| = 0"
+// on the first example, which did not say that C was at fault. Now a std::invalid_argument
+// (ValueError in Python) naming C or the ridge and the limit; the operation is undone.
+TEST_CASE("C or ridge too large for the kernel's scale: invalid_argument naming it, up front for RBF, undone") {
+  const auto message_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const detail::IDSVMScaleError& e) {
+      return std::string(e.what());
+    } catch (const std::exception& e) {
+      return std::string("wrong type: ") + e.what();
+    }
+    return std::string("no exception");
+  };
+  const auto has = [](const std::string& m, const char* part) { return m.find(part) != std::string::npos; };
+  const Kernel rbf(KernelType::RBF, 0.5), lin(KernelType::Linear);
+  // Up front (RBF: k(x, x) = 1): exactly where the first example of weight 1 fails.
+  std::string m = message_of([&] { IncrementalSVM::check_scale(rbf, 1e14, 0.0); });
+  CHECK(has(m, "C = 1e+14 is too large") && has(m, "< 1e+14") && has(m, "checked up front"));
+  m = message_of([&] { IncrementalSVM::check_scale(rbf, 1.0, 1e20); });
+  CHECK(has(m, "ridge = 1e+20 is too large") && has(m, "at most ~1e6 times"));
+  CHECK(message_of([&] { IncrementalSVM::check_scale(rbf, 9e13, 0.0); }) == "no exception");
+  CHECK(message_of([&] { IncrementalSVM::check_scale(lin, 1e20, 0.0); }) == "no exception");  // data-dependent
+  const Data s = make_data(60, 2, 77, false, 1.0);
+  for (double C : {1e14, 9e13}) {
+    IncrementalSVM a(2, rbf, C);
+    const std::string before = [&] { FieldMap f; a.save(f, "m."); return f.to_bytes(); }();
+    m = message_of([&] { a.learn(s.X.row(0).data(), s.y[0]); });
+    if (C >= 1e14) {
+      CHECK(has(m, "IncrementalSVM::learn/set_weight: C = 1e+14 is too large for the kernel's scale"));
+      FieldMap f;
+      a.save(f, "m.");
+      CHECK(f.to_bytes() == before && a.size() == 0);  // undone, and no key handed out
+    } else {
+      CHECK(m == "no exception");  // the largest C below the limit learns (the results are unchanged)
+    }
+  }
+  // Linear kernel: k(x, x) = |x|^2 is known only with the example; the first one fails, naming C.
+  {
+    IncrementalSVM a(2, lin, 1e11);
+    const double x[2] = {300.0, 400.0};  // k(x, x) = 2.5e5: 2.5e16 >= 1e14
+    m = message_of([&] { a.learn(x, 1.0); });
+    CHECK(has(m, "C = 1e+11 is too large for the kernel's scale") && has(m, "scaling the features"));
+    const double xs[2] = {0.3, 0.4};
+    CHECK(message_of([&] { a.learn(xs, 1.0); }) == "no exception");
+  }
+  // A huge weight: the same limit (C x weight).
+  {
+    IncrementalSVM a(2, rbf, 1e7);
+    m = message_of([&] { a.learn(s.X.row(0).data(), s.y[0], 1e8); });
+    CHECK(has(m, "C = 1e+07 is too large") && has(m, "x 1e+08 x 1 ="));
+  }
+  // A ridge below the limit but far above k(x, x): J is numerically singular at a refactorisation.
+  for (double ridge : {1e8, 1e13}) {
+    IncrementalSVM a(2, rbf, 1.0, ridge);
+    m = "no exception";
+    for (Index i = 0; i < s.X.rows() && m == "no exception"; ++i)
+      m = message_of([&] { a.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)]); });
+    CHECK(has(m, "is too large for the kernel's scale (max k(x, x) = 1)") && has(m, "at most ~1e6 times"));
+  }
+  // The learners: the chunk report keeps the type and says how many examples stayed learned.
+  {
+    IncrementalSVC l(2, 2, svc_params(1e14));
+    std::vector<std::int32_t> y(10);
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = s.y[i] > 0 ? 1 : 0;
+    m = message_of([&] { l.partial_fit(s.X.topRows(10), y.data()); });
+    CHECK(has(m, "IncrementalSVC::partial_fit: example 0 of the chunk") && has(m, "C = 1e+14 is too large"));
+    CHECK(l.counters().examples == 0);
+    TVMParams p;
+    p.kernel = rbf;
+    p.C = 1e15;
+    TwinVectorMachine t(2, 2, p);
+    m = message_of([&] { t.partial_fit(s.X.topRows(10), y.data()); });
+    CHECK(has(m, "TwinVectorMachine::partial_fit: example 0 of the chunk") && has(m, "C = 1e+15 is too large"));
+    CHECK(t.counters().examples == 0);
   }
 }
 
