@@ -7,6 +7,7 @@
 // undone bit for bit, transactions, IncrementalSVC's machines rolled back together).
 #include <budgetkernel/budgetkernel.hpp>
 #include <budgetkernel/learners/incremental_svc.hpp>
+#include <budgetkernel/learners/twin_vector_machine.hpp>
 #include <budgetkernel/svm/incremental_svm.hpp>
 
 #include <algorithm>
@@ -643,6 +644,70 @@ TEST_CASE("save -> load -> continue equals an uninterrupted run bit for bit; cor
   CHECK_THROWS(m.set_weight(0, std::nan("")));
   CHECK_THROWS(m.set_weight(7, 1.0));
   CHECK_THROWS(m.unlearn(7));
+}
+
+// Found: an IncrementalSVC resumed from a file drifted from the uninterrupted run (~1e-15 to
+// 1e-13 in the decision values). Eigen's matrix-vector product blocks its sum by the storage's
+// column stride once |S| >= 128 columns, and a machine that once held > 2,048 examples keeps
+// 4,096 rows of storage while its loaded copy has as many as it holds. Here the original grows
+// its storage cheaply (copies of a reserve example go straight to R and leave again), so the
+// two differ only in capacity; every later operation must still give the same bits. A third
+// machine that never grew must agree with both: the state does not depend on storage history.
+TEST_CASE("save -> load -> continue is bit for bit when the storage outgrew the examples (|S| >= 128)") {
+  for (const Kernel& k : kernels) {
+    for (std::uint64_t seed : {901u, 902u}) {
+      Data s = make_data(420, 5, seed, true, 0.3);
+      const double C = 10.0;
+      IncrementalSVM a(5, k, C), b, c(5, k, C);
+      for (Index i = 0; i < 300; ++i) {
+        a.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]);
+        c.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]);
+      }
+      // Only the RBF kernel has a margin set this large (linear: <= d + 1; poly: <= 21).
+      if (k.type() == KernelType::RBF) CHECK(a.n_margin() >= 128);
+      Index r = -1;
+      for (Index i = 0; i < a.size() && r < 0; ++i)
+        if (a.set(i) == SVMSet::Reserve && a.g(i) > 0.1) r = i;
+      CHECK(r >= 0);
+      const RowMatrix xr = a.X().row(r);
+      const double yr = a.y(r);
+      std::vector<std::int64_t> copies;
+      for (int j = 0; j < 1800; ++j) copies.push_back(a.learn(xr.data(), yr));  // g > 0: straight to R
+      for (auto it = copies.rbegin(); it != copies.rend(); ++it) a.unlearn(*it);
+      CHECK(a.size() == 300);
+      FieldMap fm;
+      a.save(fm, "m.");
+      b.load(FieldMap::from_bytes(fm.to_bytes()), "m.");
+      auto cont = [&](IncrementalSVM& m, std::int64_t key_offset) {
+        for (Index i = 300; i < 420; ++i) m.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)], s.w[static_cast<std::size_t>(i)]);
+        m.unlearn(7);
+        m.unlearn(300 + key_offset);
+        m.set_C(3.0 * C);
+        m.set_weight(11, 0.4);
+        m.set_weight(301 + key_offset, 2.5);
+        m.set_C(C);
+      };
+      cont(a, 1800);
+      cont(b, 1800);
+      cont(c, 0);
+      FieldMap fa, fb;
+      a.save(fa, "m.");
+      b.save(fb, "m.");
+      CHECK(fa.to_bytes() == fb.to_bytes());
+      // The machine that never grew: the same solution bit for bit (its keys differ by 1800).
+      bool same = a.size() == c.size() && a.bias() == c.bias() && a.margin_set() == c.margin_set() &&
+                  a.inverse_matrix() == c.inverse_matrix();
+      for (Index i = 0; same && i < a.size(); ++i)
+        same = a.alpha(i) == c.alpha(i) && a.g(i) == c.g(i) && a.set(i) == c.set(i) && a.weight(i) == c.weight(i);
+      CHECK(same);
+      bool same_f = true;
+      for (Index i = 0; i < 40; ++i) {
+        const double* x = s.X.row(i).data();
+        same_f = same_f && a.decision(x) == b.decision(x) && a.decision(x) == c.decision(x);
+      }
+      CHECK(same_f);
+    }
+  }
 }
 
 // ---------------------------------------------------------------- the diagonal ridge (K + ridge I)
@@ -1649,6 +1714,85 @@ TEST_CASE("IncrementalSVC: a chunk that breaks down keeps the examples before th
     r.partial_fit(s.X.topRows(j), s.y.data());
     CHECK(bytes_of(l) == bytes_of(r));
     CHECK(l.counters().mistakes == r.counters().mistakes && l.counters().labels == j);
+  }
+}
+
+// C x weight x max(k(x, x) + ridge) >= 1e14: with S empty only b moves, every example's g moves
+// at rate 1, below the path's noise threshold (1e-14 of that scale): "empty margin set ... |S| = 0"
+// on the first example, which did not say that C was at fault. Now a std::invalid_argument
+// (ValueError in Python) naming C or the ridge and the limit; the operation is undone.
+TEST_CASE("C or ridge too large for the kernel's scale: invalid_argument naming it, up front for RBF, undone") {
+  const auto message_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const detail::IDSVMScaleError& e) {
+      return std::string(e.what());
+    } catch (const std::exception& e) {
+      return std::string("wrong type: ") + e.what();
+    }
+    return std::string("no exception");
+  };
+  const auto has = [](const std::string& m, const char* part) { return m.find(part) != std::string::npos; };
+  const Kernel rbf(KernelType::RBF, 0.5), lin(KernelType::Linear);
+  // Up front (RBF: k(x, x) = 1): exactly where the first example of weight 1 fails.
+  std::string m = message_of([&] { IncrementalSVM::check_scale(rbf, 1e14, 0.0); });
+  CHECK(has(m, "C = 1e+14 is too large") && has(m, "< 1e+14") && has(m, "checked up front"));
+  m = message_of([&] { IncrementalSVM::check_scale(rbf, 1.0, 1e20); });
+  CHECK(has(m, "ridge = 1e+20 is too large") && has(m, "at most ~1e6 times"));
+  CHECK(message_of([&] { IncrementalSVM::check_scale(rbf, 9e13, 0.0); }) == "no exception");
+  CHECK(message_of([&] { IncrementalSVM::check_scale(lin, 1e20, 0.0); }) == "no exception");  // data-dependent
+  const Data s = make_data(60, 2, 77, false, 1.0);
+  for (double C : {1e14, 9e13}) {
+    IncrementalSVM a(2, rbf, C);
+    const std::string before = [&] { FieldMap f; a.save(f, "m."); return f.to_bytes(); }();
+    m = message_of([&] { a.learn(s.X.row(0).data(), s.y[0]); });
+    if (C >= 1e14) {
+      CHECK(has(m, "IncrementalSVM::learn/set_weight: C = 1e+14 is too large for the kernel's scale"));
+      FieldMap f;
+      a.save(f, "m.");
+      CHECK(f.to_bytes() == before && a.size() == 0);  // undone, and no key handed out
+    } else {
+      CHECK(m == "no exception");  // the largest C below the limit learns (the results are unchanged)
+    }
+  }
+  // Linear kernel: k(x, x) = |x|^2 is known only with the example; the first one fails, naming C.
+  {
+    IncrementalSVM a(2, lin, 1e11);
+    const double x[2] = {300.0, 400.0};  // k(x, x) = 2.5e5: 2.5e16 >= 1e14
+    m = message_of([&] { a.learn(x, 1.0); });
+    CHECK(has(m, "C = 1e+11 is too large for the kernel's scale") && has(m, "scaling the features"));
+    const double xs[2] = {0.3, 0.4};
+    CHECK(message_of([&] { a.learn(xs, 1.0); }) == "no exception");
+  }
+  // A huge weight: the same limit (C x weight).
+  {
+    IncrementalSVM a(2, rbf, 1e7);
+    m = message_of([&] { a.learn(s.X.row(0).data(), s.y[0], 1e8); });
+    CHECK(has(m, "C = 1e+07 is too large") && has(m, "x 1e+08 x 1 ="));
+  }
+  // A ridge below the limit but far above k(x, x): J is numerically singular at a refactorisation.
+  for (double ridge : {1e8, 1e13}) {
+    IncrementalSVM a(2, rbf, 1.0, ridge);
+    m = "no exception";
+    for (Index i = 0; i < s.X.rows() && m == "no exception"; ++i)
+      m = message_of([&] { a.learn(s.X.row(i).data(), s.y[static_cast<std::size_t>(i)]); });
+    CHECK(has(m, "is too large for the kernel's scale (max k(x, x) = 1)") && has(m, "at most ~1e6 times"));
+  }
+  // The learners: the chunk report keeps the type and says how many examples stayed learned.
+  {
+    IncrementalSVC l(2, 2, svc_params(1e14));
+    std::vector<std::int32_t> y(10);
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = s.y[i] > 0 ? 1 : 0;
+    m = message_of([&] { l.partial_fit(s.X.topRows(10), y.data()); });
+    CHECK(has(m, "IncrementalSVC::partial_fit: example 0 of the chunk") && has(m, "C = 1e+14 is too large"));
+    CHECK(l.counters().examples == 0);
+    TVMParams p;
+    p.kernel = rbf;
+    p.C = 1e15;
+    TwinVectorMachine t(2, 2, p);
+    m = message_of([&] { t.partial_fit(s.X.topRows(10), y.data()); });
+    CHECK(has(m, "TwinVectorMachine::partial_fit: example 0 of the chunk") && has(m, "C = 1e+15 is too large"));
+    CHECK(t.counters().examples == 0);
   }
 }
 

@@ -42,6 +42,9 @@ void wrap_svm(py::module_& m) {
             p.kernel = make_kernel(kernel, gamma, degree, coef0);
             p.C = C;
             p.ridge = ridge;
+            // A fresh model (files load through from_bytes, unchecked): a C or ridge that makes
+            // even the first example fail is named before learning (RBF; others when it fails).
+            bk::IncrementalSVM::check_scale(p.kernel, C, ridge);
             return bk::IncrementalSVC(d, c, p);
           }),
           py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
@@ -66,6 +69,7 @@ void wrap_svm(py::module_& m) {
       .def(
           "set_C",
           [](bk::IncrementalSVC& self, double C) {
+            bk::IncrementalSVM::check_scale(self.params().kernel, C, self.params().ridge);  // as at construction
             run_guarded(self, true, [&](bk::StopPoll* stop) { self.set_C(C, stop); });
           },
           py::arg("C"))
@@ -138,6 +142,7 @@ void wrap_svm(py::module_& m) {
             p.random_baseline = random_baseline;
             p.seed = seed;
             p.ridge = ridge;
+            bk::IncrementalSVM::check_scale(p.kernel, C, ridge);  // as IncrementalSVC's
             return bk::TwinVectorMachine(d, c, p);
           }),
           py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),

@@ -106,6 +106,17 @@
 /// only with a numerically rank-deficient kernel matrix: RBF with gamma * spread^2 <= 0.01 at
 /// any C, or ~0.1 with C ~ 1e5, where cond(J) reaches 1e10 and more) triggers one repair and
 /// then std::runtime_error naming the violation: no silent wrong answer.
+/// Parameters out of double precision's reach are a std::invalid_argument instead
+/// (detail::IDSVMScaleError, naming C or the ridge): a step's scale C x weight x max(k(x, x) +
+/// ridge) of 1e14 (max_scale(), up front by check_scale() where k(x, x) is known) or more, at
+/// which no example can enter an empty margin set; a ridge more than 1e3 times max k(x, x)
+/// when J fails to refactorise (cond(J) ~ ridge^2 / |S|).
+///
+/// Capacity independence: a loaded copy's storage holds exactly its examples, the original's
+/// as many as it once held (it never shrinks). Every product over that storage (Q_{:,S}, R)
+/// goes through detail::add_product_compact_order, whose rounding depends on the matrix's
+/// size only, so copy and original continue bit for bit (and so does an object whose storage
+/// grew and shrank against one that never grew).
 ///
 /// Strong exception guarantee: every operation (learn, unlearn, set_weight, set_C) that
 /// throws leaves the object bitwise as before the call (every field save() writes and the
@@ -168,20 +179,68 @@ namespace detail {
 /// breakdown would. 0 (the default): off. One thread-local integer, no model-file field.
 inline thread_local std::int64_t idsvm_fail_countdown = 0;
 
+/// dst += A x (or -= with `subtract`) for a column-major A that is a block of a larger,
+/// capacity-sized matrix (Q_{:,S}, R), rounded the same whatever that capacity.
+/// Why: from 128 columns on, Eigen's matrix-vector product sums the columns in blocks of 16
+/// when the column stride is below 32,000 bytes and of 4 above it, so the result depended on
+/// how far the storage had grown, which is history, not state: a machine that once held more
+/// than 2,048 examples has 4,096 rows of storage, its copy loaded from a file exactly as many
+/// as it holds. With |S| >= 128 the two then rounded the path's products differently and a
+/// resumed IncrementalSVC drifted from the uninterrupted one (~1e-13 in the decision values
+/// after a few hundred more examples; ReservoirSVC / TwinVectorMachine alike with budgets
+/// beyond ~2,000). Here the blocking follows A's rows (the stride of a compact copy), column
+/// blocks in Eigen's order: the values of Eigen's product on a compact A, and bit for bit
+/// those of the plain product whenever stride and rows lie on the same side of 4,000 (below
+/// 128 columns Eigen does not block at all, and neither does this). O(rows cols), as Eigen.
+template <class Dst, class Mat, class Vec>
+void add_product_compact_order(Dst&& dst, const Mat& A, const Vec& x, bool subtract = false) {
+  const Index cols = A.cols();
+  if (cols < 128) {
+    if (subtract)
+      dst.noalias() -= A * x;
+    else
+      dst.noalias() += A * x;
+    return;
+  }
+  const Index block = A.rows() * static_cast<Index>(sizeof(double)) < 32000 ? 16 : 4;
+  for (Index j = 0; j < cols; j += block) {
+    const Index w = (std::min)(block, cols - j);
+    if (subtract)
+      dst.noalias() -= A.middleCols(j, w) * x.segment(j, w);
+    else
+      dst.noalias() += A.middleCols(j, w) * x.segment(j, w);
+  }
+}
+
+/// Thrown by IncrementalSVM when C (times an example's weight) or the ridge is too large for
+/// the kernel's scale to be learned in double precision (see IncrementalSVM::check_scale). A
+/// std::invalid_argument (ValueError in Python): a parameter is at fault, not the data's
+/// conditioning (that breakdown is a std::runtime_error). The operation is undone like any
+/// failure.
+class IDSVMScaleError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 /// For the learners built on IncrementalSVM (IncrementalSVC, TwinVectorMachine): runs
 /// `learn_chunk` (a loop over a chunk whose every step is atomic) and rethrows a
-/// std::runtime_error with the number of examples of the chunk learned before the failing one,
-/// read from the learner's example counter (`examples`), which a failed step leaves unchanged.
+/// std::runtime_error (an IDSVMScaleError as such) with the number of examples of the chunk
+/// learned before the failing one, read from the learner's example counter (`examples`), which
+/// a failed step leaves unchanged.
 template <class F>
 void report_chunk_failure(const char* who, const std::int64_t& examples, F&& learn_chunk) {
   const std::int64_t before = examples;
+  const auto prefix = [&] {
+    const std::string k = std::to_string(examples - before);
+    return std::string(who) + ": example " + k + " of the chunk (0-based) could not be learned and was undone; the " +
+           k + " examples before it stay learned (the model is exactly as after them). Cause: ";
+  };
   try {
     learn_chunk();
+  } catch (const IDSVMScaleError& e) {
+    throw IDSVMScaleError(prefix() + e.what());
   } catch (const std::runtime_error& e) {
-    const std::string k = std::to_string(examples - before);
-    throw std::runtime_error(std::string(who) + ": example " + k + " of the chunk (0-based) could not be learned and was " +
-                             "undone; the " + k + " examples before it stay learned (the model is exactly as after " +
-                             "them). Cause: " + e.what());
+    throw std::runtime_error(prefix() + e.what());
   }
 }
 
@@ -204,6 +263,29 @@ class IncrementalSVM {
     m_C = C;
     m_ridge = ridge;
     reset_storage(dim, 16);
+  }
+
+  /// The largest C x weight x max(k(x, x) + ridge) a path can work with: 1 / kGNoise = 1e14.
+  /// With the margin set empty (every first example, and all-bound solutions) only b moves,
+  /// and each example's g then moves at rate 1; the path treats |dg| below kGNoise times the
+  /// step's scale (that product) as rounding noise, so from this scale on no example can enter
+  /// S and the path stops ("empty margin set"). Below it a large C can still break down from an
+  /// ill-conditioned J (see "Failure" and "Ridge" in the file comment).
+  static constexpr double max_scale() { return 1.0 / kGNoise; }
+
+  /// Up-front form of that limit, for the kernels whose k(x, x) is known without data (RBF:
+  /// k(x, x) = 1): the first example of weight 1 fails at such a C and ridge, so say so before
+  /// learning. The learners do not call it (a model file of an old version must load); the
+  /// Python binding does when it builds a model and before set_C.
+  /// \throws detail::IDSVMScaleError (a std::invalid_argument) naming C or the ridge.
+  static void check_scale(const Kernel& kernel, double C, double ridge) {
+    if (!kernel.unit_diagonal() || !(std::isfinite(C) && std::isfinite(ridge))) return;
+    const double q = ridge > 0.0 ? 1.0 + ridge : 1.0;  // q_diag() of every example
+    // The test of run_path's first step (|dg| = 1 against kGNoise (|db| + kmax sum_da), db = 1).
+    if (!(1.0 > kGNoise * (1.0 + q * C)))
+      throw detail::IDSVMScaleError("IncrementalSVM: " + scale_message(C, 1.0, 1.0, ridge) +
+                                    " (checked up front: at this C and ridge not even one example of weight 1 "
+                                    "can be learned)");
   }
 
   Index size() const { return m_n; }
@@ -329,7 +411,7 @@ class IncrementalSVM {
       for (Index p = 0; p < P; ++p) m_jw(p) = m_alpha(m_S[static_cast<std::size_t>(p)]);
       m_h.head(n) = m_g.head(n) - m_b * m_y.head(n);
       m_h.head(n).array() += 1.0;
-      if (P > 0) m_h.head(n).noalias() -= m_Q.topLeftCorner(n, P) * m_jw.head(P);
+      if (P > 0) detail::add_product_compact_order(m_h.head(n), m_Q.topLeftCorner(n, P), m_jw.head(P), true);
       m_h.head(n) /= m_C;
     }
     run_path(Mode::RegC, -1, m_C, C, stop);
@@ -636,6 +718,7 @@ class IncrementalSVM {
   static constexpr double kANoise = 1e-13;    ///< relative size of noise in the alpha rates
   static constexpr double kPivot = 1e-9;     ///< relative |dg| above which a dependent candidate is swapped in
   static constexpr double kRefactor = 1e-10;  ///< probe residual that triggers a refactorisation
+  static constexpr double kHugeRidge = 1e3;   ///< ridge / max k(x, x) above which a singular J is the ridge's fault
 
   static void check_C(double C) {
     detail::require(std::isfinite(C) && C > 0.0, "IncrementalSVM: C must be a positive finite number");
@@ -828,7 +911,7 @@ class IncrementalSVM {
       const double scale = (std::max)(1.0, std::abs(kappa));
       double s = 0.0, refined = 0.0, rounding = 0.0;
       const auto schur = [&] {
-        s = m_R.schur(m_rhs.head(P + 1), kappa, m_dir.head(P + 1));
+        s = schur_complement(P, kappa);
         refined = s + schur_correction(P, kappa, rounding);
       };
       schur();
@@ -958,7 +1041,41 @@ class IncrementalSVM {
     J.bottomRightCorner(P, P) = m_Qss.topLeftCorner(P, P);
     return J;
   }
-  double probe_residual() const { return m_S.empty() ? 0.0 : m_R.probe_residual(build_J()); }
+  /// m_dir.head(P + 1) = R v and returns the Schur complement kappa - v^T R v of the row
+  /// v = m_rhs.head(P + 1) (IncrementalInverse::schur, its product in compact order).
+  double schur_complement(Index P, double kappa) {
+    auto w = m_dir.head(P + 1);
+    w.setZero();
+    detail::add_product_compact_order(w, m_R.inverse(), m_rhs.head(P + 1));
+    return kappa - m_rhs.head(P + 1).dot(w);
+  }
+  /// m_dir.head(P + 1) = -R m_rhs.head(P + 1): the direction of a path step (TVM eq. 2.1) and
+  /// of refine(). Zeroed, summed, then negated: the values of -(R * rhs) (Eigen evaluates that
+  /// product into a zeroed temporary and negates it), in compact order.
+  void solve_direction(Index P) {
+    auto dir = m_dir.head(P + 1);
+    dir.setZero();
+    detail::add_product_compact_order(dir, m_R.inverse(), m_rhs.head(P + 1));
+    dir = -dir;
+  }
+  /// IncrementalInverse::probe_residual (the same +-1 probe v: max |R (J v) - v|) with R v's
+  /// product in compact order: the residual decides refactorisations, which must not depend
+  /// on R's storage either.
+  double probe_residual() const {
+    const Index P = n_margin();
+    if (P == 0) return 0.0;
+    Vector v(P + 1);
+    std::uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (Index i = 0; i <= P; ++i) {
+      h ^= h >> 12, h ^= h << 25, h ^= h >> 27;  // xorshift64, as IncrementalInverse
+      v(i) = (h >> 63) ? 1.0 : -1.0;
+    }
+    const Vector kv = build_J() * v;
+    Vector r = Vector::Zero(P + 1);
+    detail::add_product_compact_order(r, m_R.inverse(), kv);
+    r -= v;
+    return r.cwiseAbs().maxCoeff();
+  }
 
   void check_inverse() {
     if (m_S.empty()) return;
@@ -966,8 +1083,79 @@ class IncrementalSVM {
     if (r > kRefactor || !std::isfinite(r)) refactor();
   }
   void refactor() {
-    m_R.refactor(build_J());
+    try {
+      m_R.refactor(build_J());
+    } catch (const std::runtime_error& e) {
+      // A ridge far above the kernel's scale makes J = [[0, y^T], [y, ~ridge I]] ill-conditioned
+      // by itself: eigenvalues ~ridge and ~-|S| / ridge, so cond(J) ~ ridge^2 / |S|. Measured
+      // (RBF, k(x, x) = 1, 300 examples, C = 1 to 1e4): ridge 1e6 learned every stream, 1e7 and
+      // beyond failed here on every one. Then the ridge, not the data, is what to change.
+      if (m_ridge > kHugeRidge * kernel_scale()) throw detail::IDSVMScaleError(huge_ridge_message(e.what()));
+      throw;
+    }
     ++m_refactors;
+  }
+
+  /// max |k(x, x)| over the stored examples (1 for RBF), for the messages of a failure: O(N).
+  double kernel_scale() const {
+    if (m_kernel.unit_diagonal()) return 1.0;
+    double k = 0.0;
+    for (Index i = 0; i < m_n; ++i) k = (std::max)(k, std::abs(m_kernel.self(m_sq(i))));
+    return k;
+  }
+  std::string huge_ridge_message(const char* cause) const {
+    std::ostringstream msg;
+    msg << "IncrementalSVM: ridge = " << m_ridge << " is too large for the kernel's scale (max k(x, x) = "
+        << kernel_scale() << "): the bordered Jacobian J = [[0, y^T], [y, K + ridge I]] then has a condition number "
+        << "of about ridge^2 / |S| and is numerically singular (|S| = " << n_margin()
+        << "). Use a ridge of at most ~1e6 times max k(x, x); as a remedy for the numerical breakdown a ridge of "
+           "1e-8 to 1e-6 times it is enough (" << cause << "); the operation is undone";
+    return msg.str();
+  }
+
+  /// Throws the IDSVMScaleError of run_path's empty-margin-set stop at scale >= max_scale().
+  [[noreturn]] void scale_failure(Mode mode, Index c, double from, double to) const {
+    // The factors of the step's scale (rate_scale in run_path).
+    double C = m_C, weight = 0.0;
+    const char* what = "learn/set_weight";
+    if (mode == Mode::RegC) {
+      C = (std::max)(std::abs(to), std::abs(from));
+      weight = m_s.head(m_n).maxCoeff();
+      what = "set_C";
+    } else if (mode == Mode::Unlearn) {
+      weight = m_s(c);
+      what = "unlearn";
+    } else {
+      weight = (std::max)(std::abs(to), std::abs(from));
+    }
+    throw detail::IDSVMScaleError(std::string("IncrementalSVM::") + what + ": " +
+                                  scale_message(C, weight, kernel_scale(), m_ridge) + "; the operation is undone");
+  }
+
+  /// Why C x weight x max(k(x, x) + ridge) >= max_scale() cannot be learned, and what to change.
+  static std::string scale_message(double C, double weight, double kscale, double ridge) {
+    std::ostringstream msg;
+    const double qmax = kscale + ridge;
+    // The ridge is at fault when the same C and weight would be within the limit without it.
+    const bool ridge_at_fault = ridge > 0.0 && C * weight * kscale < max_scale();
+    if (ridge_at_fault)
+      msg << "ridge = " << ridge << " is too large";
+    else
+      msg << "C = " << C << " is too large for the kernel's scale";
+    msg << ": the exact SVM's path works in double precision only while C x weight x max(k(x, x) + ridge) < "
+        << max_scale() << ", and here it is " << C << " x " << weight << " x " << qmax << " = " << C * weight * qmax
+        << " (max k(x, x) = " << kscale << ", ridge = " << ridge
+        << "). At that scale the rounding noise of the path's steps exceeds the unit rate at which the "
+           "margins move while only the bias moves, so no example can enter the empty margin set. ";
+    if (ridge_at_fault)
+      msg << "A ridge is meant to be small against k(x, x): 1e-8 to 1e-6 times it as a remedy for the numerical "
+             "breakdown, and at most ~1e6 times it (beyond, the bordered Jacobian is numerically singular)";
+    else
+      msg << "Use a smaller C (or smaller sample weights): for the RBF kernel k(x, x) = 1, so C x (1 + ridge) < "
+          << max_scale() << "; for linear and polynomial kernels k(x, x) grows with |x|^2, so scaling the features "
+          << "down allows a larger C. A large C is accurate only while the kernel matrix is well conditioned (see "
+             "ridge)";
+    return msg.str();
   }
 
   /// Bound rate du_i / dt of example i on the current path.
@@ -1039,7 +1227,7 @@ class IncrementalSVM {
       if (P > 0) {
         m_rhs(0) = r;
         for (Index p = 0; p < P; ++p) m_rhs(p + 1) = qcol ? qmul * (*qcol)(m_S[p]) : 0.0;
-        m_dir.head(P + 1).noalias() = -(m_R.inverse() * m_rhs.head(P + 1));
+        solve_direction(P);
         if (!detail::all_finite(m_dir.data(), P + 1)) {
           if (retried) fail("non-finite direction after refactorising", mode, from, to, t);
           refactor();
@@ -1058,7 +1246,7 @@ class IncrementalSVM {
       dg = db * m_y.head(n);
       double amax = rate_scale, sum_da = rate_scale;
       if (P > 0) {
-        dg.noalias() += m_Q.topLeftCorner(n, P) * m_dir.segment(1, P);
+        detail::add_product_compact_order(dg, m_Q.topLeftCorner(n, P), m_dir.segment(1, P));
         const double m = m_dir.segment(1, P).cwiseAbs().maxCoeff();
         amax = (std::max)(amax, m);
         sum_da += m_dir.segment(1, P).cwiseAbs().sum();
@@ -1113,7 +1301,13 @@ class IncrementalSVM {
           target = to_set;
         }
       }
-      if (frozen && who < 0) fail("empty margin set and no example can enter it", mode, from, to, t);
+      if (frozen && who < 0) {
+        // With S empty and only b moving, every E or R example moving towards the margin has
+        // |dg| = |db| = 1: none qualified only because the noise threshold reached 1, i.e. the
+        // step's scale C x weight x kmax reached max_scale(). Name the parameter.
+        if (b_only && !(1.0 > gnoise)) scale_failure(mode, c, from, to);
+        fail("empty margin set and no example can enter it", mode, from, to, t);
+      }
       const bool final_step = !frozen && who < 0;
       // 5. Move.
       const double step = best;
@@ -1216,7 +1410,7 @@ class IncrementalSVM {
       if (std::abs(ya) <= 1e-13 * ascale && gs <= 1e-13) return;
       m_rhs(0) = ya;
       for (Index p = 0; p < P; ++p) m_rhs(p + 1) = m_g(m_S[static_cast<std::size_t>(p)]);
-      m_dir.head(P + 1).noalias() = -(m_R.inverse() * m_rhs.head(P + 1));
+      solve_direction(P);
       if (!detail::all_finite(m_dir.data(), P + 1)) return;
       // A correction is a rounding-level fix: it must stay small and keep alphas in their boxes
       // (with a badly conditioned J it could otherwise amplify the error it is meant to remove).
@@ -1228,7 +1422,7 @@ class IncrementalSVM {
       }
       m_b += m_dir(0);
       for (Index p = 0; p < P; ++p) m_alpha(m_S[static_cast<std::size_t>(p)]) += m_dir(p + 1);
-      m_g.head(n).noalias() += m_Q.topLeftCorner(n, P) * m_dir.segment(1, P);
+      detail::add_product_compact_order(m_g.head(n), m_Q.topLeftCorner(n, P), m_dir.segment(1, P));
       m_g.head(n) += m_dir(0) * m_y.head(n);
     }
   }
@@ -1277,7 +1471,10 @@ class IncrementalSVM {
         << " in g and " << av << " in alpha (bound scale " << ascale
         << ") after the update and a repair: the bordered Jacobian is ill-conditioned (the kernel matrix is "
            "numerically rank-deficient without being exactly so). Use a larger gamma, a smaller C or ";
-    if (m_ridge > 0.0)
+    if (m_ridge > kHugeRidge * kernel_scale())
+      msg << "a smaller ridge than " << m_ridge << " (far above the kernel's scale, max k(x, x) = " << kernel_scale()
+          << ": at most ~1e6 times it works)";
+    else if (m_ridge > 0.0)
       msg << "a larger ridge than " << m_ridge;
     else
       msg << "a small ridge (e.g. 1e-8 to 1e-6 times the kernel scale; ~10 / C at a large C, 1e-4 at C = 1e5)";
