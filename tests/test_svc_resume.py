@@ -69,9 +69,9 @@ def test_incremental_svc_resumes_exactly_when_storage_outgrew_the_examples(tmp_p
     m = IncrementalSVC(C=10, gamma=1.0).partial_fit(X[:300], y[:300], classes=np.arange(n_classes))
     assert max(int(np.sum(m.machine_state(k)["set"] == 0)) for k in range(1 if n_classes == 2 else n_classes)) >= 128
     nxt = _grow_storage(m, X, y)
-    for how, c in _copies(m, tmp_path).items():
-        _assert_same(m, c, Xt)
     copies = _copies(m, tmp_path)
+    for c in copies.values():
+        _assert_same(m, c, Xt)
     for est in [m, *copies.values()]:
         est.partial_fit(X[300:360], y[300:360])
         est.unlearn(5)
@@ -80,7 +80,7 @@ def test_incremental_svc_resumes_exactly_when_storage_outgrew_the_examples(tmp_p
         est.set_sample_weight(nxt + 1, 2.5)
         est.partial_fit(X[360:], y[360:], sample_weight=np.linspace(0.5, 1.5, 60))
         est.set_C(10.0)
-    for how, c in copies.items():
+    for c in copies.values():
         _assert_same(m, c, Xt)
 
 
