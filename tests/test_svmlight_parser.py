@@ -361,3 +361,12 @@ def test_load_svmlight_over_several_internal_chunks(tmp_path):
     datasets.dump_svmlight(X, np.arange(70000) % 5 - 2, path)
     for kwargs in ({}, {"n_features": 4, "zero_based": False, "label_dtype": np.int64}, {"dtype": np.float16}):
         assert _loaded(datasets.load_svmlight, path, **kwargs) == _loaded(oracle.load_svmlight, path, **kwargs)
+
+
+def test_an_index_that_makes_n_features_beyond_int64_is_a_clear_error(tmp_path):
+    # Zero-based with index 2^63 - 1: n_features = 2^63, which no array can have.
+    path = tmp_path / "wide.svm"
+    path.write_text("1 0:1\n-1 9223372036854775807:2\n")
+    for read in (datasets.load_svmlight, lambda p: list(datasets.iter_svmlight(p))):
+        with pytest.raises(ValueError, match=r"wide\.svm.*n_features=9223372036854775808 is more columns"):
+            read(path)

@@ -801,12 +801,11 @@ def _check_float_dtype(dtype):
     return dt
 
 
-def _recheck_rejected(reader, path, check_row, overridable=("non_ascii",)):
+def _recheck_rejected(reader, path, check_row):
     """Judge the line the core just rejected by the line-by-line rules: raise its error
     (worded as always), or return its parsed row (``None`` for a blank line) when those
     rules accept it, which happens only for non-ASCII text outside a comment (Unicode
-    digits or spaces) and the ``overridable`` statuses.  ``check_row(parsed, lineno)``
-    adds the checks of the pass."""
+    digits or spaces).  ``check_row(parsed, lineno)`` adds the checks of the pass."""
     lineno = reader.line_number
     line = reader.line_text.decode("utf-8", "surrogateescape")
     bad = _ESCAPED_BYTE_RE.search(line)
@@ -815,7 +814,7 @@ def _recheck_rejected(reader, path, check_row, overridable=("non_ascii",)):
     parsed = _parse_line(line, path, lineno)
     if parsed is not None:
         check_row(parsed, lineno)
-    if reader.status not in overridable:
+    if reader.status != "non_ascii":
         # The core and these rules disagree (a bug): refuse the line rather than guess.
         _fail(path, lineno, f"rejected by the parser ({reader.status})")
     return parsed
@@ -910,6 +909,9 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
     """The chunks of a planned read.  ``into``: a zeroed (rows, n_features) array of dtype
     float32/float64 whose consecutive row blocks the chunks' X are (views), while they fit."""
     core = _native_core()
+    if n_features > _INT64_MAX:  # from a scan that met index 2^63 - 1 in a zero-based file
+        raise ValueError(f"svmlight file {os.fspath(path)!r}: n_features={n_features} is more columns "
+                         "than an array can have")
     label_int = label_dtype.kind in "iu"
     # Labels are checked against label_dtype as values are against dtype: numpy would
     # raise OverflowError (no line number) for an integer, and give inf for a float.
@@ -924,7 +926,7 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
         int_lo = -int_hi - (int_hi == _INT64_MAX)
     vmax = float(np.finfo(dtype).max)
     check_range = vmax < float(np.finfo(np.float64).max)
-    reader = core.LibsvmPass(True, n_features=min(n_features, _INT64_MAX), offset=offset,
+    reader = core.LibsvmPass(True, n_features=n_features, offset=offset,
                              integer_labels=label_int, label_int_min=int_lo, label_int_max=int_hi,
                              label_max=label_hi if not label_int else math.inf, value_max=vmax)
 
@@ -954,19 +956,9 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
 
     filled = 0
 
-    # n_features beyond int64 (2^63 from a scan that met index 2^63 - 1, or given): no chunk
-    # can be allocated, and numpy says so when the first chunk is built, as it always did.
-    # The core bounds indices by 2^63 - 1, so the rows it rejects for index 2^63 - 1 (and
-    # the lines Python's rules accept) only count towards that chunk ("phantom" rows: their
-    # values are never needed).
-    huge = n_features > _INT64_MAX
-    overridable = ("non_ascii", "index_beyond_n_features") if huge else ("non_ascii",)
-    phantom = 0
-
     def build():
-        nonlocal filled, phantom
-        m = reader.rows + phantom
-        phantom = 0
+        nonlocal filled
+        m = reader.rows
         if into is not None and filled + m <= into.shape[0]:
             X = into[filled:filled + m]
             filled += m
@@ -990,21 +982,14 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
                 y[mask] = y_int[mask].astype(label_dtype)
         return (X, y, lines) if return_lines else (X, y)
 
-    def read_rows():  # the chunk's room, less its phantom rows
-        return reader.read(chunk_size - phantom)
-
-    for status in _run_pass(reader, path, read_rows):
+    for status in _run_pass(reader, path, lambda: reader.read(chunk_size)):
         if status == core.LIBSVM_FULL:
             yield build()
             continue
-        parsed = _recheck_rejected(reader, path, check_row, overridable)
-        if parsed is None:
-            continue
-        if huge:
-            phantom += 1
-        else:
+        parsed = _recheck_rejected(reader, path, check_row)
+        if parsed is not None:
             _accept(reader, parsed)
-    if reader.rows + phantom:
+    if reader.rows:
         yield build()
 
 
