@@ -16,6 +16,44 @@
 
 namespace budgetkernel {
 
+namespace detail {
+
+/// dst += A x (or -= with `subtract`) for a column-major A that is a block of a larger,
+/// capacity-sized matrix (an IncrementalInverse's G, the IDSVM's Q_{:,S}), rounded the same
+/// whatever that capacity.
+/// Why: from 128 columns on, Eigen's matrix-vector product sums the columns in blocks of 16
+/// when the column stride is below 32,000 bytes and of 4 above it, so the result depended on
+/// how far the storage had grown, which is history, not state: an IDSVM that once held more
+/// than 2,048 examples has 4,096 rows of storage, its copy loaded from a file exactly as many
+/// as it holds. With |S| >= 128 the two then rounded the path's products differently and a
+/// resumed IncrementalSVC drifted from the uninterrupted one (~1e-13 in the decision values
+/// after a few hundred more examples; ReservoirSVC / TwinVectorMachine alike with budgets
+/// beyond ~2,000). Here the blocking follows A's rows (the stride of a compact copy), column
+/// blocks in Eigen's order: the values of Eigen's product on a compact A, and bit for bit
+/// those of the plain product whenever stride and rows lie on the same side of 4,000 (below
+/// 128 columns Eigen does not block at all, and neither does this). O(rows cols), as Eigen.
+template <class Dst, class Mat, class Vec>
+void add_product_compact_order(Dst&& dst, const Mat& A, const Vec& x, bool subtract = false) {
+  const Index cols = A.cols();
+  if (cols < 128) {
+    if (subtract)
+      dst.noalias() -= A * x;
+    else
+      dst.noalias() += A * x;
+    return;
+  }
+  const Index block = A.rows() * static_cast<Index>(sizeof(double)) < 32000 ? 16 : 4;
+  for (Index j = 0; j < cols; j += block) {
+    const Index w = (std::min)(block, cols - j);
+    if (subtract)
+      dst.noalias() -= A.middleCols(j, w) * x.segment(j, w);
+    else
+      dst.noalias() += A.middleCols(j, w) * x.segment(j, w);
+  }
+}
+
+}  // namespace detail
+
 /// G = K^{-1} for a symmetric nonsingular n x n matrix K, maintained under
 ///   - append:  K' = [[K, k], [k^T, kappa]]  via the block-inverse (bordering) identity
 ///              with Schur complement s = kappa - k^T G k:
@@ -75,7 +113,8 @@ class IncrementalInverse {
   double schur(const Eigen::Ref<const Vector>& k, double kappa, Eigen::Ref<Vector> Gk) const {
     detail::require(k.size() >= m_n && Gk.size() >= m_n, "IncrementalInverse::schur: k and Gk need >= size() entries");
     if (m_n == 0) return kappa;
-    Gk.head(m_n).noalias() = inverse() * k.head(m_n);
+    Gk.head(m_n).setZero();
+    detail::add_product_compact_order(Gk.head(m_n), inverse(), k.head(m_n));
     return kappa - k.head(m_n).dot(Gk.head(m_n));
   }
 
@@ -209,7 +248,9 @@ class IncrementalInverse {
       v(i) = (h >> 63) ? 1.0 : -1.0;
     }
     const Vector kv = K * v;
-    const Vector r = inverse() * kv - v;
+    Vector r = Vector::Zero(m_n);
+    detail::add_product_compact_order(r, inverse(), kv);
+    r -= v;
     return r.cwiseAbs().maxCoeff();
   }
 

@@ -179,39 +179,6 @@ namespace detail {
 /// breakdown would. 0 (the default): off. One thread-local integer, no model-file field.
 inline thread_local std::int64_t idsvm_fail_countdown = 0;
 
-/// dst += A x (or -= with `subtract`) for a column-major A that is a block of a larger,
-/// capacity-sized matrix (Q_{:,S}, R), rounded the same whatever that capacity.
-/// Why: from 128 columns on, Eigen's matrix-vector product sums the columns in blocks of 16
-/// when the column stride is below 32,000 bytes and of 4 above it, so the result depended on
-/// how far the storage had grown, which is history, not state: a machine that once held more
-/// than 2,048 examples has 4,096 rows of storage, its copy loaded from a file exactly as many
-/// as it holds. With |S| >= 128 the two then rounded the path's products differently and a
-/// resumed IncrementalSVC drifted from the uninterrupted one (~1e-13 in the decision values
-/// after a few hundred more examples; ReservoirSVC / TwinVectorMachine alike with budgets
-/// beyond ~2,000). Here the blocking follows A's rows (the stride of a compact copy), column
-/// blocks in Eigen's order: the values of Eigen's product on a compact A, and bit for bit
-/// those of the plain product whenever stride and rows lie on the same side of 4,000 (below
-/// 128 columns Eigen does not block at all, and neither does this). O(rows cols), as Eigen.
-template <class Dst, class Mat, class Vec>
-void add_product_compact_order(Dst&& dst, const Mat& A, const Vec& x, bool subtract = false) {
-  const Index cols = A.cols();
-  if (cols < 128) {
-    if (subtract)
-      dst.noalias() -= A * x;
-    else
-      dst.noalias() += A * x;
-    return;
-  }
-  const Index block = A.rows() * static_cast<Index>(sizeof(double)) < 32000 ? 16 : 4;
-  for (Index j = 0; j < cols; j += block) {
-    const Index w = (std::min)(block, cols - j);
-    if (subtract)
-      dst.noalias() -= A.middleCols(j, w) * x.segment(j, w);
-    else
-      dst.noalias() += A.middleCols(j, w) * x.segment(j, w);
-  }
-}
-
 /// Thrown by IncrementalSVM when C (times an example's weight) or the ridge is too large for
 /// the kernel's scale to be learned in double precision (see IncrementalSVM::check_scale). A
 /// std::invalid_argument (ValueError in Python): a parameter is at fault, not the data's
@@ -911,7 +878,7 @@ class IncrementalSVM {
       const double scale = (std::max)(1.0, std::abs(kappa));
       double s = 0.0, refined = 0.0, rounding = 0.0;
       const auto schur = [&] {
-        s = schur_complement(P, kappa);
+        s = m_R.schur(m_rhs.head(P + 1), kappa, m_dir.head(P + 1));
         refined = s + schur_correction(P, kappa, rounding);
       };
       schur();
@@ -1041,14 +1008,6 @@ class IncrementalSVM {
     J.bottomRightCorner(P, P) = m_Qss.topLeftCorner(P, P);
     return J;
   }
-  /// m_dir.head(P + 1) = R v and returns the Schur complement kappa - v^T R v of the row
-  /// v = m_rhs.head(P + 1) (IncrementalInverse::schur, its product in compact order).
-  double schur_complement(Index P, double kappa) {
-    auto w = m_dir.head(P + 1);
-    w.setZero();
-    detail::add_product_compact_order(w, m_R.inverse(), m_rhs.head(P + 1));
-    return kappa - m_rhs.head(P + 1).dot(w);
-  }
   /// m_dir.head(P + 1) = -R m_rhs.head(P + 1): the direction of a path step (TVM eq. 2.1) and
   /// of refine(). Zeroed, summed, then negated: the values of -(R * rhs) (Eigen evaluates that
   /// product into a zeroed temporary and negates it), in compact order.
@@ -1058,24 +1017,7 @@ class IncrementalSVM {
     detail::add_product_compact_order(dir, m_R.inverse(), m_rhs.head(P + 1));
     dir = -dir;
   }
-  /// IncrementalInverse::probe_residual (the same +-1 probe v: max |R (J v) - v|) with R v's
-  /// product in compact order: the residual decides refactorisations, which must not depend
-  /// on R's storage either.
-  double probe_residual() const {
-    const Index P = n_margin();
-    if (P == 0) return 0.0;
-    Vector v(P + 1);
-    std::uint64_t h = 0x9E3779B97F4A7C15ULL;
-    for (Index i = 0; i <= P; ++i) {
-      h ^= h >> 12, h ^= h << 25, h ^= h >> 27;  // xorshift64, as IncrementalInverse
-      v(i) = (h >> 63) ? 1.0 : -1.0;
-    }
-    const Vector kv = build_J() * v;
-    Vector r = Vector::Zero(P + 1);
-    detail::add_product_compact_order(r, m_R.inverse(), kv);
-    r -= v;
-    return r.cwiseAbs().maxCoeff();
-  }
+  double probe_residual() const { return m_S.empty() ? 0.0 : m_R.probe_residual(build_J()); }
 
   void check_inverse() {
     if (m_S.empty()) return;
