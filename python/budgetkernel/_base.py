@@ -1041,10 +1041,8 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         except (KeyError, TypeError):
             raise ValueError(f"label {y!r} is not in classes_={d['classes_'].tolist()}") from None
         model = d["_model"]
-        if v.shape[0] != d["n_features_in_"]:
-            raise _wrong_length(v, d)
         try:
-            model.learn_one(v, yi)
+            model.learn_one(v, yi)  # the core checks x's length (and says what it expected)
         except MemoryError as e:
             self._explain_memory_error(e, d)
         # The curve's sampling: see learn_one's Notes (one counter, no per-example query).
@@ -1061,8 +1059,9 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         d = self.__dict__
         if "_model" not in d:
             return None
-        if v.shape[0] != d["n_features_in_"]:
-            raise _wrong_length(v, d)
+        n = d["n_features_in_"]
+        if v.shape[0] != n:  # the chunk predict below would say "X has ..., expected ..."
+            raise ValueError(f"x has {v.shape[0]} features, but the model was fitted with {n} (n_features_in_)")
         return d["classes_"][d["_model"].predict(v.reshape(1, -1))[0]]
 
     # -------------------------------------------------------- introspection
@@ -1171,11 +1170,6 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
             seed = core_params.get("seed") if isinstance(core_params, Mapping) else None
             params["random_state"] = None if seed is None else int(seed)
         return params
-
-
-def _wrong_length(v, d):
-    n = d["n_features_in_"]
-    return ValueError(f"x has {v.shape[0]} features, but the model was fitted with {n} (n_features_in_)")
 
 
 def _dense(X):

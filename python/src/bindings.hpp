@@ -235,8 +235,8 @@ void check_one(const L& self, const CArray& x, bool learning) {
   if (x.ndim() != 1)
     throw std::invalid_argument("x must be one example, a 1-D array; got " + std::to_string(x.ndim()) + " dimensions");
   if (x.shape(0) != self.n_features())
-    throw std::invalid_argument("x has " + std::to_string(x.shape(0)) + " features, but the model has " +
-                                std::to_string(self.n_features()));
+    throw std::invalid_argument("x has " + std::to_string(x.shape(0)) + " features, but the model was fitted with " +
+                                std::to_string(self.n_features()) + " (n_features_in_)");
   if (const char* problem = learning ? self.learn_row_problem(x.data()) : self.row_problem(x.data()))
     throw std::invalid_argument("x " + self.describe_row_problem(x.data(), problem));
 }
