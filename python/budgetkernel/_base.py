@@ -273,6 +273,11 @@ class _AveragedMixin:
     last classifier (``n_support_``, ``support_vectors_``, ``dual_coef_``), and these raise
     AttributeError rather than silently describe that one."""
 
+    def _memory_note(self):
+        """A budgeted learner's average keeps the SVs its budget removes (OnlineClassifierMixin's
+        memory estimate counts the budget's store only)."""
+        return ", plus every SV the average retires (averaged=True keeps them all)" if self.averaged else ""
+
     def _averaged_model(self, name):
         check_is_fitted(self, "_model")
         if not self._built_params.get("averaged", False):

@@ -146,9 +146,6 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
             plan.append(_projection_memory(2 * budget, "(2 budget)^2"))
         return plan
 
-    def _memory_note(self):
-        return (", plus every SV the average retires (averaged=True keeps them all)" if self.averaged else "")
-
     @classmethod
     def _core_class(cls):
         return _core.PassiveAggressive

@@ -311,9 +311,6 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
             _seed(self.random_state),
         )
 
-    def _memory_note(self):
-        return (", plus every SV the average retires (averaged=True keeps them all)" if self.averaged else "")
-
     @classmethod
     def _core_class(cls):
         return _core.BOGD
