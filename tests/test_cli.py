@@ -9,6 +9,8 @@ import threading
 import numpy as np
 import pytest
 
+from _terminal import read_until_closed
+
 import budgetkernel
 from budgetkernel import cli, datasets
 
@@ -669,15 +671,7 @@ def _run_with_a_terminal_as_stderr(argv):
             )
         finally:
             os.close(slave)
-        err = b""
-        while True:
-            try:
-                data = os.read(master, 4096)
-            except OSError:  # Linux: EIO once the terminal's other side is closed
-                break
-            if not data:
-                break
-            err += data
+        err = read_until_closed(master)
     finally:
         os.close(master)
     return p.stdout, err

@@ -10,6 +10,8 @@ import sys
 import numpy as np
 import pytest
 
+from _terminal import read_until_closed
+
 import budgetkernel
 from budgetkernel import cli, datasets
 
@@ -218,15 +220,7 @@ def test_a_terminal_may_be_both_input_and_output(files):
         err = p.stderr.read().decode()
         assert p.wait(timeout=120) == 0, err
         p.stderr.close()
-        shown = b""
-        while True:
-            try:
-                data = os.read(master, 4096)
-            except OSError:  # Linux: EIO once the terminal's other side is closed
-                break
-            if not data:
-                break
-            shown += data
+        shown = read_until_closed(master)
     finally:
         os.close(master)
     assert err == ""
