@@ -1,0 +1,259 @@
+#pragma once
+// The one lock around a core learner used from Python: every binding that reads or changes a
+// learner holds a UseGuard for it (readers together, a writer alone, a waiting writer first,
+// Ctrl-C ends a wait, nested use from a finaliser reads and a nested change raises). These are
+// the guarantees README.md states for calls on one model from several threads.
+//
+// Why the Python estimators keep a lock of their own (budgetkernel/_publish.py) and the two
+// cannot be one: a UseGuard is keyed on a learner object and held for one core call, while an
+// estimator's state is wider than its learner and outlives it. The first call has no learner
+// yet to lock (two of them must not both build one), fit() replaces the learner by a new one (a
+// lock keyed on the old one says nothing about which learner the estimator holds), and
+// classes_, the label map and n_features_in_ must change together with the learner. Their
+// nesting rules differ too: a change nested in a use of the same learner raises here (it would
+// corrupt the loop using it), while the estimator's lock must be re-entrant
+// (partial_fit_active's oracle may save the model it is building; a signal handler may call
+// set_params or save while its thread holds that lock). So the estimator's lock guards only
+// that choice (which learner, with which labels: taken by fit, a first call, set_params and
+// save), never a use of the learner: predictions and learning on a built model take no Python
+// lock and meet here, in one place.
+#include <budgetkernel/budgetkernel.hpp>
+
+#include <pybind11/pybind11.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+
+namespace py = pybind11;
+namespace bk = budgetkernel;
+
+/// One learner used from several Python threads at once: chunk calls release the GIL, so
+/// another thread could read or change the learner while one of them runs (found: training in
+/// one thread while another predicted crashed the interpreter). Every call that releases the
+/// GIL, and every accessor, registers its use here while it holds the GIL; a use that
+/// conflicts (any use during a writer, a writer during any use) waits, with the GIL released,
+/// until the other uses end: what a lock around the model would do. Concurrent readers
+/// (decision_function in two threads) run together, but a waiting writer goes first: no new
+/// reader starts while one waits (else readers that overlap one another, e.g. two threads
+/// predicting in a loop, kept the count above 0 and a partial_fit waited forever). The table
+/// is only touched with the GIL held, which is its lock.
+///
+/// Python code can run in the thread that holds a use: an accessor that builds a dict can set
+/// off the garbage collector, whose finalizers (__del__, weakref callbacks) run right there.
+/// Such code calling the same model used to deadlock for good when a writer was waiting (its
+/// read queued behind the writer, which waited for the read that ran the finalizer; found
+/// with a __del__ that predicted). So a thread remembers the uses it holds: a nested read
+/// under its own read starts at once (the outer read already keeps writers out), and any
+/// other nesting (a change while the thread reads or writes, a read while it writes) raises
+/// RuntimeError instead of waiting for itself. With those, a waiting thread holds no use, so
+/// waits cannot form a cycle.
+///
+/// A wait is also interruptible as a Python lock's acquire is: Ctrl-C in a main thread that
+/// waits behind a long chunk of another thread raises KeyboardInterrupt there (it used to be
+/// seen only once the chunk ended), and the wait is abandoned cleanly.
+class UseGuard {
+ public:
+  UseGuard(const void* learner, bool write) : m_learner(learner), m_write(write) {
+    if (!enter_nested(learner, write)) wait_for_turn(learner, write);
+  }
+  ~UseGuard() {  // the GIL is held again here: guards are made before releasing it
+    Held& held = held_here();  // uses end in reverse order of their start (scoped guards)
+    --held.n;
+    auto it = table().find(m_learner);
+    Uses& u = it->second;
+    u.active = m_write ? 0 : u.active - 1;
+    if (u.active == 0 && u.writers_waiting == 0) table().erase(it);
+    notify();
+  }
+  UseGuard(const UseGuard&) = delete;
+  UseGuard& operator=(const UseGuard&) = delete;
+
+ private:
+  struct Uses {
+    int active = 0;           // > 0: that many readers; -1: a writer
+    int writers_waiting = 0;  // writers queued for this learner (readers wait behind them)
+  };
+  struct Use {
+    const void* learner;
+    bool write;
+  };
+  struct Held {  // the uses this thread holds, innermost last (almost always 0 or 1)
+    static constexpr int kMax = 16;
+    Use uses[kMax];
+    int n;
+  };
+  /// A use nested in one this thread holds of the same learner (a finalizer or callback):
+  /// a read under a read starts at once (the outer read keeps writers out already); any other
+  /// nesting raises instead of waiting for itself. False: no such use, wait for a turn.
+  static bool enter_nested(const void* learner, bool write) {
+    Held& held = held_here();
+    for (int i = 0; i < held.n; ++i) {
+      if (held.uses[i].learner != learner) continue;
+      if (write || held.uses[i].write)
+        throw std::runtime_error(
+            "a model was used again by code that runs while the same thread uses it (a finalizer or "
+            "callback); only reading it there is possible");
+      ++table()[learner].active;
+      push_held(learner, false);
+      return true;
+    }
+    return false;
+  }
+  /// Waits until the use may start (readers together, a writer alone, a queued writer before
+  /// new readers), then registers it.
+  static void wait_for_turn(const void* learner, bool write) {
+    bool queued = false;  // this writer counted in writers_waiting
+    for (;;) {
+      Uses& u = table()[learner];
+      if (write ? u.active == 0 : u.active >= 0 && u.writers_waiting == 0) {
+        if (queued) --u.writers_waiting;
+        u.active = write ? -1 : u.active + 1;
+        push_held(learner, write);
+        return;
+      }
+      if (write && !queued) {
+        ++u.writers_waiting;
+        queued = true;
+      }
+      wait_for_a_use_to_end();
+      // Out of the writers' queue while signal handlers may run: a handler that uses this
+      // model (saves it on Ctrl-C) would otherwise wait behind this thread's own place. With
+      // no signal pending nothing runs and the GIL is never let go of in between, so no other
+      // thread sees the gap; the next turn of the loop queues again.
+      if (queued) {
+        unqueue(learner);
+        queued = false;
+      }
+      if (PyErr_CheckSignals() != 0) give_up_wait();  // a handler raised
+    }
+  }
+  /// Waits for some use to end (~UseGuard bumps the generation under the mutex, so one that
+  /// ends between here and the wait is not missed), at most 50 ms, with the GIL released: the
+  /// caller then looks again, and checks with the GIL for a signal (Ctrl-C) to handle.
+  static void wait_for_a_use_to_end() {
+    const std::uint64_t seen = generation();
+    py::gil_scoped_release nogil;
+    std::unique_lock<std::mutex> lock(mutex());
+    ended().wait_for(lock, std::chrono::milliseconds(50), [seen] { return generation() != seen; });
+  }
+  /// Abandons a wait whose signal handler raised (the exception is set in this thread).
+  [[noreturn]] static void give_up_wait() {
+    notify();  // readers held back by this writer may go now
+    // Marked, so that Python tells it from an interruption after a chunk that ran (whose
+    // curve point it records): this call did nothing. The attribute is best effort.
+    PyObject *type, *value, *trace;
+    PyErr_Fetch(&type, &value, &trace);
+    PyErr_NormalizeException(&type, &value, &trace);
+    if (value && PyObject_SetAttrString(value, "_budgetkernel_not_run", Py_True) != 0) PyErr_Clear();
+    PyErr_Restore(type, value, trace);
+    throw py::error_already_set();
+  }
+  static std::unordered_map<const void*, Uses>& table() {
+    static std::unordered_map<const void*, Uses> uses;
+    return uses;
+  }
+  // Plain data, so that the thread_local needs no construction guard or destructor: the
+  // single-example path pays a few loads and stores for it.
+  static Held& held_here() {
+    thread_local Held h{};
+    return h;
+  }
+  static void push_held(const void* learner, bool write) {
+    Held& held = held_here();
+    if (held.n == Held::kMax) {  // 16 nested uses: only a runaway recursion of finalizers
+      Uses& u = table()[learner];  // undo the registration just made
+      u.active = write ? 0 : u.active - 1;
+      if (u.active == 0 && u.writers_waiting == 0) table().erase(learner);
+      notify();
+      throw std::runtime_error("too many nested uses of budgetkernel models in one thread");
+    }
+    held.uses[held.n++] = {learner, write};
+  }
+  static void unqueue(const void* learner) {
+    Uses& u = table()[learner];
+    --u.writers_waiting;
+    if (u.active == 0 && u.writers_waiting == 0) table().erase(learner);
+  }
+  static void notify() {
+    {
+      std::lock_guard<std::mutex> lock(mutex());
+      ++generation();
+    }
+    ended().notify_all();
+  }
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::condition_variable& ended() {
+    static std::condition_variable cv;
+    return cv;
+  }
+  static std::uint64_t& generation() {  // read and written under mutex() (or the GIL, to seed a wait)
+    static std::uint64_t g = 0;
+    return g;
+  }
+  const void* m_learner;
+  bool m_write;
+};
+
+/// Runs f(bk::StopPoll*), a chunk loop of the core, with the GIL released, and lets Python's
+/// signal handlers stop it between two examples (stop_poll.hpp). Without this, Ctrl-C (or
+/// Jupyter's "interrupt kernel") during partial_fit, decision_function or predict was seen
+/// only when the whole chunk had run, however long the exact SVM or an unbudgeted learner
+/// took over it. The poll takes the GIL back about every 20 ms to run
+/// PyErr_CheckSignals (in the main thread; elsewhere it does nothing); a handler that raises
+/// (KeyboardInterrupt) leaves its exception set in this thread and stops the loop, and the
+/// exception is raised here once the GIL is held again. A partial_fit stopped this way keeps
+/// the rows before the one it stopped at learned.
+template <class F>
+void run_released(F&& f) {
+  bk::StopPoll poll([](void*) {
+    py::gil_scoped_acquire gil;
+    return PyErr_CheckSignals() != 0;
+  });
+  bool stopped = false;
+  {
+    py::gil_scoped_release release;
+    try {
+      f(&poll);
+    } catch (const bk::Interrupted&) {
+      stopped = true;
+    }
+  }
+  if (stopped) throw py::error_already_set();
+}
+
+/// run_released under a UseGuard of `learner` (write: exclusive use) held for the whole run.
+template <class L, class F>
+void run_guarded(const L& learner, bool write, F&& f) {
+  UseGuard use(&learner, write);
+  run_released(std::forward<F>(f));
+}
+
+/// A const member getter of L as a binding lambda that holds a read UseGuard while it runs
+/// (the result is copied out under the guard).
+template <class L, class R>
+auto read_guarded(R (L::*getter)() const) {
+  return [getter](const L& self) {
+    UseGuard use(&self, false);
+    return std::decay_t<R>((self.*getter)());
+  };
+}
+
+/// A member function of L that changes it, as a binding lambda that holds a write UseGuard
+/// and releases the GIL while it runs.
+template <class L, class... A>
+auto write_released(void (L::*method)(A...)) {
+  return [method](L& self, A... args) {
+    UseGuard use(&self, true);
+    py::gil_scoped_release release;
+    (self.*method)(args...);
+  };
+}
