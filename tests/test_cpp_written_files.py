@@ -22,7 +22,7 @@ from budgetkernel import (
     TwinVectorMachine,
     datasets,
 )
-from budgetkernel._base import _REGISTRY
+from budgetkernel._persistence import _REGISTRY
 from budgetkernel._native import core as _core
 
 # Each factory takes the gamma that suits the data set. Every random_state is an int, so that
@@ -273,7 +273,7 @@ def test_a_learner_without_an_estimator_is_a_clear_error(tmp_path, monkeypatch):
 
 
 def test_a_core_setting_without_an_estimator_name_is_a_value_error():
-    from budgetkernel._base import _name_of
+    from budgetkernel._kernel_params import _name_of
 
     assert _name_of({"merge": 0, "project": 1}, 1) == "project"
     with pytest.raises(ValueError, match="unknown setting 7"):

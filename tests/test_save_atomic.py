@@ -14,7 +14,7 @@ import pytest
 
 import budgetkernel
 from budgetkernel import BudgetedSGDClassifier, KernelPerceptron
-from budgetkernel import _base
+from budgetkernel import _files
 
 
 def _two_models():
@@ -161,7 +161,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monk
         real_write(fd, bytes(data)[: len(data) // 2])  # half of it reached the disk
         raise error
 
-    monkeypatch.setattr(_base.os, "write", failing_write)
+    monkeypatch.setattr(_files.os, "write", failing_write)
     with pytest.raises(type(error)):
         b.save(path)
     monkeypatch.undo()
@@ -176,7 +176,7 @@ def test_a_failed_fsync_leaves_the_old_file_and_no_temporary_file(tmp_path, monk
     def failing_fsync(fd):
         raise error
 
-    monkeypatch.setattr(_base.os, "fsync", failing_fsync)
+    monkeypatch.setattr(_files.os, "fsync", failing_fsync)
     with pytest.raises(type(error)):
         b.save(path)
     monkeypatch.undo()
@@ -190,7 +190,7 @@ def test_an_interrupted_rename_leaves_the_old_file_and_no_temporary_file(tmp_pat
     def interrupted(src, dst):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(_base.os, "replace", interrupted)
+    monkeypatch.setattr(_files.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
         b.save(path)
     monkeypatch.undo()
@@ -214,8 +214,8 @@ def test_the_file_is_fsynced_before_the_rename(tmp_path, monkeypatch):
         events.append(("replace", None))
         real_replace(src, dst)
 
-    monkeypatch.setattr(_base.os, "fsync", fsync)
-    monkeypatch.setattr(_base.os, "replace", replace)
+    monkeypatch.setattr(_files.os, "fsync", fsync)
+    monkeypatch.setattr(_files.os, "replace", replace)
     a.save(tmp_path / "m.bkm")
     names = [e for e, _ in events]
     if os.name == "nt":

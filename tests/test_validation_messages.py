@@ -19,7 +19,7 @@ from budgetkernel import (
     SparsePAClassifier,
     TwinVectorMachine,
 )
-from budgetkernel import _base
+from budgetkernel import _memory
 
 ESTIMATORS = [
     BudgetedSGDClassifier,
@@ -229,7 +229,7 @@ def test_a_budget_whose_caches_do_not_fit_is_refused_before_allocating(monkeypat
     # B = 30,000 with merging or removal failed with a bare MemoryError('std::bad_alloc') from the
     # B x B kernel cache (7.2 GB); projection has two such matrices. Now the whole model is
     # estimated before anything is allocated, against what the process can get.
-    monkeypatch.setattr(_base, "_allocatable_bytes", lambda: (2 * GB, "a test limit"))
+    monkeypatch.setattr(_memory, "_allocatable_bytes", lambda: (2 * GB, "a test limit"))
     X, y = data()
     est = _learner(params, budget=30000)
     with pytest.raises(MemoryError) as info:
@@ -273,7 +273,7 @@ def test_the_projection_estimate_is_the_capacity_the_learner_reaches(params, bud
 
 
 def test_the_estimate_counts_every_machine_of_a_multiclass_twin_vector_machine(monkeypatch):
-    monkeypatch.setattr(_base, "_allocatable_bytes", lambda: (1e6, "a test limit"))
+    monkeypatch.setattr(_memory, "_allocatable_bytes", lambda: (1e6, "a test limit"))
     X = np.random.default_rng(0).normal(size=(60, 4))
     y = np.arange(60) % 3
     with pytest.raises(MemoryError) as info:
@@ -291,7 +291,7 @@ def test_the_estimate_counts_every_machine_of_a_multiclass_twin_vector_machine(m
 
 
 def test_a_budget_that_fits_is_not_refused(monkeypatch):
-    monkeypatch.setattr(_base, "_allocatable_bytes", lambda: (2 * GB, "a test limit"))
+    monkeypatch.setattr(_memory, "_allocatable_bytes", lambda: (2 * GB, "a test limit"))
     X, y = data()
     assert BudgetedSGDClassifier(budget=10000, maintenance="merge").fit(X, y).n_seen_ == len(y)
 
@@ -311,7 +311,7 @@ def test_a_bad_alloc_while_building_gets_the_estimate(monkeypatch):
     # cache is allocated with the model (it used to be allocated by the first example, whose
     # bad_alloc left a model with one SV in its store and none in its cache: every later step
     # failed with "out of sync").
-    monkeypatch.setattr(_base, "_allocatable_bytes", lambda: (None, None))
+    monkeypatch.setattr(_memory, "_allocatable_bytes", lambda: (None, None))
     X, y = data(d=1)
     est = BudgetedSGDClassifier(budget=2 * 10**6, maintenance="merge")
     with pytest.raises(

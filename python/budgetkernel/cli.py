@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from . import __version__, datasets
-from ._base import load
+from ._persistence import load
 from ._files import replacing, written_in_place
 from .passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
 from .pegasos import _MAINTENANCE, BudgetedSGDClassifier

@@ -7,21 +7,11 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import (
-    OnlineClassifierMixin,
-    _AveragedMixin,
-    _check_bool,
-    _check_choice,
-    _check_positive,
-    _curve_point,
-    _kernel_from_core,
-    _KernelExpansionMixin,
-    _KernelParamsMixin,
-    _projection_memory,
-    _name_of,
-    _seed,
-    register,
-)
+from ._base import OnlineClassifierMixin, _curve_point
+from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin, _name_of
+from ._memory import _projection_memory
+from ._persistence import register
+from ._validation import _check_bool, _check_choice, _check_positive, _seed
 from ._native import core as _core
 
 __all__ = ["BudgetedPAClassifier"]
@@ -208,7 +198,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         # anything was learned leaves the estimator unfitted, as a failed first partial_fit does;
         # examples run before the failure stay learned (each was handled as the stream says).
         # A first call builds the model in place, under the estimator's lock (the oracle may
-        # predict with it); a later one uses one state throughout (see _base._state), so that a
+        # predict with it); a later one uses one state throughout (see _publish), so that a
         # fit in another thread cannot give it the label map of one model and the other model.
         with self._undo_if_first():
             d = self.__dict__

@@ -7,18 +7,11 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import (
-    OnlineClassifierMixin,
-    _check_choice,
-    _check_positive,
-    _kernel_from_core,
-    _KernelExpansionMixin,
-    _KernelParamsMixin,
-    _projection_memory,
-    _name_of,
-    _seed,
-    register,
-)
+from ._base import OnlineClassifierMixin
+from ._kernel_params import _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin, _name_of
+from ._memory import _projection_memory
+from ._persistence import register
+from ._validation import _check_choice, _check_positive, _seed
 from ._native import core as _core
 
 __all__ = ["BudgetedSGDClassifier", "LinearPegasosClassifier"]

@@ -8,19 +8,10 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from ._base import (
-    OnlineClassifierMixin,
-    _AveragedMixin,
-    _check_bool,
-    _check_choice,
-    _check_positive,
-    _kernel_from_core,
-    _KernelExpansionMixin,
-    _KernelParamsMixin,
-    _name_of,
-    _seed,
-    register,
-)
+from ._base import OnlineClassifierMixin
+from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin, _name_of
+from ._persistence import register
+from ._validation import _check_bool, _check_choice, _check_positive, _seed
 from ._native import core as _core
 
 __all__ = ["BOGDClassifier", "SparsePAClassifier"]

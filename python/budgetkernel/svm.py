@@ -7,18 +7,10 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ._base import (
-    OnlineClassifierMixin,
-    _check_bool,
-    _check_choice,
-    _check_positive,
-    _kernel_from_core,
-    _KernelParamsMixin,
-    _name_of,
-    _recorded,
-    _seed,
-    register,
-)
+from ._base import OnlineClassifierMixin, _recorded
+from ._kernel_params import _kernel_from_core, _KernelParamsMixin, _name_of
+from ._persistence import register
+from ._validation import _check_bool, _check_choice, _check_positive, _seed
 from ._native import core as _core
 
 __all__ = ["IncrementalSVC", "TwinVectorMachine", "ReservoirSVC"]
@@ -180,23 +172,18 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         return self._refit(lambda est: est._fit_weighted(X, y, sample_weight))
 
     def _fit_weighted(self, X, y, sample_weight):
-        with self._undo_on_error():
-            X, yi = self._fit_data(X, y)
-            w = self._weights(sample_weight, X)
-            for order in self._epochs(len(yi)):
-                self._learn_weighted(X[order], yi[order], w[order])
-        return self
+        X, yi = self._fit_data(X, y)
+        w = self._weights(sample_weight, X)
+        for order in self._epochs(len(yi)):
+            self._learn_weighted(X[order], yi[order], w[order])
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learns a chunk of examples exactly (optionally weighted)."""
-        if self._unbuilt():  # a first call builds on a private copy (see _base._build)
-            return self._build(lambda est: est.partial_fit(X, y, classes, sample_weight))
-        # the model is built before the weights can be checked against X
-        with self._undo_if_first():
-            d = self.__dict__  # one state throughout (see _base._state)
-            X, y = self._chunk_data(X, y, classes)
-            self._learn_weighted(X, self._encode(y, d), self._weights(sample_weight, X), d)
-        return self
+        # the base chunk path; the weights are checked against the validated chunk (after a
+        # first chunk built the model: a failed first call publishes nothing)
+        return self._partial_fit(
+            X, y, classes, lambda est, X, yi, d: est._learn_weighted(X, yi, est._weights(sample_weight, X), d)
+        )
 
     @staticmethod
     def _weights(sample_weight, X):

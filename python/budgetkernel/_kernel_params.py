@@ -1,0 +1,161 @@
+"""Parameters and fitted views shared by the kernel learners: the kernel (kernel, gamma,
+degree, coef0, with gamma='scale' resolved from the first data), the support-vector
+expansion (support_vectors_, dual_coef_, n_support_) and the averaged classifier's views.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import _check_choice, _check_positive
+
+__all__ = ["_AveragedMixin", "_KernelExpansionMixin", "_KernelParamsMixin", "_kernel_from_core", "_name_of"]
+
+_KERNELS = {"linear": 0, "poly": 1, "rbf": 2}
+
+_GAMMA_SCALE_HINT = (
+    "scikit-learn's 'auto' (1 / n_features) is not offered: 'scale' is 1 / (n_features * X.var()) over the "
+    "first chunk, which is 1 / n_features for standardised features (and for a single first example); for "
+    "'auto' itself pass gamma=1 / n_features"
+)
+
+
+class _KernelParamsMixin:
+    """gamma='scale' is resolved once, from the first data seen, into ``gamma_``:
+    1 / (n_features * X.var()) over the first chunk (scikit-learn's 'scale'; 1.0 if that chunk
+    is constant), and 1 / n_features (scikit-learn's 'auto', right for standardised features)
+    when the first data is a single example (learn_one, or a one-row chunk), whose variance
+    across its own features says nothing about the spread of the data."""
+
+    def _check_kernel_params(self):
+        _check_choice("kernel", self.kernel, _KERNELS)
+        if not (isinstance(self.gamma, str) and self.gamma == "scale"):
+            try:
+                _check_positive("gamma", self.gamma)
+            except ValueError:
+                hint = f". {_GAMMA_SCALE_HINT}" if isinstance(self.gamma, str) else ""
+                raise ValueError(f"gamma must be a positive number or 'scale'; got {self.gamma!r}{hint}") from None
+        _check_positive("degree", self.degree, integer=True)
+        if self.degree > 2**31 - 1:
+            raise ValueError(f"degree must be at most 2^31 - 1; got {self.degree!r}")
+        if isinstance(self.coef0, bool) or not isinstance(self.coef0, numbers.Real) or not np.isfinite(self.coef0):
+            raise ValueError(f"coef0 must be a finite number; got {self.coef0!r}")
+        # One rule for every learner (the online ones' cores refuse it too): with coef0 < 0 the
+        # polynomial kernel is not positive semi-definite, and the exact SVMs accepted it only to
+        # break down mid-fit (TwinVectorMachine, ReservoirSVC) on its indefinite kernel matrix.
+        if self.kernel == "poly" and self.coef0 < 0:
+            raise ValueError(
+                f"kernel='poly' needs coef0 >= 0; got coef0={self.coef0!r}: with coef0 < 0 the polynomial kernel "
+                "is not positive semi-definite (k(x, x) = (gamma |x|^2 + coef0)^degree is zero or negative for some "
+                "x), which every learner here assumes"
+            )
+
+    def _resolve_gamma(self, X):
+        if isinstance(self.gamma, str):
+            self.gamma_ = _scale_gamma(X)
+        else:
+            self.gamma_ = float(self.gamma)
+        return self.gamma_
+
+    def _kernel_args(self, X):
+        """(kernel id, gamma, degree, coef0) as the core constructors take them."""
+        return _KERNELS[self.kernel], self._resolve_gamma(X), int(self.degree), float(self.coef0)
+
+    def _extra_fitted(self):
+        return {"gamma_": self.gamma_}
+
+
+def _name_of(names, code):
+    """The estimator's name for a core enum ``code``: the key of ``names`` (name -> code) that
+    maps to it. A code this version has no name for is a ValueError, as load() reports it."""
+    for name, c in names.items():
+        if c == code:
+            return name
+    raise ValueError(f"unknown setting {code!r} (known: {sorted(names.values())})")
+
+
+def _kernel_from_core(p):
+    """The kernel parameters of a core learner's ``params`` (see load of a file written by
+    C++) as estimator parameters."""
+    return dict(
+        kernel=_name_of(_KERNELS, p["kernel"]),
+        gamma=float(p["gamma"]),
+        degree=int(p["degree"]),
+        coef0=float(p["coef0"]),
+    )
+
+
+def _scale_gamma(X):
+    """gamma='scale' from the first chunk X (see _KernelParamsMixin)."""
+    n, d = X.shape
+    if n < 2:
+        return 1.0 / d
+    with np.errstate(over="ignore", invalid="ignore"):
+        var = float(X.var())
+    if not np.isfinite(var):  # the squares overflowed: the same variance, of X scaled to [-1, 1]
+        s = float(np.abs(X).max())
+        var = float((X / s).var()) * s * s
+    if not np.isfinite(var):
+        # Values so large that even the scaled variance overflows (|x| > 1e154): the core
+        # rejects these rows, with the "too large; rescale it" message an explicit gamma gets;
+        # any valid gamma lets it get that far (a failed first call leaves nothing fitted).
+        return 1.0 / d
+    gamma = 1.0 / d / var if var > 0.0 else 1.0
+    return gamma if np.isfinite(gamma) else 1.0  # a variance that underflows: as constant X
+
+
+class _KernelExpansionMixin:
+    """Fitted views of a kernel-expansion model (support vectors and their coefficients)."""
+
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "_model")
+        return self._model.support_vectors
+
+    @property
+    def dual_coef_(self):
+        check_is_fitted(self, "_model")
+        return self._model.coefficients
+
+    @property
+    def n_support_(self):
+        check_is_fitted(self, "_model")
+        return self._model.n_support
+
+
+class _AveragedMixin:
+    """Fitted views of the averaged classifier (the mean of every classifier held). They exist
+    only when the fitted model was built with ``averaged=True``: otherwise it predicts with its
+    last classifier (``n_support_``, ``support_vectors_``, ``dual_coef_``), and these raise
+    AttributeError rather than silently describe that one."""
+
+    def _memory_note(self):
+        """A budgeted learner's average keeps the SVs its budget removes (OnlineClassifierMixin's
+        memory estimate counts the budget's store only)."""
+        return ", plus every SV the average retires (averaged=True keeps them all)" if self.averaged else ""
+
+    def _averaged_model(self, name):
+        check_is_fitted(self, "_model")
+        if not self._built_params.get("averaged", False):
+            raise AttributeError(
+                f"{name} is defined only for a model fitted with averaged=True; this one predicts "
+                "with its last classifier (see n_support_, support_vectors_, dual_coef_)"
+            )
+        return self._model
+
+    @property
+    def n_support_average_(self):
+        """SVs the averaged classifier predicts with: the current ones plus every removed SV
+        the average still holds (equal to ``n_support_`` when nothing was ever removed)."""
+        return self._averaged_model("n_support_average_").n_support_average
+
+    @property
+    def average_support_vectors_(self):
+        return self._averaged_model("average_support_vectors_").average_expansion[0]
+
+    @property
+    def average_dual_coef_(self):
+        return self._averaged_model("average_dual_coef_").average_expansion[1]

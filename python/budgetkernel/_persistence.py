@@ -1,0 +1,288 @@
+"""Persistence: save / load of model files, and pickling.
+
+A model file is the core's checksummed format (it loads in C++ with
+``budgetkernel::load_model``); the estimator's Python state (parameters, classes_, feature
+names, the prequential curve) travels in its ``metadata`` field as JSON. ``load`` also
+rebuilds an estimator from a file a C++ program wrote (no metadata) from the learner fields it
+holds. Pickling carries the model as the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+
+import numpy as np
+from sklearn.utils.multiclass import unique_labels
+from sklearn.utils.validation import check_is_fitted
+
+from ._files import write_atomically
+from ._labels import label_to_json
+from ._native import core as _core
+
+__all__ = ["_PersistenceMixin", "load", "register"]
+
+_FORMAT_TAG = "budgetkernel.estimator/1"
+# Estimator classes that `load` can rebuild, filled by each module defining one.
+_REGISTRY: dict[str, type] = {}
+
+
+def register(cls):
+    """Class decorator: lets :func:`load` and pickling find the estimator by name."""
+    _REGISTRY[cls.__name__] = cls
+    return cls
+
+
+class _PersistenceMixin:
+    def __getstate__(self):
+        state = super().__getstate__()
+        state = dict(state)
+        state.pop("_lock", None)  # a lock cannot be pickled; each copy makes its own
+        model = state.pop("_model", None)
+        if model is not None:
+            state["_model_bytes"] = model.to_bytes()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        data = state.pop("_model_bytes", None)
+        super().__setstate__(state)
+        if data is not None:
+            try:
+                model = self._core_class().from_bytes(data)
+            except RuntimeError as e:  # the core's "model file: ..." errors, as load() raises them
+                raise ValueError(f"cannot unpickle {type(self).__name__}: {e}") from None
+            if model.n_classes != len(getattr(self, "classes_", ())) or model.n_features != getattr(
+                self, "n_features_in_", None
+            ):
+                raise ValueError(
+                    f"cannot unpickle {type(self).__name__}: its model ({model.n_classes} classes, "
+                    f"{model.n_features} features) disagrees with classes_ / n_features_in_"
+                )
+            self._model = model
+
+    @classmethod
+    def _core_class(cls):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def save(self, path):
+        """Writes the model (enough to predict and to resume training) to ``path``.
+
+        The file is the library's versioned binary format; it loads in C++
+        (``budgetkernel::load_model``) and with :func:`budgetkernel.load`.
+        """
+        with self._state_lock():  # metadata and model of one state (not halfway through a fit)
+            self._save(path)
+
+    def _save(self, path):
+        check_is_fitted(self, "_model")
+        self._check_params_unchanged()
+        meta = {
+            "format": _FORMAT_TAG,
+            "estimator": type(self).__name__,
+            "params": self._saved_params(),
+            "classes": [label_to_json(c) for c in self.classes_],
+            "classes_dtype": self.classes_.dtype.str if self.classes_.dtype != object else "object",
+            "n_features_in": int(self.n_features_in_),
+            # Both hold str (or, for dict keys, int) names only, which JSON gives back exactly.
+            "feature_names_in": [str(f) for f in getattr(self, "feature_names_in_", [])] or None,
+            "feature_order": getattr(self, "_feature_order", None),
+            "fitted": {k: _jsonable(v) for k, v in self._extra_fitted().items()},
+            "curve": [list(map(int, p)) for p in self.prequential_curve_],
+        }
+        if getattr(self, "_svmlight_zero_based", None) is not None:
+            # the index base of the LIBSVM file the CLI trained on, so that `predict` reads
+            # test files the same way (auto-detection can disagree on a sparse file)
+            meta["svmlight_zero_based"] = bool(self._svmlight_zero_based)
+        if getattr(self, "_standardize_stats", None) is not None:
+            # the CLI's --standardize: the model learned (X - mean) / scale, so `predict` applies it
+            mean, scale = self._standardize_stats
+            meta["standardize"] = {"mean": [float(v) for v in mean], "scale": [float(v) for v in scale]}
+        self._model.metadata = json.dumps(meta, default=_jsonable).encode()
+        write_atomically(path, self._model.to_bytes())
+
+    def _extra_fitted(self):
+        """Fitted attributes besides the core model that a subclass needs back on load."""
+        return {}
+
+    def _saved_params(self):
+        """get_params() as save() writes them. A numpy RandomState / Generator as random_state
+        (which JSON cannot hold: json.dumps failed with "Circular reference detected") is
+        written as the seed the model drew from it, as a model file written by C++ gives it
+        (None for an estimator whose model has no seed: random_state only shuffled fit's rows).
+        The model's own generator state is in the file, so the loaded model still predicts and
+        resumes exactly."""
+        params = self.get_params(deep=False)
+        if isinstance(params.get("random_state"), (np.random.RandomState, np.random.Generator)):
+            core_params = getattr(self._model, "params", None)
+            seed = core_params.get("seed") if isinstance(core_params, Mapping) else None
+            params["random_state"] = None if seed is None else int(seed)
+        return params
+
+
+def _jsonable(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+def load(path):
+    """Loads an estimator written by ``save``; it predicts and resumes training exactly.
+
+    A model file without the Python package's metadata (one a C++ program wrote, whose
+    ``metadata`` it left empty) is rebuilt from the learner fields it holds, for every
+    learner: the estimator of that learner (a Twin Vector Machine in its random-baseline mode
+    is a :class:`ReservoirSVC`) with the file's kernel and parameters, classes 0..c-1 (the
+    C++ label indices; for two classes, 1 is the positive class) and n_features from the
+    file, no feature names. Parameters that only Python knows (``n_epochs``, ``shuffle``,
+    SparsePAClassifier's ``target_svs`` / ``stream_length``) take their defaults; the seed
+    becomes ``random_state``. It predicts and resumes training exactly as the core learner
+    would. A file with parameters that its estimator does not take (which a C++ program can
+    set: e.g. a TVM with ``m2`` infinite) raises ValueError naming the parameter and the
+    core class whose ``from_bytes`` reads the file; so does a learner this version does not
+    know.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a budgetkernel model, is truncated or corrupt, or was written
+        by an unknown estimator.
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    where = f"cannot load {os.fspath(path)!r}"
+    try:
+        info = _core.load_model_info(data)
+        raw = info["metadata"].decode()
+        meta = json.loads(raw or "{}")
+    except (RuntimeError, ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"{where}: {e}") from None
+    if not raw:
+        return _load_core_file(data, info["learner"], where)
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT_TAG:
+        raise ValueError(f"{where}: not written by a budgetkernel estimator")
+    cls = _REGISTRY.get(meta.get("estimator"))
+    if cls is None:
+        raise ValueError(f"{where}: unknown estimator {meta.get('estimator')!r}")
+    try:
+        est = _restore_metadata(cls, meta)
+        est._model = cls._core_class().from_bytes(data)
+    except (RuntimeError, ValueError, MemoryError) as e:
+        raise ValueError(f"{where}: {e}") from None
+    except (KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{where}: inconsistent metadata ({type(e).__name__}: {e})") from None
+    model = est._model
+    if model.n_classes != len(est.classes_) or model.n_features != est.n_features_in_:
+        raise ValueError(
+            f"{where}: the metadata ({len(est.classes_)} classes, {est.n_features_in_} features) disagrees with "
+            f"the model ({model.n_classes} classes, {model.n_features} features)"
+        )
+    return est
+
+
+def _load_core_file(data, learner, where):
+    """load() of a file without metadata: the estimator whose class declares the file's learner
+    kind (``_learner_kind``) and reads its parameters back (``_params_from_core``). Classes
+    that share a learner kind (and so its core class: TwinVectorMachine and ReservoirSVC)
+    tell their models apart there: ``_params_from_core`` returns None for another's."""
+    classes = list(dict.fromkeys(_REGISTRY.values()))
+    kin = [cls for cls in classes if getattr(cls, "_learner_kind", None) == learner]
+    if kin:
+        try:
+            model = kin[0]._core_class().from_bytes(data)
+            for cls in kin:
+                found = cls._params_from_core(model)
+                if found is not None:
+                    return _restore_from_core(cls, model, *found)
+        except (RuntimeError, ValueError, MemoryError) as e:
+            raise ValueError(f"{where}: {e}") from None
+        names = ", ".join(cls.__name__ for cls in kin)
+        raise ValueError(f"{where}: a '{learner}' model that none of {names} can be rebuilt from")
+    # every estimator declares its learner kind (a test checks it), so only a file of a
+    # learner this version does not know gets here
+    raise ValueError(f"{where}: no estimator of this version reads a '{learner}' model")
+
+
+def _restore_from_core(cls, model, params, fitted):
+    """An estimator of class cls around a core model read from a file without metadata."""
+    est = cls(**params)
+    try:
+        est._validate_params()  # parameters the estimator could not have been built with: an error
+    except ValueError as e:
+        raise ValueError(
+            f"its '{cls._learner_kind}' learner has parameters that {cls.__name__} does not take ({e}); read it "
+            f"with budgetkernel._native.core.{type(model).__name__}.from_bytes(data) (the core learner)"
+        ) from None
+    est._built_params = est.get_params(deep=False)
+    est._params_changed = False
+    est.classes_ = np.arange(model.n_classes)
+    est._label_index = {c: i for i, c in enumerate(est.classes_.tolist())}
+    est.n_features_in_ = int(model.n_features)
+    est._set_feature_order(None)
+    for k, v in fitted.items():
+        setattr(est, k, v)
+    c = model.counters
+    est.prequential_curve_ = [(0, 0)] + ([(c["examples"], c["mistakes"])] if c["examples"] else [])
+    est._model = model
+    return est
+
+
+# fitted attributes that save() writes in their own metadata entries, never in "fitted"
+_RECORDED_ELSEWHERE = frozenset({"classes_", "n_features_in_", "feature_names_in_", "prequential_curve_"})
+
+
+def _restore_metadata(cls, meta):
+    """An unfitted estimator of class cls with the fitted attributes that save() recorded."""
+    est = cls(**meta["params"])
+    est._built_params = est.get_params(deep=False)
+    est._params_changed = False
+    dtype = meta["classes_dtype"]
+    est.classes_ = np.asarray(meta["classes"], dtype=None if dtype == "object" else np.dtype(dtype))
+    if est.classes_.ndim != 1:
+        raise ValueError("classes must be a list of labels")
+    # predict maps label indices through classes_ and _encode searches it: it must be what fit
+    # builds, sorted and distinct (also after the dtype conversion: '|b1' collapsed [0, 1, 2]).
+    if len(est.classes_) < 2 or not np.array_equal(unique_labels(est.classes_), est.classes_):
+        raise ValueError("classes must be at least 2 distinct labels in sorted order")
+    est._label_index = {c: i for i, c in enumerate(est.classes_.tolist())}
+    est.n_features_in_ = int(meta["n_features_in"])
+    order = meta.get("feature_order") or None
+    if order is not None and not all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in order):
+        raise ValueError("feature_order must be a list of str or int names")
+    # feature_names_in_ only for str names (files written before this rule stored int dict
+    # keys as str there: the key order itself keeps their type)
+    if meta.get("feature_names_in") and (order is None or all(isinstance(k, str) for k in order)):
+        est.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
+    est._set_feature_order(order)
+    for k, v in meta.get("fitted", {}).items():
+        # only plain fitted values such as gamma_ (what _extra_fitted writes): never a method,
+        # property or private attribute, nor one that save() records elsewhere
+        plain = isinstance(k, str) and k.endswith("_") and not k.startswith("_") and not hasattr(cls, k)
+        if not plain or k in _RECORDED_ELSEWHERE:
+            raise ValueError(f"unexpected fitted attribute {k!r}")
+        setattr(est, k, v)
+    est._validate_params()  # parameters the estimator could not have been built with
+    est.prequential_curve_ = [tuple(p) for p in meta.get("curve", [(0, 0)])]
+    if meta.get("svmlight_zero_based") is not None:
+        est._svmlight_zero_based = bool(meta["svmlight_zero_based"])
+    if meta.get("standardize") is not None:
+        est._standardize_stats = _standardize_stats(meta["standardize"], est.n_features_in_)
+    return est
+
+
+def _standardize_stats(entry, n_features):
+    """The (mean, scale) arrays of a model file's "standardize" entry, checked: a corrupt
+    entry must fail here, not turn every prediction into NaN or a silent shift."""
+    try:
+        mean = np.array(entry["mean"], dtype=np.float64)
+        scale = np.array(entry["scale"], dtype=np.float64)
+    except (TypeError, ValueError, KeyError) as e:
+        raise ValueError(f"corrupt file: its standardize entry is not two lists of numbers ({e})") from None
+    if mean.shape != (n_features,) or scale.shape != (n_features,):
+        raise ValueError(f"corrupt file: its standardize entry must hold {n_features} means and scales")
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
+        raise ValueError("corrupt file: its standardize entry must hold finite means and positive finite scales")
+    return mean, scale
