@@ -35,6 +35,8 @@ def register(cls):
 
 
 class _PersistenceMixin:
+    """save and pickling of an OnlineClassifierMixin (its model as the core's bytes)."""
+
     def __getstate__(self):
         state = super().__getstate__()
         state = dict(state)

@@ -49,6 +49,8 @@ def _learned_by_new_model(new, old):
 
 
 class _PublishedStateMixin:
+    """The estimator's lock and the build-then-publish of its state (module docstring)."""
+
     def _state_lock(self):
         """The estimator's lock (made on first use; never pickled)."""
         lock = self.__dict__.get("_lock")
