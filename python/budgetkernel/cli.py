@@ -19,7 +19,8 @@ from .passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
 from .pegasos import _MAINTENANCE, BudgetedSGDClassifier
 from .perceptron import _MAINTENANCE as _PERCEPTRON_MAINTENANCE
 from .perceptron import KernelPerceptron
-from .sparse import _SAMPLING, BOGDClassifier, SparsePAClassifier
+from .bogd import _SAMPLING, BOGDClassifier
+from .sparse_pa import SparsePAClassifier
 from .stream import ProgressBar, evaluate_prequential, peak_memory_mb
 
 # Demo settings for the standardised noisy checkerboard, picked from a gamma x lam grid at
