@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from budgetkernel import datasets
+from budgetkernel.datasets._bayes import _waveform_log_likelihood
 
 NAMES = ["checkerboard", "noisy_checkerboard", "two_gaussians", "waveform"]
 N_FEATURES = {"checkerboard": 2, "noisy_checkerboard": 2, "two_gaussians": 2, "waveform": 21}
@@ -170,7 +171,7 @@ def test_waveform_bayes_accuracy():
     assert 0.85 <= acc <= 0.88
     # The exact Bayes rule applied to fresh data agrees.
     X, y = datasets.waveform(50_000, random_state=6)
-    pred = np.argmax(datasets._waveform_log_likelihood(X), axis=1)
+    pred = np.argmax(_waveform_log_likelihood(X), axis=1)
     assert _within_se(np.mean(pred == y), acc, 50_000, k=4.0)
 
 
@@ -664,3 +665,14 @@ def test_standardizer_scaled_moments_merge_across_chunks():
     np.testing.assert_allclose(s.scale_[0], (X[:, 0] / 1e300).std() * 1e300, rtol=1e-15)
     np.testing.assert_allclose(s.scale_[1], X[:, 1].std(), rtol=1e-15)
     assert s.var_[0] == np.inf  # 1.6e600 has no float64
+
+
+def test_io_and_preprocessing_names_stay_importable_from_datasets():
+    # LIBSVM I/O moved to budgetkernel.io and StreamingStandardizer to budgetkernel.preprocessing;
+    # budgetkernel.datasets re-exports the very same objects, so old imports keep working.
+    from budgetkernel import io, preprocessing
+
+    for name in ("iter_svmlight", "load_svmlight", "dump_svmlight"):
+        assert getattr(datasets, name) is getattr(io, name)
+    assert datasets.StreamingStandardizer is preprocessing.StreamingStandardizer
+    assert set(datasets.__all__) >= {"iter_svmlight", "load_svmlight", "dump_svmlight", "StreamingStandardizer"}
