@@ -5,8 +5,6 @@ import io
 import itertools
 import math
 import os
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -452,39 +450,6 @@ def test_svmlight_float_labels(tmp_path):
     _, y = datasets.load_svmlight(path)
     assert y.dtype == np.float64
     np.testing.assert_array_equal(y, [1.0, 0.5, -2.0])
-
-
-@pytest.fixture()
-def pipe_fed_with():
-    """``feed(*parts) -> (path, thread)``: the ``/dev/fd`` path of the read end of
-    a pipe that a thread writes ``parts`` (bytes) to, one write each.
-
-    Unlike a named pipe, opening it never waits for a writer, so a reader that
-    wrongly reads it twice fails the test instead of hanging it.
-    """
-    read_fds = []
-
-    def feed(*parts):
-        r, w = os.pipe()
-        read_fds.append(r)
-
-        def write():
-            try:
-                with open(w, "wb") as fh:
-                    for part in parts:
-                        fh.write(part)
-                        fh.flush()
-                        time.sleep(0.02)  # let the reader see the parts separately
-            except BrokenPipeError:  # the test ended without reading everything
-                pass
-
-        thread = threading.Thread(target=write, daemon=True)
-        thread.start()
-        return f"/dev/fd/{r}", thread
-
-    yield feed
-    for r in read_fds:
-        os.close(r)
 
 
 needs_pipes = pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd")

@@ -9,7 +9,6 @@ import math
 import os
 import struct
 import sys
-import threading
 from unittest import mock
 
 import numpy as np
@@ -318,29 +317,6 @@ def test_a_pipe_split_inside_crlf_and_inside_a_number(tmp_path, pipe_fed_with):
     thread.join(timeout=10)
     np.testing.assert_array_equal(X, expected_X)
     assert y.tolist() == [1, -1, 1] and lines.tolist() == [1, 2, 3]
-
-
-@pytest.fixture()
-def pipe_fed_with():
-    read_fds = []
-
-    def feed(*parts):
-        r, w = os.pipe()
-        read_fds.append(r)
-
-        def write():
-            with open(w, "wb") as fh:
-                for part in parts:
-                    fh.write(part)
-                    fh.flush()
-
-        thread = threading.Thread(target=write, daemon=True)
-        thread.start()
-        return f"/dev/fd/{r}", thread
-
-    yield feed
-    for r in read_fds:
-        os.close(r)
 
 
 def test_chunks_are_exact_arrays_and_memory_is_per_chunk(tmp_path):
