@@ -53,7 +53,9 @@ def test_incremental_svc_rows_scored_alone_equal_rows_in_a_chunk_in_few_dimensio
     assert np.array_equal(clf.predict(T), [clf.predict_one(t) for t in T])
 
 
-@pytest.mark.parametrize("case", cases("BudgetedSGDClassifier", "BudgetedPAClassifier", "perceptron-unbudgeted"), ids=repr)
+@pytest.mark.parametrize(
+    "case", cases("BudgetedSGDClassifier", "BudgetedPAClassifier", "perceptron-unbudgeted"), ids=repr
+)
 def test_block_scores_equal_a_numpy_evaluation_of_the_expansion(case):
     X, y = _stream(600, D, 2, 3)
     clf = case.make(**PARAMS).fit(X, y)

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from .._checks import _check_n_samples
+from .._counts import _check_n_samples
 
 # Number of examples generated from one sub-seed.  Part of the reproducibility
 # contract: changing it changes every generated data set.

@@ -1,5 +1,5 @@
-"""Argument checks shared by the data modules (NumPy only, so that importing
-``budgetkernel.datasets`` stays light)."""
+"""The check of a count argument (``n_samples``, ``chunk_size``, ``n_features``) shared by
+``budgetkernel.datasets`` and ``budgetkernel.io``; NumPy only, so that importing them stays light."""
 
 from __future__ import annotations
 
