@@ -45,7 +45,6 @@ Only NumPy and the standard library are required (and, for reading LIBSVM
 files, the package's compiled core).
 """
 
-
 from ..io import dump_svmlight, iter_svmlight, load_svmlight
 from ..preprocessing import StreamingStandardizer
 from ._bayes import two_gaussians_bayes_accuracy, waveform_bayes_accuracy
