@@ -85,6 +85,7 @@ from functools import lru_cache
 import numpy as np
 
 from budgetkernel import BudgetedPAClassifier, KernelPerceptron, datasets
+from budgetkernel.preprocessing import StreamingStandardizer
 
 from _common import RESULTS, env_md, environment, fmt_rate, md_table, parser, write_results
 
@@ -181,7 +182,7 @@ CPP_FAMILY = {"bpa-s": "pa_train/bpa-s", "bpa-nn": "pa_train/bpa-nn", "pa-rand":
 # ------------------------------------------------------------------------------ data
 def _standardised(name, n_train, seed):
     train, (Xt, yt) = datasets.make_stream_and_test(name, n_train, N_TEST, random_state=seed, chunk_size=CHUNK)
-    scaler = datasets.StreamingStandardizer(n_warmup=1000)
+    scaler = StreamingStandardizer(n_warmup=1000)
     parts = list(scaler.fit_transform_stream(train))
     X = np.ascontiguousarray(np.concatenate([p[0] for p in parts]))
     y = np.concatenate([p[1] for p in parts])

@@ -64,6 +64,7 @@ from sklearn.kernel_approximation import Nystroem
 from sklearn.linear_model import SGDClassifier
 
 from budgetkernel import BudgetedSGDClassifier, datasets
+from budgetkernel.preprocessing import StreamingStandardizer
 
 from _common import env_md, environment, md_table, parser, write_results
 
@@ -85,7 +86,7 @@ NYS_BATCH = 1_000
 def load_stream(name, n_train, seed):
     """The standardised training stream (one array, in stream order) and test set."""
     train, (Xt, yt) = datasets.make_stream_and_test(name, n_train, N_TEST, random_state=seed, chunk_size=CHUNK)
-    scaler = datasets.StreamingStandardizer(n_warmup=1000)
+    scaler = StreamingStandardizer(n_warmup=1000)
     parts = list(scaler.fit_transform_stream(train))
     X = np.ascontiguousarray(np.concatenate([p[0] for p in parts]))
     y = np.concatenate([p[1] for p in parts])

@@ -115,6 +115,7 @@ from functools import cache
 import numpy as np
 
 from budgetkernel import BOGDClassifier, BudgetedPAClassifier, KernelPerceptron, SparsePAClassifier, datasets
+from budgetkernel.preprocessing import StreamingStandardizer
 
 from _common import env_md, environment, fmt_rate, md_table, parser, write_results
 
@@ -186,7 +187,7 @@ def load(ds, seed, quick):
                                                    chunk_size=CHUNK, clean_test=False)
     Xu, yu = _concat(tune)
     if s["standardise"]:
-        scaler = datasets.StreamingStandardizer(n_warmup=1000).partial_fit(X[:1000])
+        scaler = StreamingStandardizer(n_warmup=1000).partial_fit(X[:1000])
         X, Xt, Xu, Xv = (np.ascontiguousarray(scaler.transform(a)) for a in (X, Xt, Xu, Xv))
     return {"X": X, "y": y, "Xt": Xt, "yt": yt, "Xu": Xu, "yu": yu, "Xv": Xv, "yv": yv}
 

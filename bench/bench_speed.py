@@ -71,9 +71,10 @@ BUDGETS = (50, 100, 200, 400, 800)
 
 def load(n, seed):
     from budgetkernel import datasets
+    from budgetkernel.preprocessing import StreamingStandardizer
 
     X, y = datasets.noisy_checkerboard(N_WARM + n, random_state=seed)
-    sc = datasets.StreamingStandardizer(n_warmup=1000).partial_fit(X[:1000])
+    sc = StreamingStandardizer(n_warmup=1000).partial_fit(X[:1000])
     return np.ascontiguousarray(sc.transform(X)), y
 
 

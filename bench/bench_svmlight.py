@@ -59,19 +59,19 @@ def _dump(path, X, y):
 def measure(path, n_rows, n_features, reps, old=False):
     from sklearn.datasets import load_svmlight_file
 
-    from budgetkernel import datasets
+    from budgetkernel.io import iter_svmlight, load_svmlight
 
     given = {"n_features": n_features, "zero_based": False, "label_dtype": np.int64}
 
     def chunked(**kwargs):
         n = 0
-        for X, _ in datasets.iter_svmlight(path, chunk_size=10_000, **kwargs):
+        for X, _ in iter_svmlight(path, chunk_size=10_000, **kwargs):
             n += X.shape[0]
         return n
 
     runs = {
-        "budgetkernel load_svmlight, two-pass": lambda: datasets.load_svmlight(path)[0].shape[0],
-        "budgetkernel load_svmlight, single-pass": lambda: datasets.load_svmlight(path, **given)[0].shape[0],
+        "budgetkernel load_svmlight, two-pass": lambda: load_svmlight(path)[0].shape[0],
+        "budgetkernel load_svmlight, single-pass": lambda: load_svmlight(path, **given)[0].shape[0],
         "budgetkernel iter_svmlight (chunks of 10,000), two-pass": lambda: chunked(),
         "budgetkernel iter_svmlight (chunks of 10,000), single-pass": lambda: chunked(**given),
         "scikit-learn load_svmlight_file (CSR)": lambda: load_svmlight_file(str(path))[0].shape[0],

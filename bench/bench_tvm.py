@@ -65,6 +65,8 @@ import numpy as np
 from sklearn.svm import SVC
 
 from budgetkernel import IncrementalSVC, ReservoirSVC, TwinVectorMachine, datasets
+from budgetkernel.datasets._bayes import _waveform_log_likelihood
+from budgetkernel.preprocessing import StreamingStandardizer
 
 from _common import best_of, env_md, environment, fmt_rate, mark, md_table, parser, write_results
 
@@ -105,7 +107,7 @@ def load_stream(name, n_train, seed, n_test=N_TEST, clean_test=True):
     """The standardised training stream (one array, in stream order) and test set."""
     train, (Xt, yt) = datasets.make_stream_and_test(generator(name), n_train, n_test, random_state=seed, chunk_size=CHUNK,
                                                     clean_test=clean_test)
-    scaler = datasets.StreamingStandardizer(n_warmup=1000)
+    scaler = StreamingStandardizer(n_warmup=1000)
     parts = list(scaler.fit_transform_stream(train))
     X = np.ascontiguousarray(np.concatenate([p[0] for p in parts]))
     y = binarise(name, np.concatenate([p[1] for p in parts]))
@@ -115,7 +117,7 @@ def load_stream(name, n_train, seed, n_test=N_TEST, clean_test=True):
 def waveform_binary_bayes(name, n=200_000, seed=0):
     """Monte Carlo Bayes accuracy of one waveform class vs the other two (exact class densities)."""
     X, y = datasets.waveform(n, random_state=seed)
-    ll = datasets._waveform_log_likelihood(X)  # (n, 3) log p(x | c); the classes are equiprobable
+    ll = _waveform_log_likelihood(X)  # (n, 3) log p(x | c); the classes are equiprobable
     c = WAVEFORM_NEGATIVE[name]
     a, b = (k for k in range(3) if k != c)
     pos = np.logaddexp(ll[:, a], ll[:, b])  # p(x, pos) = (p(x | a) + p(x | b)) / 3 vs p(x, neg) = p(x | c) / 3

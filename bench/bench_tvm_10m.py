@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 from budgetkernel import TwinVectorMachine, datasets
+from budgetkernel.preprocessing import StreamingStandardizer
 
 from _common import env_md, environment, fmt_rate, md_table, parser, write_results
 
@@ -84,7 +85,7 @@ def main():
 
     train, (Xt, yt) = datasets.make_stream_and_test("noisy_checkerboard", n, N_TEST, random_state=args.seed,
                                                     chunk_size=CHUNK)
-    scaler = datasets.StreamingStandardizer(n_warmup=1000)
+    scaler = StreamingStandardizer(n_warmup=1000)
     stream = scaler.fit_transform_stream(train)
     clf = TwinVectorMachine(budget=args.budget, C=args.C, gamma=args.gamma, random_state=args.seed)
     yt = (yt > 0).astype(np.int64)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import budgetkernel as bk
+from conftest import LEARNERS, cases
 
 D = 40  # >= 32: block scoring
 
@@ -23,24 +24,17 @@ def _stream(n, d, n_classes, seed):
     return X, y
 
 
-ESTIMATORS = {
-    "bsgd-merge": lambda: bk.BudgetedSGDClassifier(budget=50, maintenance="merge", lam=1e-3, random_state=0),
-    "bsgd-average": lambda: bk.BudgetedSGDClassifier(budget=50, average=True, lam=1e-3, random_state=0),
-    "bpa-random-averaged": lambda: bk.BudgetedPAClassifier(budget=60, variant="random", averaged=True, random_state=0),
-    "bpa-nn": lambda: bk.BudgetedPAClassifier(budget=60, variant="nn"),
-    "spa-avg": lambda: bk.SparsePAClassifier(beta=2.0, random_state=0),
-    "bogd-averaged": lambda: bk.BOGDClassifier(budget=40, averaged=True, random_state=0),
-    "perceptron": lambda: bk.KernelPerceptron(budget=None),
-    "tvm": lambda: bk.TwinVectorMachine(budget=30),
-    "incremental-svc": lambda: bk.IncrementalSVC(C=1.0),
-}
+# Every learner, and the averaged models (scored from their own expansion) and the unbudgeted
+# perceptron (whose expansion grows past any budget).
+CASES = [*LEARNERS, *cases("bsgd-average", "bpa-random-averaged", "bogd-averaged", "perceptron-unbudgeted")]
+PARAMS = dict(budget=50, lam=1e-3, random_state=0)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
-@pytest.mark.parametrize("name", sorted(ESTIMATORS))
-def test_rows_scored_alone_equal_rows_scored_in_a_chunk(name, n_classes):
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_rows_scored_alone_equal_rows_scored_in_a_chunk(case, n_classes):
     X, y = _stream(600, D, n_classes, 1)
-    clf = ESTIMATORS[name]().fit(X, y)
+    clf = case.make(**PARAMS).fit(X, y)
     T = np.random.default_rng(2).standard_normal((203, D))  # 203 rows: the last tile is partial
     chunk = clf.decision_function(T)
     alone = np.stack([clf.decision_function(T[i : i + 1])[0] for i in range(len(T))])
@@ -51,7 +45,7 @@ def test_rows_scored_alone_equal_rows_scored_in_a_chunk(name, n_classes):
 @pytest.mark.parametrize("d, n_classes", [(2, 2), (10, 3)])  # below 32 features: per row, from support()
 def test_incremental_svc_rows_scored_alone_equal_rows_in_a_chunk_in_few_dimensions(d, n_classes):
     X, y = _stream(400, d, n_classes, 5)
-    clf = ESTIMATORS["incremental-svc"]().fit(X, y)
+    clf = bk.IncrementalSVC(C=1.0).fit(X, y)
     T = np.random.default_rng(6).standard_normal((150, d))
     chunk = clf.decision_function(T)
     alone = np.stack([clf.decision_function(T[i : i + 1])[0] for i in range(len(T))])
@@ -59,10 +53,12 @@ def test_incremental_svc_rows_scored_alone_equal_rows_in_a_chunk_in_few_dimensio
     assert np.array_equal(clf.predict(T), [clf.predict_one(t) for t in T])
 
 
-@pytest.mark.parametrize("name", ["bsgd-merge", "bpa-nn", "perceptron"])
-def test_block_scores_equal_a_numpy_evaluation_of_the_expansion(name):
+@pytest.mark.parametrize(
+    "case", cases("BudgetedSGDClassifier", "BudgetedPAClassifier", "perceptron-unbudgeted"), ids=repr
+)
+def test_block_scores_equal_a_numpy_evaluation_of_the_expansion(case):
     X, y = _stream(600, D, 2, 3)
-    clf = ESTIMATORS[name]().fit(X, y)
+    clf = case.make(**PARAMS).fit(X, y)
     S, A = clf.support_vectors_, np.asarray(clf.dual_coef_).reshape(-1)
     assert len(S) > 3  # several tiles of SVs
     gamma = clf.gamma_

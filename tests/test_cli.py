@@ -429,7 +429,7 @@ def test_train_checks_the_learner_options_before_reading(tmp_path, capsys, monke
     def no_reading(*args, **kwargs):
         raise AssertionError("the file was read before the options were checked")
 
-    monkeypatch.setattr(datasets, "_plan_svmlight", no_reading)
+    monkeypatch.setattr(cli, "_plan_svmlight", no_reading)
     (tmp_path / "d.svm").write_text("1 1:1\n-1 1:2\n")
     assert cli.main(["train", str(tmp_path / "d.svm"), "-o", str(tmp_path / "m.bkm"), "--lam", "-1", "-q"]) == 2
     assert "lam" in _error_line(capsys.readouterr().err)

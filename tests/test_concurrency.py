@@ -20,17 +20,13 @@ import pytest
 
 import budgetkernel
 from budgetkernel import (
-    BOGDClassifier,
     BudgetedPAClassifier,
     BudgetedSGDClassifier,
     IncrementalSVC,
     KernelPerceptron,
-    LinearPegasosClassifier,
-    ReservoirSVC,
-    SparsePAClassifier,
-    TwinVectorMachine,
     datasets,
 )
+from conftest import LEARNERS, cases
 
 X, Y = datasets.noisy_checkerboard(20_000, random_state=0)
 # an unbudgeted perceptron errs on ~1/3 of these and keeps every mistake: a chunk of n costs
@@ -411,23 +407,15 @@ def test_callbacks_may_use_the_model_they_run_for():
     assert sgd.counters_["examples"] == 52 and sgd.predict_one(X[3]) in ("a", "b")
 
 
-ESTIMATORS = {
-    "BudgetedSGD": lambda: BudgetedSGDClassifier(budget=50, gamma=1.0, random_state=0),
-    "LinearPegasos": lambda: LinearPegasosClassifier(lam=1e-3, batch_size=4, random_state=0),
-    "BudgetedPA": lambda: BudgetedPAClassifier(budget=40, variant="nn", loss="ramp", gamma=1.0, random_state=0),
-    "KernelPerceptron": lambda: KernelPerceptron(budget=40, gamma=1.0, random_state=0),
-    "SparsePA": lambda: SparsePAClassifier(beta=2.0, gamma=1.0, random_state=0),
-    "BOGD": lambda: BOGDClassifier(budget=40, averaged=True, gamma=1.0, random_state=0),
-    "IncrementalSVC": lambda: IncrementalSVC(C=1.0, gamma=1.0),
-    "TwinVectorMachine": lambda: TwinVectorMachine(budget=30, gamma=1.0, random_state=0),
-    "ReservoirSVC": lambda: ReservoirSVC(budget=30, gamma=1.0, random_state=0),
-}
+# Every learner, and the BPA loss and BOGD averaging that keep state of their own.
+CASES = [*LEARNERS, *cases("bpa-nn-ramp", "bogd-averaged")]
+PARAMS = dict(budget=40, gamma=1.0, lam=1e-3, batch_size=4, random_state=0)
 
 
-@pytest.mark.parametrize("name", list(ESTIMATORS))
-def test_many_threads_on_one_model(name, tmp_path):
-    clf = ESTIMATORS[name]().partial_fit(X[:50], Y[:50], classes=[-1, 1])
-    chunk = 20 if name == "IncrementalSVC" else 200
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_many_threads_on_one_model(case, tmp_path):
+    clf = case.make(**PARAMS).partial_fit(X[:50], Y[:50], classes=[-1, 1])
+    chunk = 20 if case.cls is IncrementalSVC else 200
     learned, snapshots, lock, forget = [0], [], threading.Lock(), iter(range(50))
     start = threading.Barrier(4)
 
@@ -465,11 +453,11 @@ def test_many_threads_on_one_model(name, tmp_path):
                 assert curve[-1][0] <= c["examples"] and 0.0 <= clf.online_error_ <= 1.0
                 if hasattr(type(clf), "support_vectors_"):
                     assert clf.support_vectors_.ndim == 2 and clf.n_support_ >= 0
-            elif op == 11 and name == "BudgetedPA":
+            elif op == 11 and case.cls is BudgetedPAClassifier:
                 clf.partial_fit_active(X[i : i + 50], lambda j, x, i=i: (clf.predict(x.reshape(1, -1)), Y[i + j])[1])
                 with lock:
                     learned[0] += 50
-            elif op == 11 and name == "IncrementalSVC":
+            elif op == 11 and case.cls is IncrementalSVC:
                 with lock:
                     example = next(forget)
                 clf.unlearn(example)  # counters_["examples"] keeps counting what was learned

@@ -5,13 +5,12 @@ import io
 import itertools
 import math
 import os
-import threading
-import time
 
 import numpy as np
 import pytest
 
 from budgetkernel import datasets
+from budgetkernel.datasets._bayes import _waveform_log_likelihood
 
 NAMES = ["checkerboard", "noisy_checkerboard", "two_gaussians", "waveform"]
 N_FEATURES = {"checkerboard": 2, "noisy_checkerboard": 2, "two_gaussians": 2, "waveform": 21}
@@ -170,7 +169,7 @@ def test_waveform_bayes_accuracy():
     assert 0.85 <= acc <= 0.88
     # The exact Bayes rule applied to fresh data agrees.
     X, y = datasets.waveform(50_000, random_state=6)
-    pred = np.argmax(datasets._waveform_log_likelihood(X), axis=1)
+    pred = np.argmax(_waveform_log_likelihood(X), axis=1)
     assert _within_se(np.mean(pred == y), acc, 50_000, k=4.0)
 
 
@@ -453,39 +452,6 @@ def test_svmlight_float_labels(tmp_path):
     np.testing.assert_array_equal(y, [1.0, 0.5, -2.0])
 
 
-@pytest.fixture()
-def pipe_fed_with():
-    """``feed(*parts) -> (path, thread)``: the ``/dev/fd`` path of the read end of
-    a pipe that a thread writes ``parts`` (bytes) to, one write each.
-
-    Unlike a named pipe, opening it never waits for a writer, so a reader that
-    wrongly reads it twice fails the test instead of hanging it.
-    """
-    read_fds = []
-
-    def feed(*parts):
-        r, w = os.pipe()
-        read_fds.append(r)
-
-        def write():
-            try:
-                with open(w, "wb") as fh:
-                    for part in parts:
-                        fh.write(part)
-                        fh.flush()
-                        time.sleep(0.02)  # let the reader see the parts separately
-            except BrokenPipeError:  # the test ended without reading everything
-                pass
-
-        thread = threading.Thread(target=write, daemon=True)
-        thread.start()
-        return f"/dev/fd/{r}", thread
-
-    yield feed
-    for r in read_fds:
-        os.close(r)
-
-
 needs_pipes = pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd")
 
 
@@ -664,3 +630,14 @@ def test_standardizer_scaled_moments_merge_across_chunks():
     np.testing.assert_allclose(s.scale_[0], (X[:, 0] / 1e300).std() * 1e300, rtol=1e-15)
     np.testing.assert_allclose(s.scale_[1], X[:, 1].std(), rtol=1e-15)
     assert s.var_[0] == np.inf  # 1.6e600 has no float64
+
+
+def test_io_and_preprocessing_names_stay_importable_from_datasets():
+    # LIBSVM I/O moved to budgetkernel.io and StreamingStandardizer to budgetkernel.preprocessing;
+    # budgetkernel.datasets re-exports the very same objects, so old imports keep working.
+    from budgetkernel import io, preprocessing
+
+    for name in ("iter_svmlight", "load_svmlight", "dump_svmlight"):
+        assert getattr(datasets, name) is getattr(io, name)
+    assert datasets.StreamingStandardizer is preprocessing.StreamingStandardizer
+    assert set(datasets.__all__) >= {"iter_svmlight", "load_svmlight", "dump_svmlight", "StreamingStandardizer"}

@@ -9,32 +9,20 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import budgetkernel
 from budgetkernel import (
-    BOGDClassifier,
     BudgetedPAClassifier,
     BudgetedSGDClassifier,
     IncrementalSVC,
     KernelPerceptron,
     LinearPegasosClassifier,
-    ReservoirSVC,
-    SparsePAClassifier,
-    TwinVectorMachine,
     datasets,
 )
+from conftest import LEARNERS, cases
 
-ESTIMATORS = [
-    BudgetedSGDClassifier(budget=50, gamma=1.0, lam=1e-3, n_epochs=3, shuffle=True, random_state=0),
-    BudgetedSGDClassifier(budget=30, maintenance="project", gamma=1.0, lam=1e-3, n_epochs=3, shuffle=True),
-    LinearPegasosClassifier(lam=1e-3, n_epochs=5, shuffle=True, random_state=0),
-    BudgetedPAClassifier(budget=40, variant="nn", gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
-    BudgetedPAClassifier(budget=30, variant="project", loss="ramp", gamma=1.0, n_epochs=3, shuffle=True),
-    KernelPerceptron(budget=40, maintenance="forgetron", gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
-    KernelPerceptron(budget=30, maintenance="projectron++", gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
-    IncrementalSVC(C=1.0, gamma=1.0),
-    TwinVectorMachine(budget=30, C=1.0, gamma=1.0, n_epochs=2, shuffle=True, random_state=0),
-    ReservoirSVC(budget=30, C=10.0, gamma=1.0, random_state=0),
-    SparsePAClassifier(beta=2.0, gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
-    BOGDClassifier(budget=40, sampling="nonuniform", averaged=True, gamma=1.0, n_epochs=3, shuffle=True, random_state=0),
-]
+# Every learner, and the maintenance rules and losses that change what a model stores.
+CASES = [*LEARNERS, *cases("bsgd-project", "bpa-project-ramp", "forgetron", "projectron++", "bogd++-averaged")]
+# Three shuffled epochs: scikit-learn's checks want a model that fits small data sets well.
+PARAMS = dict(budget=40, gamma=1.0, n_epochs=3, shuffle=True, random_state=0)
+ESTIMATORS = [case.make(**PARAMS) for case in CASES]
 
 
 # Checks that cannot apply, with the reason. Nothing else may be skipped.

@@ -7,18 +7,9 @@ import numpy as np
 import pytest
 
 import budgetkernel
-from budgetkernel import (
-    BOGDClassifier,
-    BudgetedPAClassifier,
-    BudgetedSGDClassifier,
-    IncrementalSVC,
-    KernelPerceptron,
-    LinearPegasosClassifier,
-    ReservoirSVC,
-    SparsePAClassifier,
-    TwinVectorMachine,
-)
+from budgetkernel import BudgetedPAClassifier, BudgetedSGDClassifier, IncrementalSVC
 from budgetkernel.stream import evaluate_prequential
+from conftest import LEARNERS, cases
 
 
 def data(n=60, d=3, seed=0):
@@ -100,26 +91,15 @@ def test_learn_one_rejects_a_later_classes_that_differs_like_partial_fit():
 
 
 # -------------------------------------------------------------------- save/load
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda rs: BudgetedSGDClassifier(budget=10, gamma=1.0, random_state=rs),
-        lambda rs: KernelPerceptron(budget=10, gamma=1.0, random_state=rs),
-        lambda rs: BudgetedPAClassifier(budget=10, variant="random", gamma=1.0, random_state=rs),
-        lambda rs: TwinVectorMachine(budget=10, gamma=1.0, random_state=rs),
-        lambda rs: ReservoirSVC(budget=10, gamma=1.0, random_state=rs),
-        lambda rs: SparsePAClassifier(beta=2.0, gamma=1.0, random_state=rs),
-        lambda rs: BOGDClassifier(budget=10, gamma=1.0, random_state=rs),
-        lambda rs: LinearPegasosClassifier(lam=1e-2, shuffle=True, random_state=rs),
-        lambda rs: IncrementalSVC(gamma=1.0, shuffle=True, random_state=rs),
-    ],
-)
+# Every learner (shuffling, so that each one draws from its random_state), and BPA's variant
+# that draws from it while learning.
+@pytest.mark.parametrize("case", [*LEARNERS, *cases("bpa-random")], ids=repr)
 @pytest.mark.parametrize("generator", [np.random.default_rng, np.random.RandomState])
-def test_save_with_a_numpy_generator_as_random_state(tmp_path, make, generator):
+def test_save_with_a_numpy_generator_as_random_state(tmp_path, case, generator):
     # json.dumps raised "ValueError: Circular reference detected" on the generator, and
     # set_params(random_state=<int>) to get round it made save raise "parameters changed".
     X, y = data(200)
-    clf = make(generator(0)).fit(X[:100], y[:100])
+    clf = case.make(budget=10, gamma=1.0, shuffle=True, random_state=generator(0)).fit(X[:100], y[:100])
     clf.save(tmp_path / "m.bkm")
     loaded = budgetkernel.load(tmp_path / "m.bkm")
     np.testing.assert_array_equal(loaded.decision_function(X), clf.decision_function(X))

@@ -6,34 +6,30 @@ import numpy as np
 import pytest
 
 import budgetkernel
-from budgetkernel import (
-    BOGDClassifier,
-    BudgetedPAClassifier,
-    BudgetedSGDClassifier,
-    KernelPerceptron,
-    SparsePAClassifier,
-)
+from budgetkernel import BudgetedPAClassifier, BudgetedSGDClassifier
+from conftest import LEARNERS, cases, online_kernel_cases
+
+
+# Every kernel learner with a gradient or PA step (the exact SVMs' numerical limits are tested in
+# test_svm_scale_limits.py), and the maintenance rules, losses and averaging with numerics of
+# their own.
+STRESSED = [
+    *online_kernel_cases(LEARNERS),
+    *cases("bsgd-merge-average", "bsgd-project-exact", "bsgd-remove-smallest"),
+    *cases("bpa-project", "bpa-nn-ramp-averaged", "pa-unbudgeted"),
+    *cases("forgetron", "projectron++", "spa-beta-20", "bogd++-averaged"),
+]
+
+
+def _merges(case):
+    """Merging is defined for the Gaussian kernel only."""
+    return case.make().get_params().get("maintenance") == "merge"
 
 
 def _kernel_learners(budget, **kernel):
-    """One estimator of every kernel learner family (budgeted where it has a budget)."""
-    merge_ok = kernel.get("kernel", "rbf") == "rbf"
-    return [
-        *(
-            [BudgetedSGDClassifier(budget=budget, maintenance="merge", average=True, random_state=0, **kernel)]
-            if merge_ok
-            else []
-        ),
-        BudgetedSGDClassifier(budget=budget, maintenance="project-exact", random_state=0, **kernel),
-        BudgetedSGDClassifier(budget=budget, maintenance="remove-smallest", random_state=0, **kernel),
-        BudgetedPAClassifier(budget=budget, variant="project", random_state=0, **kernel),
-        BudgetedPAClassifier(budget=budget, variant="nn", loss="ramp", averaged=True, random_state=0, **kernel),
-        BudgetedPAClassifier(budget=None, pa_type=0, random_state=0, **kernel),
-        KernelPerceptron(budget=budget, maintenance="forgetron", random_state=0, **kernel),
-        KernelPerceptron(budget=budget, maintenance="projectron++", random_state=0, **kernel),
-        SparsePAClassifier(random_state=0, **kernel),
-        BOGDClassifier(budget=budget, sampling="nonuniform", averaged=True, random_state=0, **kernel),
-    ]
+    """One estimator of every case in STRESSED (budgeted where it has a budget)."""
+    rbf = kernel.get("kernel", "rbf") == "rbf"
+    return [case.make(budget=budget, random_state=0, **kernel) for case in STRESSED if rbf or not _merges(case)]
 
 
 def _check_sane(est, X, y, Xt, tmp_path):
@@ -54,8 +50,8 @@ def _check_sane(est, X, y, Xt, tmp_path):
 
 
 @pytest.mark.parametrize("degree", [1, 2, 3, 5])
-@pytest.mark.parametrize("make", range(9))
-def test_indefinite_polynomial_kernel_is_refused(make, degree):
+@pytest.mark.parametrize("case", [c for c in STRESSED if not _merges(c)], ids=repr)
+def test_indefinite_polynomial_kernel_is_refused(case, degree):
     # (gamma x.z + coef0)^degree with coef0 < 0 is not positive semi-definite: k(x, x) is zero
     # or negative for |x|^2 near -coef0 / gamma. Before it was refused, coef0 = -1 gave NaN
     # decision values (hard-margin PA: steps L / k(x, x) with k(x, x) ~ 0 overflowed; PA-II too)
@@ -63,7 +59,7 @@ def test_indefinite_polynomial_kernel_is_refused(make, degree):
     # root made ||w|| NaN and the saved model unloadable ("invalid scale or norm").
     X = np.random.default_rng(0).normal(size=(200, 2))
     y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
-    est = _kernel_learners(5, kernel="poly", degree=degree, coef0=-1.0, gamma=1.0)[make]
+    est = case.make(budget=5, random_state=0, kernel="poly", degree=degree, coef0=-1.0, gamma=1.0)
     with pytest.raises(ValueError, match="coef0 >= 0"):
         est.fit(X, y)
     assert not hasattr(est, "_model")
@@ -72,7 +68,7 @@ def test_indefinite_polynomial_kernel_is_refused(make, degree):
 def test_negative_coef0_is_ignored_by_other_kernels(tmp_path):
     X = np.random.default_rng(1).normal(size=(300, 2))
     y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
-    for est in _kernel_learners(5, kernel="rbf", coef0=-1.0, gamma=1.0)[:3]:
+    for est in _kernel_learners(5, kernel="rbf", coef0=-1.0, gamma=1.0):
         _check_sane(est, X, y, X[:50], tmp_path)
     est = BudgetedPAClassifier(budget=5, variant="project", kernel="linear", coef0=-3.0)
     _check_sane(est, X, y, X[:50], tmp_path)

@@ -329,3 +329,17 @@ def test_expected_budget_mode_names_an_overflowing_beta():
     X, y = datasets.noisy_checkerboard(100, random_state=0)
     with pytest.raises(ValueError, match="target_svs=1 .* not a finite number"):
         SparsePAClassifier(alpha=1e300, target_svs=1, stream_length=2**62).fit(X, y)
+
+
+def test_old_module_name_is_a_deprecated_alias():
+    # SPA and BOGD moved from budgetkernel/sparse.py to sparse_pa.py and bogd.py; the old
+    # import path still gives the same classes, with a DeprecationWarning on first import.
+    import importlib
+    import sys
+
+    sys.modules.pop("budgetkernel.sparse", None)
+    with pytest.warns(DeprecationWarning, match="budgetkernel.sparse is deprecated"):
+        old = importlib.import_module("budgetkernel.sparse")
+    assert old.SparsePAClassifier is SparsePAClassifier and old.BOGDClassifier is BOGDClassifier
+    assert SparsePAClassifier.__module__ == "budgetkernel.sparse_pa"
+    assert BOGDClassifier.__module__ == "budgetkernel.bogd"

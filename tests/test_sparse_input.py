@@ -5,27 +5,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from budgetkernel import (
-    BOGDClassifier,
-    BudgetedPAClassifier,
-    BudgetedSGDClassifier,
-    IncrementalSVC,
-    KernelPerceptron,
-    LinearPegasosClassifier,
-    SparsePAClassifier,
-    TwinVectorMachine,
-)
+from budgetkernel import BudgetedSGDClassifier
+from conftest import LEARNERS, cases
 
-ESTIMATORS = [
-    lambda: BudgetedSGDClassifier(budget=20, gamma=0.5, lam=1e-3, n_epochs=2, shuffle=True, random_state=0),
-    lambda: LinearPegasosClassifier(lam=1e-3, random_state=0),
-    lambda: BudgetedPAClassifier(budget=20, variant="project", gamma=0.5, random_state=0),
-    lambda: KernelPerceptron(budget=20, maintenance="forgetron", gamma=0.5, random_state=0),
-    lambda: SparsePAClassifier(beta=2.0, gamma=0.5, random_state=0),
-    lambda: BOGDClassifier(budget=20, gamma=0.5, random_state=0),
-    lambda: IncrementalSVC(C=1.0, gamma=0.5),
-    lambda: TwinVectorMachine(budget=20, gamma=0.5, random_state=0),
-]
+# Every learner, and the maintenance rules that touch the stored SVs differently.
+CASES = [*LEARNERS, *cases("bpa-project", "forgetron")]
+PARAMS = dict(budget=20, gamma=0.5, lam=1e-3, n_epochs=2, shuffle=True, random_state=0)
 
 
 def data(n=300, d=8, seed=0):
@@ -35,9 +20,12 @@ def data(n=300, d=8, seed=0):
     return X, y
 
 
-@pytest.mark.parametrize("make", ESTIMATORS, ids=lambda m: type(m()).__name__)
+@pytest.mark.parametrize("case", CASES, ids=repr)
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
-def test_sparse_input_equals_dense(make, fmt):
+def test_sparse_input_equals_dense(case, fmt):
+    def make():
+        return case.make(**PARAMS)
+
     X, y = data()
     S = sp.csr_matrix(X).asformat(fmt)
     dense, sparse = make().fit(X, y), make().fit(S, y)

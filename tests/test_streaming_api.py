@@ -13,31 +13,8 @@ import pytest
 from sklearn.base import clone
 
 import budgetkernel
-from budgetkernel import (
-    BOGDClassifier,
-    BudgetedPAClassifier,
-    BudgetedSGDClassifier,
-    IncrementalSVC,
-    KernelPerceptron,
-    LinearPegasosClassifier,
-    ReservoirSVC,
-    SparsePAClassifier,
-    TwinVectorMachine,
-    datasets,
-)
+from budgetkernel import BudgetedSGDClassifier, IncrementalSVC, LinearPegasosClassifier, datasets
 from budgetkernel._native import core as _core
-
-ALL = [
-    BudgetedSGDClassifier(budget=20, gamma=1.0, random_state=0),
-    LinearPegasosClassifier(lam=1e-2, batch_size=3),
-    BudgetedPAClassifier(budget=20, variant="nn", gamma=1.0, random_state=0),
-    KernelPerceptron(budget=20, gamma=1.0, random_state=0),
-    IncrementalSVC(C=1.0, gamma=1.0),
-    TwinVectorMachine(budget=20, C=1.0, gamma=1.0, random_state=0),
-    ReservoirSVC(budget=20, C=1.0, gamma=1.0, random_state=0),
-    SparsePAClassifier(beta=2.0, gamma=1.0, random_state=0),
-    BOGDClassifier(budget=20, gamma=1.0, random_state=0),
-]
 
 
 def dict_stream(n, seed):
@@ -46,12 +23,11 @@ def dict_stream(n, seed):
 
 
 # ------------------------------------------------------------------------------- river
-@pytest.mark.parametrize("est", ALL, ids=lambda e: type(e).__name__)
-def test_river_protocol_without_river(est):
+def test_river_protocol_without_river(estimator):
     # What river's Pipeline and evaluate read off a classifier, checked without river: the
     # flags, keyword calls learn_one(x=..., y=...) / predict_one(x=...), and a learn_one
     # whose extra parameter (classes) a Pipeline can route to it by name.
-    est = clone(est)
+    est = estimator
     assert est._supervised is True and est._multiclass is True
     assert list(inspect.signature(type(est).learn_one).parameters) == ["self", "x", "y", "classes"]
     xs, y = dict_stream(60, 0)
@@ -168,11 +144,10 @@ def test_scale_gamma_of_a_single_first_example_is_one_over_n_features():
     assert "1 / n_features" in BudgetedSGDClassifier.__doc__
 
 
-@pytest.mark.parametrize("est", [e for e in ALL if "gamma" in e.get_params()], ids=lambda e: type(e).__name__)
-def test_scale_gamma_with_huge_values_says_rescale(est, recwarn):
+def test_scale_gamma_with_huge_values_says_rescale(kernel_estimator, recwarn):
     # gamma='scale' overflowed numpy (a RuntimeWarning) and then blamed gamma; it now gets
     # the core's "too large ... rescale it" that an explicit gamma gets.
-    est = clone(est).set_params(gamma="scale")
+    est = kernel_estimator.set_params(gamma="scale")
     with pytest.raises(ValueError, match="too large"):
         est.fit(np.array([[1e200, 1.0], [0.0, 1.0]]), [0, 1])
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

@@ -1,4 +1,4 @@
-"""The C++ LIBSVM parser behind budgetkernel.datasets.iter_svmlight against the pure-Python
+"""The C++ LIBSVM parser behind budgetkernel.io.iter_svmlight against the pure-Python
 reader it replaced (tests/_svmlight_oracle.py, kept verbatim): the same arrays bit for bit,
 the same line numbers, the same error messages, on generated files; numbers converted exactly
 as Python's float() does; block boundaries, pipes, gzip and hostile bytes."""
@@ -9,7 +9,6 @@ import math
 import os
 import struct
 import sys
-import threading
 from unittest import mock
 
 import numpy as np
@@ -17,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from budgetkernel import datasets
+from budgetkernel import io as libsvm
 
 sys.path.insert(0, os.path.dirname(__file__))
 import _svmlight_oracle as oracle  # noqa: E402
@@ -46,14 +45,14 @@ def _outcome(reader, path, **kwargs):
 
 @contextlib.contextmanager
 def _block_size(n):
-    with mock.patch.object(datasets, "_SVM_BLOCK", n):
+    with mock.patch.object(libsvm, "_SVM_BLOCK", n):
         yield
 
 
 def _same_as_oracle(path, block=1 << 20, **kwargs):
     want = _outcome(oracle.iter_svmlight, path, **kwargs)
     with _block_size(block):
-        got = _outcome(datasets.iter_svmlight, path, **kwargs)
+        got = _outcome(libsvm.iter_svmlight, path, **kwargs)
     assert got == want, (path.read_bytes()[:300], kwargs, got[1], want[1])
     return want
 
@@ -150,7 +149,7 @@ def _loaded(loader, path, **kwargs):
 def test_load_svmlight_as_the_python_reader_loaded(tmp_path_factory, data, kwargs):
     path = tmp_path_factory.mktemp("load") / "load.svm"
     path.write_bytes(data)
-    assert _loaded(datasets.load_svmlight, path, **kwargs) == _loaded(oracle.load_svmlight, path, **kwargs)
+    assert _loaded(libsvm.load_svmlight, path, **kwargs) == _loaded(oracle.load_svmlight, path, **kwargs)
 
 
 @SETTINGS
@@ -195,7 +194,7 @@ def test_values_and_labels_are_pythons_float_bit_for_bit(tmp_path_factory, value
     # each number once as a value and once as a (float) label
     path.write_text("".join(f"{v} 1:{v} 2:1\n" for v in finite) or "1 2:1\n")
     with _block_size(block):
-        X, y = datasets.load_svmlight(path, zero_based=False)
+        X, y = libsvm.load_svmlight(path, zero_based=False)
     for k, v in enumerate(finite):
         assert _bits(X[k, 0]) == _bits(float(v)), v
         assert _bits(y[k]) == _bits(float(v)), v
@@ -237,7 +236,7 @@ def test_thousands_of_leading_zeros_are_still_an_ordinary_number(tmp_path):
     # naming no line for such an index, and called such a label non-finite.
     path = tmp_path / "zeros.svm"
     path.write_text("+" + "0" * 5000 + "7 " + "0" * 5000 + "3:2.5\n")
-    X, y = datasets.load_svmlight(path)
+    X, y = libsvm.load_svmlight(path)
     np.testing.assert_array_equal(X, [[0.0, 0.0, 2.5]])
     assert y.tolist() == [7] and y.dtype == np.int64
 
@@ -291,10 +290,10 @@ def test_a_huge_line_and_a_huge_token(tmp_path):
     path.write_text("1 " + " ".join(f"{i}:{i}.5" for i in range(1, 30001)) + "\n-1 1:" + "5" * 400000 + "\n")
     with _block_size(4096):
         with pytest.raises(ValueError, match=r"huge\.svm.*line 2: non-finite feature value"):
-            datasets.load_svmlight(path)
+            libsvm.load_svmlight(path)
     path.write_text("1 " + " ".join(f"{i}:{i}.5" for i in range(1, 30001)) + " #" + "x" * 300000 + "\n")
     with _block_size(4096):
-        X, _ = datasets.load_svmlight(path)
+        X, _ = libsvm.load_svmlight(path)
     assert X.shape == (1, 30000) and X[0, -1] == 30000.5
 
 
@@ -313,41 +312,18 @@ def test_a_pipe_split_inside_crlf_and_inside_a_number(tmp_path, pipe_fed_with):
     data = b"1 1:2.5\r\n-1 2:3\r\n1 1:0.125\r"
     expected_X = [[2.5, 0.0], [0.0, 3.0], [0.125, 0.0]]
     pipe, thread = pipe_fed_with(data[:8], data[8:9], data[9:20], data[20:])
-    X, y, lines = next(datasets.iter_svmlight(pipe, n_features=2, zero_based=False, label_dtype=np.int64,
+    X, y, lines = next(libsvm.iter_svmlight(pipe, n_features=2, zero_based=False, label_dtype=np.int64,
                                               chunk_size=10, return_lines=True))
     thread.join(timeout=10)
     np.testing.assert_array_equal(X, expected_X)
     assert y.tolist() == [1, -1, 1] and lines.tolist() == [1, 2, 3]
 
 
-@pytest.fixture()
-def pipe_fed_with():
-    read_fds = []
-
-    def feed(*parts):
-        r, w = os.pipe()
-        read_fds.append(r)
-
-        def write():
-            with open(w, "wb") as fh:
-                for part in parts:
-                    fh.write(part)
-                    fh.flush()
-
-        thread = threading.Thread(target=write, daemon=True)
-        thread.start()
-        return f"/dev/fd/{r}", thread
-
-    yield feed
-    for r in read_fds:
-        os.close(r)
-
-
 def test_chunks_are_exact_arrays_and_memory_is_per_chunk(tmp_path):
     X = np.random.default_rng(0).standard_normal((1000, 3))
     path = tmp_path / "c.svm"
-    datasets.dump_svmlight(X, np.arange(1000) % 2, path)
-    chunks = list(datasets.iter_svmlight(path, chunk_size=300))
+    libsvm.dump_svmlight(X, np.arange(1000) % 2, path)
+    chunks = list(libsvm.iter_svmlight(path, chunk_size=300))
     assert [c[0].shape for c in chunks] == [(300, 3)] * 3 + [(100, 3)]
     for c in chunks:  # fresh, owned, C-contiguous arrays: no view of a bigger buffer
         assert c[0].base is None and c[0].flags.c_contiguous and c[1].base is None
@@ -358,15 +334,15 @@ def test_load_svmlight_over_several_internal_chunks(tmp_path):
     X = np.random.default_rng(3).standard_normal((70000, 3))
     X[X < 0.5] = 0.0
     path = tmp_path / "many.svm"
-    datasets.dump_svmlight(X, np.arange(70000) % 5 - 2, path)
+    libsvm.dump_svmlight(X, np.arange(70000) % 5 - 2, path)
     for kwargs in ({}, {"n_features": 4, "zero_based": False, "label_dtype": np.int64}, {"dtype": np.float16}):
-        assert _loaded(datasets.load_svmlight, path, **kwargs) == _loaded(oracle.load_svmlight, path, **kwargs)
+        assert _loaded(libsvm.load_svmlight, path, **kwargs) == _loaded(oracle.load_svmlight, path, **kwargs)
 
 
 def test_an_index_that_makes_n_features_beyond_int64_is_a_clear_error(tmp_path):
     # Zero-based with index 2^63 - 1: n_features = 2^63, which no array can have.
     path = tmp_path / "wide.svm"
     path.write_text("1 0:1\n-1 9223372036854775807:2\n")
-    for read in (datasets.load_svmlight, lambda p: list(datasets.iter_svmlight(p))):
+    for read in (libsvm.load_svmlight, lambda p: list(libsvm.iter_svmlight(p))):
         with pytest.raises(ValueError, match=r"wide\.svm.*n_features=9223372036854775808 is more columns"):
             read(path)

@@ -9,29 +9,18 @@ import pytest
 
 import budgetkernel
 from budgetkernel import (
-    BOGDClassifier,
     BudgetedPAClassifier,
     BudgetedSGDClassifier,
     IncrementalSVC,
     KernelPerceptron,
     LinearPegasosClassifier,
-    ReservoirSVC,
-    SparsePAClassifier,
     TwinVectorMachine,
 )
 from budgetkernel import _memory
+from conftest import LEARNERS
 
-ESTIMATORS = [
-    BudgetedSGDClassifier,
-    LinearPegasosClassifier,
-    BudgetedPAClassifier,
-    KernelPerceptron,
-    SparsePAClassifier,
-    BOGDClassifier,
-    IncrementalSVC,
-    TwinVectorMachine,
-    ReservoirSVC,
-]
+# Every estimator class, each with its defaults (and budget=10, see make below).
+ESTIMATORS = [case.cls for case in LEARNERS]
 KERNEL_ESTIMATORS = [cls for cls in ESTIMATORS if "kernel" in inspect.signature(cls).parameters]
 
 
@@ -159,7 +148,7 @@ def test_negative_coef0_with_the_polynomial_kernel_is_refused_by_every_learner(c
     assert make(cls, kernel="rbf", coef0=coef0, gamma=1.0).fit(X, y).n_seen_ == len(y)
 
 
-@pytest.mark.parametrize("cls", [IncrementalSVC, TwinVectorMachine, ReservoirSVC], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [case.cls for case in LEARNERS if case.exact_svm], ids=lambda c: c.__name__)
 def test_exact_svms_take_a_non_negative_coef0(cls):
     X, y = data()
     assert make(cls, kernel="poly", degree=2, coef0=0.5, gamma=0.5).fit(X, y).n_seen_ == len(y)

@@ -12,7 +12,8 @@ from ._native import core as _selected_core
 from .passive_aggressive import BudgetedPAClassifier
 from .pegasos import BudgetedSGDClassifier, LinearPegasosClassifier
 from .perceptron import KernelPerceptron
-from .sparse import BOGDClassifier, SparsePAClassifier
+from .bogd import BOGDClassifier
+from .sparse_pa import SparsePAClassifier
 from .svm import IncrementalSVC, ReservoirSVC, TwinVectorMachine
 
 __version__ = _selected_core.__version__

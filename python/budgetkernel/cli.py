@@ -15,11 +15,14 @@ import numpy as np
 from . import __version__, datasets
 from ._persistence import load
 from ._files import replacing, written_in_place
+from .io import _can_reread, _plan_svmlight, iter_svmlight
 from .passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
 from .pegasos import _MAINTENANCE, BudgetedSGDClassifier
 from .perceptron import _MAINTENANCE as _PERCEPTRON_MAINTENANCE
 from .perceptron import KernelPerceptron
-from .sparse import _SAMPLING, BOGDClassifier, SparsePAClassifier
+from .preprocessing import StreamingStandardizer
+from .bogd import _SAMPLING, BOGDClassifier
+from .sparse_pa import SparsePAClassifier
 from .stream import ProgressBar, evaluate_prequential, peak_memory_mb
 
 # Demo settings for the standardised noisy checkerboard, picked from a gamma x lam grid at
@@ -310,7 +313,7 @@ def _plan_training(args, path):
     zero_based = "auto" if args.zero_based is None else args.zero_based
     if args.classes is not None:
         _check_labels_are_classes(args.classes, f"--classes {','.join(map(str, args.classes.tolist()))}")
-    if not datasets._can_reread(path):
+    if not _can_reread(path):
         given = {"--n-features": args.n_features, "--classes": args.classes}
         missing = [opt for opt, value in given.items() if value is None]
         if missing:
@@ -322,11 +325,11 @@ def _plan_training(args, path):
             raise ValueError(f"--epochs {args.epochs} reads the data again, which a pipe ({path}) cannot do")
         label_dtype = np.int64 if args.classes.dtype.kind in "iu" else np.float64
         return args.n_features, zero_based is True, np.dtype(label_dtype), args.classes
-    n_features, offset, label_dtype = datasets._plan_svmlight(path, args.n_features, zero_based, None)
+    n_features, offset, label_dtype = _plan_svmlight(path, args.n_features, zero_based, None)
     classes = args.classes
     if classes is None:
         seen = set()
-        for _, y in datasets.iter_svmlight(
+        for _, y in iter_svmlight(
             path, n_features=n_features, zero_based=offset == 0, label_dtype=label_dtype, chunk_size=args.chunk_size
         ):
             seen.update(np.unique(y).tolist())
@@ -397,7 +400,7 @@ class _TrainingStream:
 
     def __iter__(self):
         n_features, zero_based, label_dtype, classes = self.plan
-        chunks = datasets.iter_svmlight(
+        chunks = iter_svmlight(
             self.path,
             n_features=n_features,
             zero_based=zero_based,
@@ -444,7 +447,7 @@ def _train_stream(clf, args, path, plan, progress):
     classes = plan[3]
     scaler = None
     if args.standardize or args.standardize_warmup is not None:
-        scaler = datasets.StreamingStandardizer(n_warmup=args.standardize_warmup or args.chunk_size)
+        scaler = StreamingStandardizer(n_warmup=args.standardize_warmup or args.chunk_size)
     result = None
     seconds = 0.0
     for epoch in range(args.epochs):
@@ -500,8 +503,8 @@ def _reading_args(path, n_features, zero_based):
     that a bad file fails before any output or training.  A pipe is streamed in one pass:
     its labels are read as floats, and 'auto' means one-based as for training.
     """
-    if datasets._can_reread(path):
-        n_features, offset, label_dtype = datasets._plan_svmlight(path, n_features, zero_based, None)
+    if _can_reread(path):
+        n_features, offset, label_dtype = _plan_svmlight(path, n_features, zero_based, None)
         return {"n_features": n_features, "zero_based": offset == 0, "label_dtype": label_dtype}
     return {"n_features": n_features, "zero_based": zero_based is True, "label_dtype": np.float64}
 
@@ -509,7 +512,7 @@ def _reading_args(path, n_features, zero_based):
 def _predict_chunks(clf, path, chunk_size, reading):
     """(predictions, labels) of each chunk of a LIBSVM file, an estimator's row error named
     by its file line."""
-    for X, y, lines in datasets.iter_svmlight(path, chunk_size=chunk_size, return_lines=True, **reading):
+    for X, y, lines in iter_svmlight(path, chunk_size=chunk_size, return_lines=True, **reading):
         X = _standardized(clf, X, path, lines)
         try:
             pred = clf.predict(X)
@@ -694,7 +697,7 @@ def cmd_demo(args):
     train, (X_test, y_test) = datasets.make_stream_and_test(
         "noisy_checkerboard", args.n, 10_000, random_state=args.seed, chunk_size=args.chunk_size
     )
-    scaler = datasets.StreamingStandardizer(n_warmup=1000)
+    scaler = StreamingStandardizer(n_warmup=1000)
     bar = ProgressBar(args.n, desc="training", enabled=not args.quiet and _interactive())
     seconds = 0.0
     for X, y in scaler.fit_transform_stream(train):

@@ -1,0 +1,149 @@
+"""Kernel online gradient descent, unbudgeted (OGD) or bounded (BOGD)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ._base import OnlineClassifierMixin
+from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin, _name_of
+from ._persistence import register
+from ._validation import _check_bool, _check_choice, _check_positive, _seed
+from ._native import core as _core
+
+__all__ = ["BOGDClassifier"]
+
+_SAMPLING = {"uniform": 0, "nonuniform": 1}
+
+
+@register
+class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, OnlineClassifierMixin):
+    """Kernel online gradient descent on the hinge loss, unbudgeted (OGD) or bounded (BOGD).
+
+    OGD (Kivinen, Smola & Williamson, "Online Learning with Kernels", 2004): every step
+    shrinks the model by (1 - eta lam) and, when the margin is below 1, adds the example with
+    coefficient eta y. BOGD (Zhao, Wang, Wu, Jin & Hoi, ICML 2012): once ``budget`` SVs are
+    stored, adding one discards an old SV at random and rescales the survivors so that the
+    expected model equals the OGD step.
+
+    Parameters
+    ----------
+    budget : int or None, default=100
+        Maximum number of support vectors; None for unbudgeted kernel OGD.
+    sampling : {'uniform', 'nonuniform'}, default='uniform'
+        'uniform' = BOGD (discard probability 1/B, survivors times B/(B-1)); 'nonuniform' =
+        BOGD++ (keep probability q_i proportional to w_i = |alpha_i| sqrt(k(x_i, x_i)) with
+        sum q_i = B - 1, i.e. discard probability 1 - (B - 1) w_i / sum w, capped so that no
+        q_i exceeds 1; survivors divided by q_i): the variance-optimal unbiased discard, which
+        removes small SVs more often and leaves every uncapped survivor with the same
+        |alpha_i| sqrt(k(x_i, x_i)).
+    eta : float, default=0.5
+        Step size.
+    lam : float, default=0.01
+        Regularisation (eta * lam < 1). With a budget it also keeps the rescaled
+        coefficients from growing (each discard multiplies them by about B/(B-1)).
+    max_coef : float or None, default=None
+        BOGD's bounded domain: after a discard every coefficient is clipped to
+        eta * max_coef in absolute value. None = no bound (exactly unbiased steps).
+    averaged : bool, default=False
+        Predict with the mean of every classifier held. With a budget the average keeps
+        every discarded SV, so it is not sparse: see ``n_support_average_``.
+    kernel : {'rbf', 'linear', 'poly'}, default='rbf'
+    gamma : float or 'scale', default='scale'
+    degree : int, default=3
+    coef0 : float, default=0.0
+        Independent term of the polynomial kernel: >= 0 and |coef0|^degree <= 1e300.
+    n_epochs : int, default=1
+    shuffle : bool, default=False
+    random_state : int, numpy Generator or None, default=None
+        Seeds the discards (and shuffling).
+
+    Notes
+    -----
+    More than two classes: the max-loss multi-class hinge (the highest-scoring wrong class r
+    gets -eta, the true class +eta), one coefficient column per class.
+    """
+
+    def __init__(
+        self,
+        budget=100,
+        sampling="uniform",
+        eta=0.5,
+        lam=0.01,
+        max_coef=None,
+        averaged=False,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        n_epochs=1,
+        shuffle=False,
+        random_state=None,
+    ):
+        self.budget = budget
+        self.sampling = sampling
+        self.eta = eta
+        self.lam = lam
+        self.max_coef = max_coef
+        self.averaged = averaged
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params(self):
+        _check_positive("budget", self.budget, integer=True, allow_none=True)
+        _check_choice("sampling", self.sampling, _SAMPLING)
+        _check_positive("eta", self.eta)
+        lam = self.lam
+        if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not np.isfinite(lam) or lam < 0:
+            raise ValueError(f"lam must be a non-negative finite number; got {lam!r}")
+        if self.eta * lam >= 1:
+            raise ValueError(f"eta * lam must be < 1; got eta={self.eta!r}, lam={lam!r}")
+        _check_positive("max_coef", self.max_coef, allow_none=True)
+        _check_bool("averaged", self.averaged)
+        self._check_kernel_params()
+        self._check_fit_params()
+
+    def _make_core(self, n_features, n_classes, X):
+        return _core.BOGD(
+            n_features,
+            n_classes,
+            *self._kernel_args(X),
+            float(self.eta),
+            float(self.lam),
+            0 if self.budget is None else int(self.budget),
+            _SAMPLING[self.sampling],
+            math.inf if self.max_coef is None else float(self.max_coef),
+            bool(self.averaged),
+            _seed(self.random_state),
+        )
+
+    @classmethod
+    def _core_class(cls):
+        return _core.BOGD
+
+    # budgetkernel.load of a model file without Python metadata (written by C++).
+    _learner_kind = "bogd"
+
+    @classmethod
+    def _params_from_core(cls, model):
+        """(constructor parameters, fitted attributes) of a core BOGD."""
+        p = model.params
+        max_coef = float(p["max_coef"])
+        params = dict(
+            budget=int(p["budget"]) or None,
+            sampling=_name_of(_SAMPLING, p["sampling"]),
+            eta=float(p["eta"]),
+            lam=float(p["lam"]),
+            max_coef=None if math.isinf(max_coef) else max_coef,
+            averaged=bool(p["averaged"]),
+            **_kernel_from_core(p),
+            random_state=int(p["seed"]),
+        )
+        return params, {"gamma_": float(p["gamma"])}

@@ -1,0 +1,79 @@
+"""Synthetic data streams (and, re-exported, LIBSVM/svmlight I/O and streaming standardisation).
+
+This package reproduces the synthetic benchmarks used in the budgeted online
+kernel learning literature and provides the small amount of plumbing needed to
+feed real data sets to the learners chunk by chunk:
+
+* :func:`checkerboard`, :func:`noisy_checkerboard`, :func:`two_gaussians` and
+  :func:`waveform` draw finite samples;
+* :func:`stream` yields the same distributions as a (possibly infinite) stream
+  of ``(X, y)`` chunks and :func:`make_stream_and_test` pairs a training stream
+  with an independent test set;
+* :func:`two_gaussians_bayes_accuracy` and :func:`waveform_bayes_accuracy`
+  give the reference accuracy of the Bayes-optimal classifier;
+* :func:`iter_svmlight`, :func:`load_svmlight` and :func:`dump_svmlight` read
+  and write the LIBSVM text format (optionally gzip compressed); they live in
+  :mod:`budgetkernel.io` and are importable from here as well;
+* :class:`StreamingStandardizer` standardises a stream with statistics frozen
+  after a warm-up prefix; it lives in :mod:`budgetkernel.preprocessing` and is
+  importable from here as well.
+
+The generators are in ``_synthetic.py``, the Bayes accuracies (their mathematics)
+in ``_bayes.py``.
+
+Reproducibility
+---------------
+Every random function takes ``random_state`` (``None``, an ``int``, a
+:class:`numpy.random.SeedSequence` or a :class:`numpy.random.Generator`); the
+global NumPy random state is never used.  Samples are generated in fixed
+internal blocks of 4096 examples (``_BLOCK_SIZE``); block ``k`` uses its own
+generator seeded from the child ``k`` of the root :class:`~numpy.random.SeedSequence`.
+Consequently
+
+* a stream is a deterministic function of the seed (and of the generator's
+  parameters) only: ``chunk_size`` merely regroups the same examples;
+* a sized draw is a prefix of a longer draw with the same seed, e.g.
+  ``checkerboard(100, random_state=0)`` is the first 100 examples of
+  ``stream('checkerboard', random_state=0)``.
+
+An integer seed or a ``SeedSequence`` therefore always reproduces the same
+data.  A ``Generator`` is consumed (four 64-bit integers are drawn from it to
+build the root seed), so repeated calls with the same ``Generator`` object give
+different, but still reproducible, data.  ``None`` draws fresh OS entropy.
+
+Only NumPy and the standard library are required (and, for reading LIBSVM
+files, the package's compiled core).
+"""
+
+from ..io import dump_svmlight, iter_svmlight, load_svmlight
+from ..preprocessing import StreamingStandardizer
+from ._bayes import two_gaussians_bayes_accuracy, waveform_bayes_accuracy
+from ._synthetic import (
+    STREAM_NAMES,
+    WAVEFORM_BASE_WAVES,
+    WAVEFORM_CLASS_WAVES,
+    checkerboard,
+    make_stream_and_test,
+    noisy_checkerboard,
+    stream,
+    two_gaussians,
+    waveform,
+)
+
+__all__ = [
+    "checkerboard",
+    "noisy_checkerboard",
+    "two_gaussians",
+    "two_gaussians_bayes_accuracy",
+    "waveform",
+    "waveform_bayes_accuracy",
+    "WAVEFORM_BASE_WAVES",
+    "WAVEFORM_CLASS_WAVES",
+    "STREAM_NAMES",
+    "stream",
+    "make_stream_and_test",
+    "iter_svmlight",
+    "load_svmlight",
+    "dump_svmlight",
+    "StreamingStandardizer",
+]

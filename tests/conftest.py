@@ -1,0 +1,168 @@
+"""The one registry of estimators that the cross-cutting tests run over (and the fixtures that
+several test files share).
+
+A new learner is tested everywhere (scikit-learn's checks, threads, model files, sparse input,
+the river API, parameter validation, ...) by adding its line to ``LEARNERS``; a new maintenance
+strategy or other variant worth sweeping, by adding its line to ``VARIANTS``.
+
+A ``Case`` holds only the parameters that make it what it is (a maintenance rule, a loss,
+``averaged=True``); each test adds the sizes it needs (``budget``, ``gamma``, ``n_epochs``,
+...) through ``Case.make``, which passes a parameter only to a class that takes it.
+"""
+
+import inspect
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from budgetkernel import (
+    BOGDClassifier,
+    BudgetedPAClassifier,
+    BudgetedSGDClassifier,
+    IncrementalSVC,
+    KernelPerceptron,
+    LinearPegasosClassifier,
+    ReservoirSVC,
+    SparsePAClassifier,
+    TwinVectorMachine,
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One estimator configuration of the registry."""
+
+    id: str
+    cls: type
+    params: dict = field(default_factory=dict)
+    # An exact SVM (the incremental solver of Cauwenberghs & Poggio and the learners built on
+    # it): its kernel matrix inverse has limits of its own (tests/test_svm_scale_limits.py).
+    exact_svm: bool = False
+
+    def accepts(self, name):
+        return name in inspect.signature(self.cls).parameters
+
+    def make(self, **common):
+        """A fresh estimator: the test's ``common`` parameters that the class takes, with this
+        case's own parameters on top."""
+        return self.cls(**{**{k: v for k, v in common.items() if self.accepts(k)}, **self.params})
+
+    def __repr__(self):
+        return self.id
+
+
+# Every estimator class once, in a configuration that learns well on a few hundred examples
+# (SPA's default beta=20 keeps almost no SVs of a short stream).
+LEARNERS = [
+    Case("BudgetedSGDClassifier", BudgetedSGDClassifier),
+    Case("LinearPegasosClassifier", LinearPegasosClassifier),
+    Case("BudgetedPAClassifier", BudgetedPAClassifier, {"variant": "nn"}),
+    Case("KernelPerceptron", KernelPerceptron),
+    Case("SparsePAClassifier", SparsePAClassifier, {"beta": 2.0}),
+    Case("BOGDClassifier", BOGDClassifier),
+    Case("IncrementalSVC", IncrementalSVC, exact_svm=True),
+    Case("TwinVectorMachine", TwinVectorMachine, exact_svm=True),
+    Case("ReservoirSVC", ReservoirSVC, exact_svm=True),
+]
+
+# The other configurations the tests sweep: maintenance rules, losses and averaging, each a
+# different code path (and model file layout) of its learner.
+VARIANTS = [
+    Case("bsgd-project", BudgetedSGDClassifier, {"maintenance": "project"}),
+    Case("bsgd-project-exact", BudgetedSGDClassifier, {"maintenance": "project-exact"}),
+    Case("bsgd-remove-smallest", BudgetedSGDClassifier, {"maintenance": "remove-smallest"}),
+    Case("bsgd-average", BudgetedSGDClassifier, {"average": True}),
+    Case("bsgd-merge-average", BudgetedSGDClassifier, {"maintenance": "merge", "average": True}),
+    Case("pegasos-unbudgeted", BudgetedSGDClassifier, {"budget": None}),
+    Case("bpa-project", BudgetedPAClassifier, {"variant": "project"}),
+    Case("bpa-random", BudgetedPAClassifier, {"variant": "random"}),
+    Case("bpa-random-averaged", BudgetedPAClassifier, {"variant": "random", "averaged": True}),
+    Case("bpa-nn-averaged", BudgetedPAClassifier, {"variant": "nn", "averaged": True}),
+    Case("bpa-nn-ramp", BudgetedPAClassifier, {"variant": "nn", "loss": "ramp"}),
+    Case("bpa-nn-ramp-averaged", BudgetedPAClassifier, {"variant": "nn", "loss": "ramp", "averaged": True}),
+    Case("bpa-project-ramp", BudgetedPAClassifier, {"variant": "project", "loss": "ramp"}),
+    Case("bpa-ramp-simple", BudgetedPAClassifier, {"variant": "simple", "loss": "ramp"}),
+    Case("pa-unbudgeted", BudgetedPAClassifier, {"budget": None, "pa_type": 0}),
+    Case("forgetron", KernelPerceptron, {"maintenance": "forgetron"}),
+    Case("projectron", KernelPerceptron, {"maintenance": "projectron"}),
+    Case("projectron++", KernelPerceptron, {"maintenance": "projectron++"}),
+    Case("max-margin", KernelPerceptron, {"maintenance": "max-margin"}),
+    Case("perceptron-unbudgeted", KernelPerceptron, {"budget": None}),
+    Case("spa-beta-20", SparsePAClassifier, {"beta": 20.0}),  # the default: fewer SVs
+    Case("bogd-averaged", BOGDClassifier, {"averaged": True}),
+    Case("bogd++-averaged", BOGDClassifier, {"sampling": "nonuniform", "averaged": True}),
+]
+
+REGISTRY = {case.id: case for case in LEARNERS + VARIANTS}
+assert len(REGISTRY) == len(LEARNERS) + len(VARIANTS), "registry ids must be unique"
+
+
+def cases(*ids):
+    """The registry's cases with these ids, in this order."""
+    return [REGISTRY[i] for i in ids]
+
+
+def kernel_cases(case_list):
+    """The cases whose class takes a kernel (all but the linear Pegasos)."""
+    return [case for case in case_list if case.accepts("kernel")]
+
+
+def online_kernel_cases(case_list):
+    """The kernel learners with a gradient or PA step (not the exact SVMs)."""
+    return [case for case in kernel_cases(case_list) if not case.exact_svm]
+
+
+# Small sizes that keep a test fast and still reach each learner's budget on a few hundred rows
+# (and linear Pegasos in mini-batches, its other code path).
+SMALL = {"budget": 20, "gamma": 1.0, "batch_size": 3, "random_state": 0}
+
+
+@pytest.fixture(params=LEARNERS, ids=repr)
+def estimator(request):
+    """A fresh estimator of every class, with small valid parameters (``SMALL``)."""
+    return request.param.make(**SMALL)
+
+
+@pytest.fixture(params=kernel_cases(LEARNERS), ids=repr)
+def kernel_estimator(request):
+    """A fresh estimator of every kernel learner, with ``SMALL`` parameters."""
+    return request.param.make(**SMALL)
+
+
+# ----------------------------------------------------------------------------- pipes
+
+
+@pytest.fixture()
+def pipe_fed_with():
+    """``feed(*parts) -> (path, thread)``: the ``/dev/fd`` path of the read end of
+    a pipe that a thread writes ``parts`` (bytes) to, one write each.
+
+    Unlike a named pipe, opening it never waits for a writer, so a reader that
+    wrongly reads it twice fails the test instead of hanging it.
+    """
+    read_fds = []
+
+    def feed(*parts):
+        r, w = os.pipe()
+        read_fds.append(r)
+
+        def write():
+            try:
+                with open(w, "wb") as fh:
+                    for part in parts:
+                        fh.write(part)
+                        fh.flush()
+                        time.sleep(0.02)  # let the reader see the parts separately
+            except BrokenPipeError:  # the test ended without reading everything
+                pass
+
+        thread = threading.Thread(target=write, daemon=True)
+        thread.start()
+        return f"/dev/fd/{r}", thread
+
+    yield feed
+    for r in read_fds:
+        os.close(r)
