@@ -135,10 +135,18 @@ def test_generated_files_read_as_the_python_reader_read_them(tmp_path_factory, d
     _same_as_oracle(path, block=block, chunk_size=chunk_size, **kwargs)
 
 
+# An array too large to make: the reader names n_features where it knows an index is past
+# 2^63 - 1, numpy says one of these elsewhere; the oracle only ever gives numpy's words.
+_TOO_LARGE = ("is more columns than an array can have", "Maximum allowed dimension exceeded",
+              "is larger than the maximum possible size")
+
+
 def _loaded(loader, path, **kwargs):
     try:
         X, y = loader(path, **kwargs)
     except (ValueError, MemoryError) as e:
+        if isinstance(e, ValueError) and any(words in str(e) for words in _TOO_LARGE):
+            return "ValueError: an array too large to make"
         return f"{type(e).__name__}: {e}"
     assert X.base is None and y.base is None and X.flags.c_contiguous
     return X.dtype.str, X.shape, _exact_bytes(X), y.dtype.str, _exact_bytes(y)
