@@ -37,16 +37,18 @@
 #include <string>
 #include <vector>
 
+#ifdef BUDGETKERNEL_IDSVM_TEST_HOOKS
 namespace budgetkernel {
 namespace detail {
-/// Test hook (for the tests of the strong exception guarantee only): while > 0, every
-/// bookkeeping step of every IncrementalSVM on this thread counts it down, and the step that
-/// brings it to 0 throws std::runtime_error in the middle of its operation (after the step
-/// moved alpha, g and b, before its migration), as a numerical breakdown would. 0 (the
-/// default): off. One thread-local integer, no model-file field.
+/// Test hook, compiled only where BUDGETKERNEL_IDSVM_TEST_HOOKS is defined (the C++ tests of
+/// the strong exception guarantee, cpp/tests/CMakeLists.txt): while > 0, every bookkeeping
+/// step of every IncrementalSVM on this thread counts it down, and the step that brings it to
+/// 0 throws std::runtime_error in the middle of its operation (after the step moved alpha, g
+/// and b, before its migration), as a numerical breakdown would.
 inline thread_local std::int64_t idsvm_fail_countdown = 0;
 }  // namespace detail
 }  // namespace budgetkernel
+#endif
 
 namespace budgetkernel {
 
@@ -311,8 +313,10 @@ inline bool IncrementalSVM::path_move(Path& p) {
   m_g.head(n) += step * m_dg.head(n);
   if (p.pivot >= 0) m_alpha(p.pivot) += step * p.prate;
   ++m_steps;
+#ifdef BUDGETKERNEL_IDSVM_TEST_HOOKS
   if (detail::idsvm_fail_countdown > 0 && --detail::idsvm_fail_countdown == 0)
     fail("forced failure (test hook detail::idsvm_fail_countdown)", p.mode, p.from, p.to, p.t);
+#endif
   if (!p.frozen) {
     p.t = final_step ? 1.0 : (std::min)(1.0, p.t + step);
     set_parameter(p.mode, p.c, p.from, p.to, p.t);
