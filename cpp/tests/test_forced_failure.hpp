@@ -1,6 +1,11 @@
 #pragma once
 // The IncrementalSVM test hook (detail::idsvm_fail_countdown) armed for one call: the tests of
-// the strong exception guarantee of IncrementalSVM, IncrementalSVC and TwinVectorMachine.
+// the strong exception guarantee of IncrementalSVM, IncrementalSVC and TwinVectorMachine. The
+// hook exists only where BUDGETKERNEL_IDSVM_TEST_HOOKS is defined (svm/adiabatic_path.hpp): the
+// test targets that include this header set it in cpp/tests/CMakeLists.txt.
+#ifndef BUDGETKERNEL_IDSVM_TEST_HOOKS
+#error "test_forced_failure.hpp needs BUDGETKERNEL_IDSVM_TEST_HOOKS (see cpp/tests/CMakeLists.txt)"
+#endif
 #include <budgetkernel/svm/incremental_svm.hpp>
 
 #include <string>

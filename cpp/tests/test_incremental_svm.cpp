@@ -390,7 +390,7 @@ TEST_CASE("degenerate cases: duplicates, all-bound (tiny C), separable (huge C),
           CHECK(nd.inverse_residual() < 1e-8);
         }
       // Rows this close are dependent to ~delta^2: the conditions hold to ~1e-12 at 1e-4 and
-      // to ~1e-7 at 1e-6 (documented in incremental_svm.hpp).
+      // to ~1e-7 at 1e-6 (docs/idsvm.md, "Dependent rows").
       if (!(worst < (delta > 1e-5 ? 1e-8 : 1e-6))) {
         std::printf("  %s near duplicates at %g: KT violation %.3g\n", kernel_name(k.type()), delta, worst);
         CHECK(false);
