@@ -140,11 +140,6 @@ class OnlineClassifierMixin(
         self._feature_order = names
         self._feature_pos = None if names is None else {k: i for i, k in enumerate(names)}
 
-    def _set_feature_order(self, names):
-        """The key order of dict examples (learn_one's first dict; None: arrays only)."""
-        self._feature_order = names
-        self._feature_pos = None if names is None else {k: i for i, k in enumerate(names)}
-
     # --------------------------------------------------------------- fitting
     def fit(self, X, y):
         """Fresh model, then ``n_epochs`` passes over (X, y) in the given order.
