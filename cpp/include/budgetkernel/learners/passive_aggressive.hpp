@@ -463,8 +463,9 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     return best;
   }
 
-  /// r* = t (Proposition 1 with S = I_t minus nothing): nothing is removed; x_t's step
-  /// tau' u is projected onto S (x_t itself is not stored).
+  /// r* = t (Proposition 1, nothing removed): x_t's step tau' u is projected onto S (BPA-S:
+  /// S is empty, the example is ignored; BPA-NN: S = {NN(t)}; BPA-P: S = I_t), and x_t itself
+  /// is not stored.
   void project_new_example(Index n, const BPACandidateT& cand) {
     SupportVectors& sv = m_ex.sv();
     const Vector& krow = m_ex.krow();
