@@ -34,14 +34,14 @@ inline bool smaller_or_older(double v, std::int64_t id, double best_v, std::int6
 /// argmin_j v[j] over n >= 1 values, near-ties to the smallest id: the smallest id among the j
 /// that smaller_or_older would not rank above the minimum (v[j] <= v_min + 1e-9 max(|v[j]|,
 /// |v_min|)). One vectorised minimum and a branch-free count of the ties; only when there are
-/// several does a pass compare ids (a scan whose compare-with-tolerance branched on every
-/// element cost ~2 cycles per element, mostly mispredictions).
+/// several does a pass compare ids (a scan whose compare-with-tolerance branches on every
+/// element pays for the mispredictions).
 inline Index argmin_oldest(const double* v, const std::int64_t* id, Index n) {
   const double vmin = Eigen::Map<const Vector>(v, n).minCoeff();
   const auto tie = [v, vmin](Index j) { return !(v[j] > vmin + 1e-9 * (std::max)(std::abs(v[j]), std::abs(vmin))); };
-  // A unique minimum is the common case in BSGD's merging, and it sits in the newest SV, the
-  // last slot (99.8% of the merges of a run on the noisy checkerboard, gamma 8, lambda 1e-2,
-  // B = 100: the older SVs have absorbed merges and carry larger |alpha|), hence the backward search.
+  // A unique minimum is the common case in BSGD's merging, and it almost always sits in the
+  // newest SV, the last slot (the older SVs have absorbed merges and carry larger |alpha|),
+  // hence the backward search.
   Index ties = 0;
 #if defined(__SSE2__) && !defined(__AVX2__)
   // GCC leaves this count scalar for SSE2 (it vectorises it for AVX2): done by hand, two

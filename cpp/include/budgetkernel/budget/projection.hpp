@@ -34,7 +34,8 @@ namespace budgetkernel {
 /// Projecting SV p onto the rest (eq. 16): Delta alpha_{-p} = alpha_p K_{-p}^{-1} k_p, which
 /// the block-inverse identity turns into -alpha_p G_{-p,p} / G_pp (no solve). The residual
 /// k_pp - k_p^T K_{-p}^{-1} k_p of eq. (17) is 1 / G_pp, so the degradation is
-/// ||alpha_p||^2 / G_pp and the *exact* minimiser of eq. (17) costs O(n c) (ALGORITHM-NOTES).
+/// ||alpha_p||^2 / G_pp and the *exact* minimiser of eq. (17) costs O(n c) given G, where the
+/// paper states O(B^3) (docs/derivations.md, "Projection from a maintained inverse").
 ///
 /// Protocol for a learner:
 ///   sv.push(x, alpha, id);  proj.on_push(sv, krow, kappa);

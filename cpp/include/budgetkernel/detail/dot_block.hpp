@@ -6,9 +6,9 @@
 ///
 /// Why a kernel of our own rather than Eigen's gemv/gemm:
 ///  * Scoring a chunk row by row streams the whole SV block from memory once per row; with
-///    B = 1000 SVs of d = 784 (6.3 MB, beyond L2) that is bandwidth-bound: Eigen's gemv ran at
-///    ~3.7 G multiply-adds/s here with SSE2 and with AVX2 alike. A register tile of 3 rows x 4
-///    SVs reuses every load 3-4 times, and SVs are taken in L2-sized panels.
+///    B = 1000 SVs of d = 784 (6.3 MB, beyond L2) that is bandwidth-bound, whatever the vector
+///    width. A register tile of 3 rows x 4 SVs reuses every load 3-4 times, and SVs are taken
+///    in L2-sized panels.
 ///  * A gemm (Eigen's, or a BLAS) sums each dot product in an order that depends on the block
 ///    sizes, hence on how many rows are scored together. Here every dot product is summed the
 ///    same way whatever the tile: one packet accumulator along d (lane l takes features
@@ -19,13 +19,9 @@
 ///    tail uses std::fma exactly when the packets fuse, so no compiler contraction choice can
 ///    make two call sites differ.
 ///
-/// Measured (this machine, Xeon with AVX-512 hardware; -O2; time per query row against Eigen's
-/// gemv on the same data, n SVs of d features; /tmp probe, not committed):
-///   blocks of rows, n = 1000: d = 784: AVX2 0.2x, SSE2 0.5x; d = 100: 0.67x / 0.92x;
-///   d = 32: 0.8x / 0.9x (n = 100: 1.04x both);
-///   one row at a time, d = 32 to 100, n = 100 and 1000: 0.90-1.08x (AVX2), 0.99-1.13x (SSE2).
-/// Below 32 features tiles do not pay (d = 5: ~3x gemv's time in blocks, its tail dominates),
-/// so Kernel::dots keeps its per-row code there.
+/// Below kDotBlockMinDim features the tiles do not pay (the scalar tail dominates), so
+/// Kernel::dots keeps its per-row code there. The timings behind these choices:
+/// docs/derivations.md, "Measurements behind design choices".
 
 #include "../common.hpp"
 
@@ -34,7 +30,7 @@
 
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)
 // Without full unrolling of the tile loops GCC -O2 keeps the accumulators on the stack
-// (2.9x slower tiles measured).
+// (much slower tiles).
 #define BUDGETKERNEL_UNROLL _Pragma("GCC unroll 8")
 #else
 #define BUDGETKERNEL_UNROLL

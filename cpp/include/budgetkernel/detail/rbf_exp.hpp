@@ -6,19 +6,18 @@
 ///
 /// Why: the exp of this map is the hottest instruction sequence of the library (every learner
 /// computes one kernel row per example; merging computes a second one per merge). Eigen's
-/// vectorised exp evaluates a rational (Pade) form with a division and, without AVX2, was
-/// slower than glibc's scalar exp on our reference machine (3.9 vs 2.7 ns per value, B = 100).
+/// vectorised exp evaluates a rational (Pade) form with a division and, without AVX2, is
+/// slower than glibc's scalar exp.
 /// Here the argument is never positive, so the overflow handling drops out. The method is the
 /// classic table-driven one: x = (64 n + j) ln2/64 + r with |r| <= ln2/128 (n and j by the
 /// 1.5 * 2^52 rounding trick), exp(x) = 2^n * 2^(j/64) * (1 + q(r)), q the Taylor polynomial of
 /// e^r - 1 to degree 6 (truncation error < 3e-20 on that interval), 2^(j/64) from a 64-entry
 /// table stored as a double plus its rounding error (so the product is good to ~0.5 ulp before
-/// the final rounding) and 2^n assembled from n's bits. The table is read by scalar loads:
-/// on our reference machine (AMD EPYC) AVX2's gather made BSGD training 12% slower than
-/// them. Measured against std::exp over 3 * 10^6 random arguments in [-746, 0] (test_kernel
-/// asserts it for both builds): within 1 ulp, subnormal results within 1 of their spacing
-/// 2^-1074. Measured at B = 100 on that machine, one kernel row per example (predict-only):
-/// 3.7M rows/s with SSE2 (Eigen's exp: 1.9M) and 8.4M with AVX2+FMA (Eigen's: 5.7M).
+/// the final rounding) and 2^n assembled from n's bits. The table is read by scalar loads,
+/// which beat AVX2's gather. Accuracy against std::exp (test_kernel asserts it for both
+/// builds, over 3 * 10^6 random arguments in [-746, 0]): within 1 ulp, subnormal results
+/// within 1 of their spacing 2^-1074. Timings: docs/derivations.md, "Measurements behind
+/// design choices".
 ///
 /// Every element goes through the same SIMD lanes (the tail is padded into one more packet),
 /// so a value depends on its two points only, not on its position in the row: the position
@@ -28,10 +27,10 @@
 ///
 /// Other architectures (aarch64: Apple silicon, Linux ARM servers) run the SSE2 sequence one
 /// value at a time (rbf_exp1), operation for operation, so with -ffp-contract=off (the Python
-/// module's flags) they give the x86-64 baseline build's values bit for bit. They used Eigen's
-/// exp until 2026-11-27, which on aarch64 (NEON, under qemu) was up to 2 ulp off in the normal
-/// range, returned 5.6e-309 instead of 0 for every argument below about -709.8 (so two far
-/// apart points had a nonzero kernel value), and depended on the position in the row.
+/// module's flags) they give the x86-64 baseline build's values bit for bit. (Eigen's exp on
+/// aarch64 NEON is up to 2 ulp off in the normal range, returns 5.6e-309 instead of 0 for
+/// every argument below about -709.8, so two far apart points would have a nonzero kernel
+/// value, and depends on the position in the row.)
 ///
 /// Arguments: x <= -746 (including -inf, from an overflowing distance) give 0; NaN propagates.
 
@@ -131,9 +130,8 @@ inline Split split(double x) {
 }  // namespace rbf_exp
 
 /// Scalar exp by the method above (within 1 ulp of std::exp; test_merging): for the few scalar
-/// exps of a merge (budget/merging.hpp). Inline, so that independent ones overlap (measured on
-/// the reference machine, AVX2+FMA: 2.4 ns per call in a throughput loop against glibc's 3.5,
-/// about its latency; BSGD training +1.6% in both builds over glibc's exp and expm1).
+/// exps of a merge (budget/merge_solver.hpp). Inline, so that independent ones overlap in the
+/// pipeline (cheaper than glibc's exp and expm1 calls there).
 /// Outside [-708, 709] (subnormal or overflowing results, +-inf, NaN): std::exp.
 inline double fast_exp(double x) {
   if (!(x >= rbf_exp::kScalarLo && x <= rbf_exp::kScalarHi)) return std::exp(x);

@@ -65,9 +65,10 @@ struct PAParams {
 ///
 /// Budgeted step (store holds B SVs, L > 0, ramp test passed): for every candidate r in
 /// I_t and r = t, w^r of Proposition 1 (eq. 8-9), r* = argmin Q(w^r) (eq. 7). For r != t the
-/// new example is in S in all variants, so (ALGORITHM-NOTES) tau is the plain step with q =
-/// ||u||^2 k_tt and Q(w^r) = 1/2 (||alpha_r||^2 res_r + tau^2 q) + penalty, res_r = the
-/// residual of projecting x_r onto S. Costs: BPA-S O(B), BPA-NN expected O(B d) (with the
+/// new example is in S in all variants, so K_S^{-1} k_t = e_t and Proposition 1 collapses:
+/// tau is the plain step with q = ||u||^2 k_tt, the same for every r, and Q(w^r) =
+/// 1/2 (||alpha_r||^2 res_r + tau^2 q) + penalty, res_r = the residual of projecting x_r onto
+/// S (docs/derivations.md, "BPA: one step size for every r != t"). Costs: BPA-S O(B), BPA-NN expected O(B d) (with the
 /// bookkeeping of nearest_neighbor.hpp), BPA-P O(B^2) (the maintained inverse of Projection),
 /// PA+Rand O(1) on top of the kernel row.
 ///
@@ -358,69 +359,100 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     }
   }
 
-  /// Algorithm 1 with a full store: evaluate every candidate, apply the best.
+  /// What budgeted_update learns about the candidate r = t (nothing removed): its step tau',
+  /// BPA-NN's NN(t), and whether BPA-P found x_t in the span of the SVs.
+  struct BPACandidateT {
+    double taup = 0.0;
+    Index nn_t = NearestNeighbors::none;
+    bool span = false;
+  };
+
+  /// Algorithm 1 with a full store: evaluate every candidate (Proposition 1, eq. 8-9), pick
+  /// r* = argmin Q(w^r) (eq. 7) and apply it.
   void budgeted_update(const double* x, double kappa, double L) {
-    SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    const Vector& krow = m_ex.krow();
-    const double inf = std::numeric_limits<double>::infinity();
+    const Index n = m_ex.sv().size();
     // Candidates r != t: the plain step on x_t (t is in S), Q = 1/2 (|alpha_r|^2 res_r + tau^2 q) + pen.
     const double q = u2() * kappa;
     const double tau = step_size(L, q);
     const double base = 0.5 * tau * tau * q + penalty(L, tau, q);
     if (m_obj.size() != n + 1) m_obj.resize(n + 1);
-    double taup = 0.0;  // the step of candidate r = t
-    Index nn_t = NearestNeighbors::none;
-    bool span = false;  // BPA-P: x_t in the span of the SVs
+    BPACandidateT cand;  // r = t
     switch (m_p.variant) {
-      case BPAVariant::Simple:
-        // eq. (12): S = {t}, res_r = k_rr - k_rt^2 / k_tt; r = t: S is empty, x_t is ignored.
-        for (Index r = 0; r < n; ++r) {
-          const double res = (std::max)(0.0, m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa);
-          m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() * res + base;
-        }
-        m_obj(n) = objective_t(L, 0.0, taup);
-        break;
-      case BPAVariant::NearestNeighbor: {
-        // S = {t} u NN(r): the 2x2 system of section 3.1.3; r = t: S = {NN(t)}.
-        nn_t = m_nn.query(sv, x);
-        const double inv_kappa = 1.0 / kappa;
-        for (Index r = 0; r < n; ++r) {
-          double bm, bt;
-          const double res = nn_projection(r, inv_kappa, bm, bt);
-          m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() * res + base;
-        }
-        double qp = 0.0;
-        if (nn_t != NearestNeighbors::none) {
-          const double kmm = m_p.kernel.self(sv.sqnorm()(nn_t));
-          if (kmm > 0.0) qp = u2() * krow(nn_t) * krow(nn_t) / kmm;
-        }
-        m_obj(n) = objective_t(L, qp, taup);
-        break;
-      }
-      case BPAVariant::Project: {
-        // S = I_t + {t} - {r} via the maintained inverse G = K^{-1} (ALGORITHM-NOTES): with t
-        // appended, G'_rr = G_rr + beta_t[r]^2 / s, and res_r = 1 / G'_rr. r = t: S = I_t,
-        // beta = K^{-1} k_t, q' = ||u||^2 (kappa - s).
-        double s = 0.0;
-        const Vector& bt = m_proj.project_candidate(krow.head(n), kappa, s);
-        m_bt = bt.head(n);
-        span = !(s > 1e-8 * kappa);
-        for (Index r = 0; r < n; ++r) {
-          if (span) {
-            m_obj(r) = inf;
-            continue;
-          }
-          const double g = m_proj.inverse_diagonal(r) + m_bt(r) * m_bt(r) / s;
-          m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() / g + base;
-        }
-        m_obj(n) = objective_t(L, u2() * (std::max)(0.0, kappa - s), taup);
-        break;
-      }
+      case BPAVariant::Simple: objectives_simple(kappa, L, base, cand); break;
+      case BPAVariant::NearestNeighbor: objectives_nn(x, kappa, L, base, cand); break;
+      case BPAVariant::Project: objectives_project(kappa, L, base, cand); break;
       case BPAVariant::Random: break;  // handled by add_example
     }
-    // eq. (7): r* = argmin Q (r = t on ties with it, else the first index; r = t when every
-    // candidate is infeasible). The running minimum stays in a register.
+    const Index best = choose_candidate(n, cand.span);
+    m_removed = best;
+    ++m_count.maintenance;
+    if (best == n)
+      project_new_example(n, cand);
+    else
+      replace_support_vector(x, kappa, tau, best, cand);
+  }
+
+  /// BPA-S, eq. (12): S = {t}, res_r = k_rr - k_rt^2 / k_tt; r = t: S is empty, x_t is ignored.
+  void objectives_simple(double kappa, double L, double base, BPACandidateT& cand) {
+    const SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    const Vector& krow = m_ex.krow();
+    for (Index r = 0; r < n; ++r) {
+      const double res = (std::max)(0.0, m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa);
+      m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() * res + base;
+    }
+    m_obj(n) = objective_t(L, 0.0, cand.taup);
+  }
+
+  /// BPA-NN (section 3.1.3): S = {t} u NN(r), the 2x2 system of nn_projection; r = t:
+  /// S = {NN(t)}.
+  void objectives_nn(const double* x, double kappa, double L, double base, BPACandidateT& cand) {
+    const SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    const Vector& krow = m_ex.krow();
+    cand.nn_t = m_nn.query(sv, x);
+    const double inv_kappa = 1.0 / kappa;
+    for (Index r = 0; r < n; ++r) {
+      double bm, bt;
+      const double res = nn_projection(r, inv_kappa, bm, bt);
+      m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() * res + base;
+    }
+    double qp = 0.0;
+    if (cand.nn_t != NearestNeighbors::none) {
+      const double kmm = m_p.kernel.self(sv.sqnorm()(cand.nn_t));
+      if (kmm > 0.0) qp = u2() * krow(cand.nn_t) * krow(cand.nn_t) / kmm;
+    }
+    m_obj(n) = objective_t(L, qp, cand.taup);
+  }
+
+  /// BPA-P (section 3.1.2) in O(B^2): S = I_t + {t} - {r} via the maintained inverse
+  /// G = K^{-1}. With t appended, G'_rr = G_rr + beta_t[r]^2 / s and res_r = 1 / G'_rr
+  /// (block inverse; docs/derivations.md, "BPA-P in O(B^2)"). r = t: S = I_t,
+  /// beta = K^{-1} k_t, q' = ||u||^2 (kappa - s).
+  void objectives_project(double kappa, double L, double base, BPACandidateT& cand) {
+    const SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    const Vector& krow = m_ex.krow();
+    const double inf = std::numeric_limits<double>::infinity();
+    double s = 0.0;
+    const Vector& bt = m_proj.project_candidate(krow.head(n), kappa, s);
+    m_bt = bt.head(n);
+    cand.span = !(s > 1e-8 * kappa);
+    for (Index r = 0; r < n; ++r) {
+      if (cand.span) {
+        m_obj(r) = inf;
+        continue;
+      }
+      const double g = m_proj.inverse_diagonal(r) + m_bt(r) * m_bt(r) / s;
+      m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() / g + base;
+    }
+    m_obj(n) = objective_t(L, u2() * (std::max)(0.0, kappa - s), cand.taup);
+  }
+
+  /// eq. (7): r* = argmin Q (r = t on ties with it, else the first index; r = t when every
+  /// candidate is infeasible, or when BPA-P found x_t in the span). Index n stands for r = t.
+  Index choose_candidate(Index n, bool span) const {
+    // The running minimum stays in a register.
     Index best = n;
     double best_q = m_obj(n);
     for (Index r = 0; r < n; ++r) {
@@ -428,28 +460,36 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
       if (q_r < best_q) best_q = q_r, best = r;
     }
     if (span) best = n;
-    m_removed = best;
-    ++m_count.maintenance;
+    return best;
+  }
 
-    if (best == n) {
-      // r* = t: nothing is removed; x_t's step is projected onto S (not stored itself).
-      switch (m_p.variant) {
-        case BPAVariant::Simple: return;  // S empty: the example is ignored
-        case BPAVariant::NearestNeighbor:
-          if (nn_t == NearestNeighbors::none || taup == 0.0) return;
-          sv.alpha(nn_t) += (taup * krow(nn_t) / m_p.kernel.self(sv.sqnorm()(nn_t))) * m_u.transpose();
-          break;
-        case BPAVariant::Project:
-          if (taup == 0.0) return;
-          sv.A().topRows(n).noalias() += (taup * m_bt) * m_u.transpose();
-          break;
-        case BPAVariant::Random: return;
-      }
-      ++m_count.updates;
-      return;
+  /// r* = t (Proposition 1, nothing removed): x_t's step tau' u is projected onto S (BPA-S:
+  /// S is empty, the example is ignored; BPA-NN: S = {NN(t)}; BPA-P: S = I_t), and x_t itself
+  /// is not stored.
+  void project_new_example(Index n, const BPACandidateT& cand) {
+    SupportVectors& sv = m_ex.sv();
+    const Vector& krow = m_ex.krow();
+    switch (m_p.variant) {
+      case BPAVariant::Simple: return;  // S empty: the example is ignored
+      case BPAVariant::NearestNeighbor:
+        if (cand.nn_t == NearestNeighbors::none || cand.taup == 0.0) return;
+        sv.alpha(cand.nn_t) += (cand.taup * krow(cand.nn_t) / m_p.kernel.self(sv.sqnorm()(cand.nn_t))) * m_u.transpose();
+        break;
+      case BPAVariant::Project:
+        if (cand.taup == 0.0) return;
+        sv.A().topRows(n).noalias() += (cand.taup * m_bt) * m_u.transpose();
+        break;
+      case BPAVariant::Random: return;
     }
+    ++m_count.updates;
+  }
 
-    const Index r = best;
+  /// r* = r != t (Proposition 1, eq. 8-9): x_r is projected onto S and removed, x_t is stored
+  /// with its plain step tau u plus its share of x_r's projection.
+  void replace_support_vector(const double* x, double kappa, double tau, Index r, const BPACandidateT& cand) {
+    SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    const Vector& krow = m_ex.krow();
     const double a2 = sv.alpha(r).squaredNorm();
     ++m_count.updates;
     switch (m_p.variant) {
@@ -485,7 +525,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
         if (m_proj.pending()) {
           // The projection judged x_t dependent after all: its r = t solution, beta = tau'
           // K^{-1} k_t u^T, is exactly the fold of a row tau' u.
-          sv.alpha(n) = taup * m_u.transpose();
+          sv.alpha(n) = cand.taup * m_u.transpose();
           res = m_proj.reduce(sv);
           m_removed = n;
         } else {

@@ -35,7 +35,12 @@ double pegasos_loss(const Eigen::MatrixBase<F>& f, std::int32_t y, double step, 
   return loss;
 }
 
-/// Below this the global scale is folded back into the coefficients (ALGORITHM-NOTES).
+/// Below this the global scale s of w = s * sum_j alpha_j phi(x_j) is folded back into the
+/// coefficients (alpha <- s alpha, s <- 1). s only shrinks (by 1 - 1/t per step and by the
+/// ball projection) and new coefficients are stored as beta / s, so without the fold the
+/// stored alpha would grow without bound and s would eventually underflow; folding at 1e-9
+/// keeps both well inside the double range for one O(B c) pass now and then
+/// (docs/derivations.md, "Pegasos: the scale trick").
 inline constexpr double min_scale = 1e-9;
 
 }  // namespace detail
@@ -76,25 +81,26 @@ struct BSGDParams {
 ///
 /// The model is w = s * sum_j alpha_j phi(x_j) with a global scale s, so the shrink
 /// (1 - eta_t lambda) and the projection onto the ball ||w|| <= 1/sqrt(lambda) are O(1);
-/// ||w||^2 is kept exactly and incrementally (ALGORITHM-NOTES, "Pegasos' shrink").
+/// ||w||^2 is kept exactly and incrementally: a shrink or projection by phi multiplies it by
+/// phi^2, adding beta phi(x) adds 2 beta.f(x) + ||beta||^2 k(x, x), and a maintenance step adds
+/// its norm_change (docs/derivations.md, "Pegasos: the scale trick").
 /// One step costs one kernel row (O(B d)) plus the maintenance step when the budget
 /// overflows: O(B) for removal and merging, O(B^2) for projection.
 ///
 /// ||w|| with merging and removal. The exact ||w_after||^2 of a merge needs f(x_m), f(x_n)
 /// and f(z), i.e. z's kernel row and a kernel-matrix cache: a second kernel row per example;
 /// a removal needs f(x_p), i.e. the cache (GramTracked). It only decides whether the ball
-/// projection (line 9) applies, which after the first ~1/lambda examples it never does
-/// (measured: lambda ||w||^2 settles at 0.03-0.3 on the checkerboards). So while
+/// projection (line 9) applies, which after the first ~1/lambda examples it typically never
+/// does (lambda ||w||^2 settles well inside the ball; docs/derivations.md). So while
 /// lambda ||w||^2 <= 1/2 (and at least B examples after the last switch, which amortises the
 /// switch's O(B^2 d) cache rebuild), m_norm2 is an upper bound instead: ||w - Delta|| <=
 /// ||w|| + ||Delta|| with ||Delta||^2 the step's degradation; shrinks and added SVs change it
 /// exactly as they change ||w||^2. Once the bound leaves the ball, the exact value is
 /// computed (cache rebuild, alpha' K alpha) and tracking resumes, so every projection is
 /// decided on the exact ||w||: the model is the same as with exact tracking throughout
-/// (BSGDParams::bound_norm = false), up to rounding in ||w||^2. Measured over 10^6
-/// noisy-checkerboard examples at B = 100, merging: 26 switches back to tracking with gamma 8,
-/// lambda 1e-2 (99.7% of the steps without), 94 with lambda 1e-4 (98.9%), 1,325 with
-/// gamma 32, lambda 1e-6 (85%); random or smallest removal: 66 (99.3%) and 443 (95.5%).
+/// (BSGDParams::bound_norm = false), up to rounding in ||w||^2. Switches back to tracking
+/// are rare, so almost every step runs without the cache (docs/derivations.md, "Pegasos:
+/// bounding ||w|| instead of tracking it").
 ///
 /// Averaging (params.average_start = t0 >= 1): the predictor is w_bar = a weighted average of
 /// the iterates w_t, t >= t0 (after each full step, maintenance and ball projection included;
@@ -164,112 +170,22 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   /// Algorithm 1 for one example: score it (the prequential prediction), then learn.
   std::int32_t step(const double* xp, std::int32_t y) {
     const Eigen::Map<const Vector> x(xp, m_d);
-    const Index n = m_sv.size();
     const double xsq = x.squaredNorm();
-    if (m_krow.size() < n + 1) resize_work(2 * (n + 1));
-    m_sv.kernel_row(m_p.kernel, x, xsq, m_krow);
-    m_sv.scores(m_krow, m_f);
-    m_f *= m_scale;
-    std::int32_t pred;
-    if (m_avg_count > 0) {
-      m_sv.carry_scores(m_krow, m_favg);
-      pred = detail::predict_from_scores(m_favg);
-    } else {
-      pred = detail::predict_from_scores(m_f);
-    }
-
+    const std::int32_t pred = score(x, xsq);
     const std::int64_t t = ++m_count.examples;
     const double shrink = 1.0 - 1.0 / static_cast<double>(t);  // 1 - eta_t lambda with eta_t = 1/(lambda t)
     const double loss = detail::pegasos_loss(m_f, y, 1.0 / (m_p.lam * static_cast<double>(t)), m_beta);
-
-    // Line 2: w <- (1 - eta_t lambda) w. At t = 1 this is 0: reset instead of dividing by s = 0.
-    if (shrink == 0.0) {
-      m_sv.clear();
-      m_maint.on_clear();
-      m_scale = 1.0;
-      m_norm2 = 0.0;
-    } else {
-      m_scale *= shrink;
-      m_norm2 *= shrink * shrink;
-    }
-
+    shrink_weights(shrink);
     if (loss > 0.0) {
-      // Line 4: w <- w + beta_t phi(x_t). ||w + beta phi||^2 = ||w||^2 + 2 beta.f + ||beta||^2 k(x,x),
-      // with f the scores of the shrunk w.
-      const double kappa = m_p.kernel.self(xsq);
-      const double fdot = shrink == 0.0 ? 0.0 : shrink * m_f.dot(m_beta);
-      // Overflows to inf when ||beta||^2 k(x, x) passes the double range (lambda 1e-30 makes
-      // beta up to 1e30, a linear-kernel row may have k(x, x) up to 1e300); ||w|| itself is
-      // finite, and the ball projection (line 9 below) handles an infinite m_norm2.
-      m_norm2 = (std::max)(0.0, m_norm2 + 2.0 * fdot + m_beta.squaredNorm() * kappa);
-      m_sv.push(x, m_beta / m_scale, t);
-      m_maint.on_push(m_sv, m_krow, kappa);
-      ++m_count.updates;
-      // Lines 6-8: budget maintenance, reporting ||Δw||^2 (eq. 14).
-      if ((m_p.budget > 0 && m_sv.size() > m_p.budget) || m_maint.must_reduce()) {
-        const MaintenanceResult r = m_maint.reduce(m_sv, m_p.kernel, m_rng);
-        const double s2 = m_scale * m_scale;
-        double norm2 = m_norm2;
-        if (r.norm_exact) {
-          norm2 = m_norm2 + s2 * r.norm_change;
-        } else {  // ||w - Delta|| <= ||w|| + ||Delta|| (the bound of the class comment)
-          const double b = std::sqrt(m_norm2) + std::sqrt(s2 * r.degradation);
-          norm2 = b * b;
-        }
-        // An overflowed ||w||^2 stays unknown (inf), and so does one the maintainer's squares
-        // overflowed in (inf - inf = NaN, which max(0, NaN) had turned into 0): resolved exactly
-        // below. (The other way round, max(0, .) only absorbs rounding below 0.)
-        m_norm2 = std::isfinite(m_norm2) && std::isfinite(norm2) ? (std::max)(0.0, norm2)
-                                                                  : std::numeric_limits<double>::infinity();
-        // Likewise ||Delta w||^2 (its true value is then beyond the double range, not NaN).
-        const double degradation = s2 * r.degradation;
-        m_count.degradation += std::isnan(degradation) ? std::numeric_limits<double>::infinity() : degradation;
-        ++m_count.maintenance;
-      }
+      add_example(x, xsq, t, shrink);
+      if ((m_p.budget > 0 && m_sv.size() > m_p.budget) || m_maint.must_reduce()) maintain_budget();
     }
-
-    // Line 9: projection onto the ball ||w|| <= 1/sqrt(lambda) (section 2.1), applied to the
-    // vector actually kept, i.e. after budget maintenance; decided on the exact ||w||.
-    const bool overflowed = !std::isfinite(m_norm2);
-    if (overflowed) {
-      // ||w||^2 overflowed (||beta||^2 k(x, x) beyond the double range: tiny lambda, huge rows),
-      // or a maintenance step's squares did: ||w|| computed exactly without squaring it decides
-      // the projection. It used to project with phi = 1/sqrt(inf) = 0, then ||w||^2 = inf * 0 =
-      // NaN, and the model never projected again and overflowed to NaN decision values. The
-      // exact recomputation below is skipped: its unscaled alpha' K alpha would overflow too
-      // (after a projection here the scale is folded into alpha further down).
-      const double w = unsquared_norm();
-      if (std::sqrt(m_p.lam) * w > 1.0) {
-        m_scale *= 1.0 / (std::sqrt(m_p.lam) * w);
-        m_norm2 = 1.0 / m_p.lam;
-      } else {
-        m_norm2 = w * w;  // <= 1/lambda <= 1e30; exact, so a valid bound when !norm_exact()
-      }
-    } else if (!norm_exact() && m_norm2 * m_p.lam > 1.0) {
-      m_maint.track_norm(true, m_sv);
-      const GramCache& K = m_maint.gram();
-      m_norm2 = m_scale * m_scale * expansion_norm2([&](Index i) { return K.row_data(i); });
-      m_exact_since = t;
-    }
-    if (!overflowed && m_norm2 * m_p.lam > 1.0) {
-      const double phi = 1.0 / std::sqrt(m_p.lam * m_norm2);
-      m_scale *= phi;
-      m_norm2 *= phi * phi;
-    } else if (norm_exact() && m_p.bound_norm && m_maint.can_skip_norm() && m_norm2 * m_p.lam <= 0.5 &&
-               t - m_exact_since >= m_p.budget) {
-      m_maint.track_norm(false, m_sv);
-      m_exact_since = t;
-    }
-    if (m_scale < detail::min_scale) {
+    project_onto_ball(t);
+    if (m_scale < detail::min_scale) {  // fold the scale into alpha before it underflows
       m_sv.scale(m_scale);
       m_scale = 1.0;
     }
-    if (m_p.average_start > 0 && t >= m_p.average_start) {
-      // w_bar_k = w_bar_{k-1} + rho_k (w_t - w_bar_{k-1}), coefficient-wise over the store.
-      const double rho = (m_p.average_decay + 1.0) / (static_cast<double>(++m_avg_count) + m_p.average_decay);
-      const Index n_sv = m_sv.size();
-      m_sv.C().topRows(n_sv) += rho * (m_scale * m_sv.A().topRows(n_sv) - m_sv.C().topRows(n_sv));
-    }
+    if (m_p.average_start > 0 && t >= m_p.average_start) update_average();
     return pred;
   }
 
@@ -381,6 +297,118 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   }
 
  private:
+  /// The kernel row of x, the scores f of w_t (into m_f) and the prequential prediction
+  /// (of the averaged iterate once it exists).
+  std::int32_t score(const Eigen::Map<const Vector>& x, double xsq) {
+    const Index n = m_sv.size();
+    if (m_krow.size() < n + 1) resize_work(2 * (n + 1));
+    m_sv.kernel_row(m_p.kernel, x, xsq, m_krow);
+    m_sv.scores(m_krow, m_f);
+    m_f *= m_scale;
+    if (m_avg_count > 0) {
+      m_sv.carry_scores(m_krow, m_favg);
+      return detail::predict_from_scores(m_favg);
+    }
+    return detail::predict_from_scores(m_f);
+  }
+
+  /// Algorithm 1, line 2: w <- (1 - eta_t lambda) w, on the global scale (O(1)).
+  void shrink_weights(double shrink) {
+    // At t = 1 the factor is 0: reset instead of dividing by s = 0.
+    if (shrink == 0.0) {
+      m_sv.clear();
+      m_maint.on_clear();
+      m_scale = 1.0;
+      m_norm2 = 0.0;
+    } else {
+      m_scale *= shrink;
+      m_norm2 *= shrink * shrink;
+    }
+  }
+
+  /// Algorithm 1, line 4: w <- w + beta_t phi(x_t) (beta_t of section 2.1, in m_beta), stored
+  /// as beta / s. ||w + beta phi||^2 = ||w||^2 + 2 beta.f + ||beta||^2 k(x,x), with f the
+  /// scores of the shrunk w (docs/derivations.md, "Pegasos: the scale trick").
+  void add_example(const Eigen::Map<const Vector>& x, double xsq, std::int64_t t, double shrink) {
+    const double kappa = m_p.kernel.self(xsq);
+    const double fdot = shrink == 0.0 ? 0.0 : shrink * m_f.dot(m_beta);
+    // Overflows to inf when ||beta||^2 k(x, x) passes the double range (lambda 1e-30 makes
+    // beta up to 1e30, a linear-kernel row may have k(x, x) up to 1e300); ||w|| itself is
+    // finite, and the ball projection (project_onto_ball) handles an infinite m_norm2.
+    m_norm2 = (std::max)(0.0, m_norm2 + 2.0 * fdot + m_beta.squaredNorm() * kappa);
+    m_sv.push(x, m_beta / m_scale, t);
+    m_maint.on_push(m_sv, m_krow, kappa);
+    ++m_count.updates;
+  }
+
+  /// Algorithm 1, lines 6-8: budget maintenance, reporting ||Delta w||^2 (eq. 14), and the
+  /// new ||w||^2: exact when the maintainer tracks it, else the bound of the class comment.
+  void maintain_budget() {
+    const MaintenanceResult r = m_maint.reduce(m_sv, m_p.kernel, m_rng);
+    const double s2 = m_scale * m_scale;
+    double norm2 = m_norm2;
+    if (r.norm_exact) {
+      norm2 = m_norm2 + s2 * r.norm_change;
+    } else {  // ||w - Delta|| <= ||w|| + ||Delta|| (the bound of the class comment)
+      const double b = std::sqrt(m_norm2) + std::sqrt(s2 * r.degradation);
+      norm2 = b * b;
+    }
+    // An overflowed ||w||^2 stays unknown (inf), and so does one the maintainer's squares
+    // overflowed in (inf - inf = NaN, which max(0, NaN) had turned into 0): resolved exactly
+    // in project_onto_ball. (The other way round, max(0, .) only absorbs rounding below 0.)
+    m_norm2 = std::isfinite(m_norm2) && std::isfinite(norm2) ? (std::max)(0.0, norm2)
+                                                              : std::numeric_limits<double>::infinity();
+    // Likewise ||Delta w||^2 (its true value is then beyond the double range, not NaN).
+    const double degradation = s2 * r.degradation;
+    m_count.degradation += std::isnan(degradation) ? std::numeric_limits<double>::infinity() : degradation;
+    ++m_count.maintenance;
+  }
+
+  /// Algorithm 1, line 9: projection onto the ball ||w|| <= 1/sqrt(lambda) (section 2.1),
+  /// applied to the vector actually kept, i.e. after budget maintenance; decided on the exact
+  /// ||w||. Also switches between tracking ||w||^2 and bounding it (class comment).
+  void project_onto_ball(std::int64_t t) {
+    const bool overflowed = !std::isfinite(m_norm2);
+    if (overflowed) {
+      // ||w||^2 overflowed (||beta||^2 k(x, x) beyond the double range: tiny lambda, huge rows),
+      // or a maintenance step's squares did: ||w|| computed exactly without squaring it decides
+      // the projection. (Projecting with phi = 1/sqrt(inf) = 0 would make ||w||^2 = inf * 0 =
+      // NaN, and the model would never project again.) The exact recomputation below is
+      // skipped: its unscaled alpha' K alpha would overflow too (after a projection here the
+      // scale is folded into alpha by step()).
+      const double w = unsquared_norm();
+      if (std::sqrt(m_p.lam) * w > 1.0) {
+        m_scale *= 1.0 / (std::sqrt(m_p.lam) * w);
+        m_norm2 = 1.0 / m_p.lam;
+      } else {
+        m_norm2 = w * w;  // <= 1/lambda <= 1e30; exact, so a valid bound when !norm_exact()
+      }
+    } else if (!norm_exact() && m_norm2 * m_p.lam > 1.0) {
+      m_maint.track_norm(true, m_sv);
+      const GramCache& K = m_maint.gram();
+      m_norm2 = m_scale * m_scale * expansion_norm2([&](Index i) { return K.row_data(i); });
+      m_exact_since = t;
+    }
+    if (!overflowed && m_norm2 * m_p.lam > 1.0) {
+      const double phi = 1.0 / std::sqrt(m_p.lam * m_norm2);
+      m_scale *= phi;
+      m_norm2 *= phi * phi;
+    } else if (norm_exact() && m_p.bound_norm && m_maint.can_skip_norm() && m_norm2 * m_p.lam <= 0.5 &&
+               t - m_exact_since >= m_p.budget) {
+      m_maint.track_norm(false, m_sv);
+      m_exact_since = t;
+    }
+  }
+
+  /// Polynomial-decay averaging (Shamir & Zhang 2013): w_bar_k = w_bar_{k-1} + rho_k (w_t -
+  /// w_bar_{k-1}), rho_k = (eta + 1) / (k + eta), coefficient-wise over the store's carried
+  /// coefficients (class comment).
+  void update_average() {
+    const double rho = (m_p.average_decay + 1.0) / (static_cast<double>(++m_avg_count) + m_p.average_decay);
+    const Index n_sv = m_sv.size();
+    m_sv.C().topRows(n_sv) += rho * (m_scale * m_sv.A().topRows(n_sv) - m_sv.C().topRows(n_sv));
+  }
+
   /// sum_ij alpha_i . alpha_j K(i, j) over the stored (unscaled) coefficients, with row(i)
   /// giving K(i, 0..n). O(n^2 c).
   template <class Row>
