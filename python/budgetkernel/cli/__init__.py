@@ -12,18 +12,18 @@ import time
 
 import numpy as np
 
-from . import __version__, datasets
-from ._persistence import load
-from ._files import replacing, written_in_place
-from .io import _can_reread, _plan_svmlight, iter_svmlight
-from .passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
-from .pegasos import _MAINTENANCE, BudgetedSGDClassifier
-from .perceptron import _MAINTENANCE as _PERCEPTRON_MAINTENANCE
-from .perceptron import KernelPerceptron
-from .preprocessing import StreamingStandardizer
-from .bogd import _SAMPLING, BOGDClassifier
-from .sparse_pa import SparsePAClassifier
-from .stream import ProgressBar, evaluate_prequential, peak_memory_mb
+from .. import __version__, datasets
+from .._persistence import load
+from .._files import replacing, written_in_place
+from ..io import _can_reread, _plan_svmlight, iter_svmlight
+from ..passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
+from ..pegasos import _MAINTENANCE, BudgetedSGDClassifier
+from ..perceptron import _MAINTENANCE as _PERCEPTRON_MAINTENANCE
+from ..perceptron import KernelPerceptron
+from ..preprocessing import StreamingStandardizer
+from ..bogd import _SAMPLING, BOGDClassifier
+from ..sparse_pa import SparsePAClassifier
+from ..stream import ProgressBar, evaluate_prequential, peak_memory_mb
 
 # Demo settings for the standardised noisy checkerboard, picked from a gamma x lam grid at
 # 10^5 and 10^6 examples (`python -m budgetkernel demo` gives test accuracy 0.9897 at 10^6).
@@ -681,7 +681,7 @@ def cmd_demo(args):
     )
     clf._validate_params()
     if args.plot:
-        from .plot import plot_format
+        from ..plot import plot_format
 
         try:  # now, not after a training run whose result would be lost
             plot_format(args.plot)
@@ -714,7 +714,7 @@ def cmd_demo(args):
     print(f"support vectors     {clf.n_support_}")
     print(f"peak memory         {mem:.1f} MiB" if mem is not None else "peak memory         n/a")
     if args.plot:
-        from .plot import plot_demo
+        from ..plot import plot_demo
 
         with replacing(args.plot) as tmp:
             plot_demo(clf, scaler, tmp)
