@@ -13,6 +13,7 @@ from _terminal import read_until_closed
 
 import budgetkernel
 from budgetkernel import cli, datasets
+from budgetkernel.cli import _options, _training
 
 
 @pytest.fixture()
@@ -157,12 +158,12 @@ def test_model_without_stored_base_keeps_auto_detection(tmp_path):
 
 
 def test_classes_option_keeps_integer_labels():
-    assert cli._classes_arg("0,1,2").dtype.kind == "i"
-    assert cli._classes_arg("-1, +1").tolist() == [-1, 1]
-    assert cli._classes_arg("0.5,1").tolist() == [0.5, 1.0]
-    assert cli._classes_arg("a,b").tolist() == ["a", "b"]
+    assert _options._classes_arg("0,1,2").dtype.kind == "i"
+    assert _options._classes_arg("-1, +1").tolist() == [-1, 1]
+    assert _options._classes_arg("0.5,1").tolist() == [0.5, 1.0]
+    assert _options._classes_arg("a,b").tolist() == ["a", "b"]
     with pytest.raises(argparse.ArgumentTypeError):
-        cli._classes_arg("1,,2")
+        _options._classes_arg("1,,2")
 
 
 def test_predict_prints_integer_classes_given_with_classes(tmp_path):
@@ -429,7 +430,7 @@ def test_train_checks_the_learner_options_before_reading(tmp_path, capsys, monke
     def no_reading(*args, **kwargs):
         raise AssertionError("the file was read before the options were checked")
 
-    monkeypatch.setattr(cli, "_plan_svmlight", no_reading)
+    monkeypatch.setattr(_training, "_plan_svmlight", no_reading)
     (tmp_path / "d.svm").write_text("1 1:1\n-1 1:2\n")
     assert cli.main(["train", str(tmp_path / "d.svm"), "-o", str(tmp_path / "m.bkm"), "--lam", "-1", "-q"]) == 2
     assert "lam" in _error_line(capsys.readouterr().err)

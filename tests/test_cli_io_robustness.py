@@ -15,6 +15,7 @@ import pytest
 
 import budgetkernel
 from budgetkernel import cli, datasets
+from budgetkernel.cli import _options, _training
 
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), OPENBLAS_NUM_THREADS="1")
 
@@ -44,7 +45,7 @@ def test_keyboard_interrupt_exits_130_without_traceback(train_file, monkeypatch,
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "evaluate_prequential", interrupted)
+    monkeypatch.setattr(_training, "evaluate_prequential", interrupted)
     assert cli.main(["train", str(train_file), "-o", str(train_file.parent / "m.bkm")]) == 130
     captured = capsys.readouterr()
     assert captured.err.strip() == "budgetkernel: interrupted"
@@ -245,7 +246,7 @@ def test_demo_plot_is_written_to_the_path_it_names(tmp_path):
 
 
 def test_epochs_summary_counts_every_pass(train_file, monkeypatch, capsys):
-    real = cli.evaluate_prequential
+    real = _training.evaluate_prequential
 
     def one_second_per_pass(*args, **kwargs):
         r = real(*args, **kwargs)
@@ -253,7 +254,7 @@ def test_epochs_summary_counts_every_pass(train_file, monkeypatch, capsys):
         r["examples_per_second"] = r["examples"] / 1.0
         return r
 
-    monkeypatch.setattr(cli, "evaluate_prequential", one_second_per_pass)
+    monkeypatch.setattr(_training, "evaluate_prequential", one_second_per_pass)
     model = str(train_file.parent / "m.bkm")
     assert cli.main(["train", str(train_file), "-o", model, "--epochs", "3", "--gamma", "2", "-q"]) == 0
     out = capsys.readouterr().out
@@ -277,7 +278,7 @@ def test_a_bad_gamma_is_an_argument_error_naming_the_option(train_file, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "argument --gamma" in err and "'abc'" in err and "Traceback" not in err
-    assert cli._gamma_arg("scale") == "scale" and cli._gamma_arg("0.5") == 0.5
+    assert _options._gamma_arg("scale") == "scale" and _options._gamma_arg("0.5") == 0.5
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from _terminal import read_until_closed
 
 import budgetkernel
 from budgetkernel import cli, datasets
+from budgetkernel.cli import _commands
 
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), OPENBLAS_NUM_THREADS="1")
 
@@ -117,14 +118,14 @@ def test_an_interrupted_predict_leaves_the_old_predictions(files, monkeypatch, c
     d, model, _ = files
     out = d / "pred.txt"
     out.write_text("earlier predictions\n")
-    real = cli._predict_chunks
+    real = _commands._predict_chunks
 
     def interrupted_after_one_chunk(*args, **kwargs):
         chunks = real(*args, **kwargs)
         yield next(chunks)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_predict_chunks", interrupted_after_one_chunk)
+    monkeypatch.setattr(_commands, "_predict_chunks", interrupted_after_one_chunk)
     before = _snapshot(d)
     assert cli.main(["predict", str(model), str(d / "test.svm"), "-o", str(out), "--chunk-size", "10"]) == 130
     assert capsys.readouterr().err.strip() == "budgetkernel: interrupted"

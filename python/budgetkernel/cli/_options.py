@@ -1,0 +1,293 @@
+"""The options of the command line: argument types, the model options, the learner table.
+
+`_estimator` turns parsed options into an estimator, passing only the options given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import numpy as np
+
+from ..bogd import _SAMPLING, BOGDClassifier
+from ..passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
+from ..pegasos import _MAINTENANCE, BudgetedSGDClassifier
+from ..perceptron import _MAINTENANCE as _PERCEPTRON_MAINTENANCE
+from ..perceptron import KernelPerceptron
+from ..sparse_pa import SparsePAClassifier
+
+
+def _int_arg(text, low, what):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}; got {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {what}; got {value}")
+    return value
+
+
+def _positive_int(text):
+    return _int_arg(text, 1, "a positive integer")
+
+
+def _non_negative_int(text):
+    return _int_arg(text, 0, "a non-negative integer")
+
+
+def _budget_arg(text):
+    """--budget of train, evaluate and demo alike: 0 means no budget."""
+    return _int_arg(text, 0, "a non-negative integer (0 = no budget)")
+
+
+def _gamma_arg(text):
+    """--gamma: 'scale' or a number (a bad value is an argparse error naming --gamma)."""
+    if text == "scale":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number or 'scale'; got {text!r}") from None
+
+
+def _classes_arg(text):
+    """--classes: ints when every entry is an integer literal (so that `predict`
+    prints 2, not 2.0), else floats, else strings."""
+    labels = [v.strip() for v in text.split(",")]
+    if "" in labels:
+        raise argparse.ArgumentTypeError(f"empty label in {text!r}")
+    for convert in (int, float):
+        try:
+            return np.array([convert(v) for v in labels])
+        except ValueError:
+            pass
+    return np.array(labels)
+
+
+def _attach_negative_values(argv):
+    """``--classes -1,1`` as ``--classes=-1,1``.
+
+    argparse takes a value that starts with '-' for an option unless it is a single negative
+    number, so the most common label list of all, -1,1, failed with "expected one argument".
+    Only the token after --classes (or an abbreviation argparse would accept) is joined, and
+    only when it starts like a negative number; nothing after a '--' is touched.
+    """
+    out = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            out.extend(argv[i:])
+            break
+        is_classes = len(token) > 3 and "--classes".startswith(token)
+        if is_classes and i + 1 < len(argv) and re.match(r"-\.?[0-9]", argv[i + 1]):
+            out.append(f"{token}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
+def _add_zero_based_arg(p, what):
+    p.add_argument(
+        "--zero-based",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"whether the LIBSVM indices start at 0 ({what})",
+    )
+
+
+def _add_chunk_size_arg(p):
+    p.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        default=10_000,
+        help="examples read and processed per chunk; bounds the memory used (default 10,000)",
+    )
+
+
+def _add_learner_args(p):
+    """--learner, then its budget, budget rule and regularisation (_LEARNER_OPTIONS says who reads which)."""
+    p.add_argument(
+        "--learner",
+        choices=["bsgd", "pa", "perceptron", "spa", "bogd"],
+        default="bsgd",
+        help="Budgeted SGD (default), Budgeted Passive-Aggressive, a (budgeted) kernel perceptron, "
+        "Sparse PA, or kernel OGD / BOGD",
+    )
+    p.add_argument("--budget", type=_budget_arg, default=None, help="max #SVs (0 = no budget; default 100); not spa")
+    p.add_argument(
+        "--maintenance",
+        choices=sorted(set(_MAINTENANCE) | set(_PERCEPTRON_MAINTENANCE)),
+        default=None,
+        help="bsgd: budget maintenance (default merge); perceptron: budget rule (default random)",
+    )
+    p.add_argument("--lam", type=float, default=None, help="bsgd / bogd: regularisation (default 1e-4 / 0.01)")
+
+
+def _add_pa_args(p):
+    """The options of Budgeted Passive-Aggressive (--learner pa)."""
+    p.add_argument("--C", type=float, default=None, help="pa: aggressiveness C (default 1)")
+    p.add_argument("--variant", choices=sorted(_VARIANTS), default=None, help="pa: BPA variant (default simple)")
+    p.add_argument("--loss", choices=sorted(_LOSSES), default=None, help="pa: hinge or ramp loss (default hinge)")
+    p.add_argument("--pa-type", type=int, choices=[0, 1, 2], default=None, help="pa: 0 hard, 1 PA-I (default), 2 PA-II")
+
+
+def _add_step_and_averaging_args(p):
+    """The options of the perceptron, SPA and BOGD (--eta; --alpha, --beta; --sampling), and --averaged."""
+    p.add_argument(
+        "--eta",
+        type=float,
+        default=None,
+        help="perceptron: Projectron threshold (default 0.1); spa: aggressiveness (default 1); bogd: step (default 0.5)",
+    )
+    p.add_argument("--alpha", type=float, default=None, help="spa: loss cap of the sampling probability (default 1)")
+    p.add_argument("--beta", type=float, default=None, help="spa: sampling divisor, >= alpha (default 20)")
+    p.add_argument("--sampling", choices=sorted(_SAMPLING), default=None, help="bogd: discard rule (default uniform)")
+    p.add_argument(
+        "--averaged",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="pa / bogd / spa: predict with the mean of all classifiers (default: spa yes, i.e. SPA-avg; "
+        "pa and bogd no); bsgd: polynomial-decay averaging (average=True)",
+    )
+
+
+def _add_kernel_args(p):
+    """The kernel and its parameters, common to every learner."""
+    p.add_argument(
+        "--kernel",
+        choices=["rbf", "linear", "poly"],
+        default="rbf",
+        help="rbf: exp(-gamma |x - x'|^2) (default); linear: <x, x'>; poly: (gamma <x, x'> + coef0)^degree",
+    )
+    p.add_argument(
+        "--gamma",
+        type=_gamma_arg,
+        default="scale",
+        help="kernel gamma (rbf, poly), or 'scale' (default): 1 / (n_features * variance of the first chunk)",
+    )
+    p.add_argument("--degree", type=_positive_int, default=3, help="poly: the polynomial's degree (default 3)")
+    p.add_argument("--coef0", type=float, default=0.0, help="poly: the constant term coef0 (default 0)")
+
+
+def _add_reading_args(p):
+    """Passes, seed, and how the training file is read (chunks, width, labels, index base)."""
+    p.add_argument("--epochs", type=_positive_int, default=1, help="passes over the training file (default 1)")
+    p.add_argument(
+        "--random-state",
+        type=_non_negative_int,
+        default=0,
+        help="seed of the learner's random choices (e.g. which SV a random budget rule drops; default 0)",
+    )
+    _add_chunk_size_arg(p)
+    p.add_argument(
+        "--n-features",
+        type=_positive_int,
+        default=None,
+        help="feature count of the LIBSVM file (default: its largest index; needed for a pipe)",
+    )
+    p.add_argument(
+        "--classes",
+        type=_classes_arg,
+        default=None,
+        help="comma-separated labels, e.g. --classes -1,1 or --classes=-1,1 "
+        "(default: a first pass over the file; needed for a pipe)",
+    )
+    _add_zero_based_arg(p, "default: zero-based iff index 0 occurs in the file; a pipe is one-based")
+
+
+def _add_standardize_args(p):
+    """--standardize and the number of examples its statistics come from."""
+    p.add_argument(
+        "--standardize",
+        action="store_true",
+        help="standardise every feature to mean 0 and standard deviation 1, with statistics of the "
+        "first examples of the training file (see --standardize-warmup), frozen after them; they are "
+        "stored in the model file and `predict` applies the same transform",
+    )
+    p.add_argument(
+        "--standardize-warmup",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="the number of leading examples --standardize takes its statistics from "
+        "(default: the first chunk, --chunk-size examples; implies --standardize)",
+    )
+
+
+def _add_model_args(p):
+    """The options of train and evaluate: the learner and its parameters, and the training file's reading."""
+    _add_learner_args(p)
+    _add_pa_args(p)
+    _add_step_and_averaging_args(p)
+    _add_kernel_args(p)
+    _add_reading_args(p)
+    _add_standardize_args(p)
+
+
+# The learners that read each learner-specific option (its default is None, so that an
+# option given to a learner that ignores it is an error, not a model trained without it).
+_LEARNER_OPTIONS = {
+    "budget": ("--budget", ("bsgd", "pa", "perceptron", "bogd")),
+    "maintenance": ("--maintenance", ("bsgd", "perceptron")),
+    "lam": ("--lam", ("bsgd", "bogd")),
+    "C": ("--C", ("pa",)),
+    "variant": ("--variant", ("pa",)),
+    "loss": ("--loss", ("pa",)),
+    "pa_type": ("--pa-type", ("pa",)),
+    "eta": ("--eta", ("perceptron", "spa", "bogd")),
+    "alpha": ("--alpha", ("spa",)),
+    "beta": ("--beta", ("spa",)),
+    "sampling": ("--sampling", ("bogd",)),
+    "averaged": ("--averaged", ("bsgd", "pa", "spa", "bogd")),
+}
+
+
+# The estimator of each --learner, and the --maintenance values it takes.
+_LEARNERS = {
+    "bsgd": BudgetedSGDClassifier,
+    "pa": BudgetedPAClassifier,
+    "perceptron": KernelPerceptron,
+    "spa": SparsePAClassifier,
+    "bogd": BOGDClassifier,
+}
+_MAINTENANCE_OF = {
+    "bsgd": (_MAINTENANCE, "a BSGD strategy"),
+    "perceptron": (_PERCEPTRON_MAINTENANCE, "a perceptron rule"),
+}
+
+
+def _estimator(args):
+    # Only the options given are passed: an option left out keeps the estimator's own default
+    # (the defaults the help texts name), so the CLI holds no second copy of them.
+    given = {}
+    for dest, (option, learners) in _LEARNER_OPTIONS.items():
+        value = getattr(args, dest)
+        if value is None:
+            continue
+        if args.learner not in learners:
+            raise ValueError(f"{option} does not apply to --learner {args.learner}")
+        given[dest] = value
+    if "budget" in given:
+        given["budget"] = given["budget"] or None  # --budget 0: no budget
+    if "maintenance" in given:
+        rules, what = _MAINTENANCE_OF[args.learner]
+        if given["maintenance"] not in rules:
+            raise ValueError(f"--maintenance {given['maintenance']} is not {what}: {sorted(rules)}")
+    if args.learner == "bsgd" and "averaged" in given:
+        given["average"] = given.pop("averaged")  # BSGD's name: polynomial-decay averaging
+    clf = _LEARNERS[args.learner](
+        kernel=args.kernel,
+        gamma=args.gamma,
+        degree=args.degree,
+        coef0=args.coef0,
+        random_state=args.random_state,
+        **given,
+    )
+    # The estimator checks its parameters when it starts to learn, i.e. after the first pass
+    # over a possibly large file: checked now, a bad --lam fails before any reading.
+    clf._validate_params()
+    return clf

@@ -1,0 +1,223 @@
+"""Reading the training file: the plan (width, index base, classes), the stream of chunks
+that train and evaluate learn from (with --standardize and the scale hint), and errors of the
+estimator named by the file line they come from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import numpy as np
+
+from ..io import _can_reread, _plan_svmlight, iter_svmlight
+from ..preprocessing import StreamingStandardizer
+from ..stream import evaluate_prequential
+
+# Without --standardize, the first chunk is looked at: features whose largest |value| differ
+# by more than this factor are weighed very unequally by every kernel (breast_cancer's raw
+# features differ by ~1e5; data already on one scale, such as [0, 1] features, by < 100).
+_SCALE_HINT_RATIO = 1e3
+
+
+def _check_labels_are_classes(classes, source):
+    """Non-integer numeric labels (0.5 / -0.5) are refused up front with what to do.
+
+    scikit-learn's check_classification_targets, which the estimators apply, calls such labels
+    a "continuous regression target": true to its rule (a float label that is not a whole
+    number is taken for a measured value), but no help on a LIBSVM file where they name two
+    classes. Mapping them to integers behind the user's back would make `predict` print labels
+    the file never had, so the user relabels.
+    """
+    if classes.dtype.kind != "f":
+        return
+    fractional = classes[classes != np.round(classes)]
+    if len(fractional):
+        shown = ", ".join(f"{v:g}" for v in fractional[:5]) + (", ..." if len(fractional) > 5 else "")
+        raise ValueError(
+            f"{source}: the labels {shown} are not whole numbers; a classifier (here as in "
+            "scikit-learn) reads such labels as a regression target and refuses them. If they "
+            "name classes, relabel them as integers (e.g. -1 and 1)"
+        )
+
+
+def _plan_training(args, path):
+    """What reading the training file needs: (n_features, zero_based, label_dtype, classes).
+
+    A file is scanned once (which also validates it) for what the options do not give.
+    A pipe (e.g. ``/dev/stdin``) can be read only once, so it needs --n-features and
+    --classes; its index base is then one-based (LIBSVM's convention) unless --zero-based
+    says otherwise, and an index 0 is reported as an error rather than shifting the features.
+    """
+    zero_based = "auto" if args.zero_based is None else args.zero_based
+    if args.classes is not None:
+        _check_labels_are_classes(args.classes, f"--classes {','.join(map(str, args.classes.tolist()))}")
+    if not _can_reread(path):
+        given = {"--n-features": args.n_features, "--classes": args.classes}
+        missing = [opt for opt, value in given.items() if value is None]
+        if missing:
+            raise ValueError(
+                f"{path} is a pipe or another stream that can be read only once: "
+                f"give {' and '.join(missing)} to train on it in a single pass"
+            )
+        if args.epochs > 1:
+            raise ValueError(f"--epochs {args.epochs} reads the data again, which a pipe ({path}) cannot do")
+        label_dtype = np.int64 if args.classes.dtype.kind in "iu" else np.float64
+        return args.n_features, zero_based is True, np.dtype(label_dtype), args.classes
+    n_features, offset, label_dtype = _plan_svmlight(path, args.n_features, zero_based, None)
+    classes = args.classes
+    if classes is None:
+        seen = set()
+        for _, y in iter_svmlight(
+            path, n_features=n_features, zero_based=offset == 0, label_dtype=label_dtype, chunk_size=args.chunk_size
+        ):
+            seen.update(np.unique(y).tolist())
+        classes = np.array(sorted(seen))
+        _check_labels_are_classes(classes, f"{path}")
+    return n_features, offset == 0, label_dtype, classes
+
+
+_ROW_ERROR = re.compile(r"X row (\d+) (.*)", re.DOTALL)
+
+
+def _locate_row_error(error, path, lines, standardized=False):
+    """The estimator's ``X row i ...`` (i: the row within the chunk) as the file's line.
+
+    The reader's own errors already name the line; this is for what only the estimator
+    finds, after parsing (e.g. a value whose square overflows the kernel's arithmetic).
+    Returns the ValueError to raise (``error`` itself when it names no row).
+    """
+    m = _ROW_ERROR.match(str(error))
+    if m is None or lines is None or int(m.group(1)) >= len(lines):
+        return error
+    what = m.group(2)
+    if standardized:
+        what += " (after --standardize)"
+    elif "rescale" in what:
+        what += " (--standardize rescales every feature)"
+    return ValueError(f"svmlight file {os.fspath(path)!r}, line {int(lines[int(m.group(1))])}: the example {what}")
+
+
+def _interactive():
+    """Whether stderr is a terminal: the '\\r' progress bar is drawn only there (in a log
+    file or a CI output it is a pile of overwritten lines)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced by an object without it, or closed
+        return False
+
+
+def _scale_hint(X, path, n_seen):
+    """A one-line hint (or None) when the features of the first chunk have very different
+    ranges, which --standardize would even out."""
+    top = np.abs(X).max(axis=0) if len(X) else np.zeros(0)
+    used = np.flatnonzero(top > 0)
+    if len(used) < 2:
+        return None
+    hi, lo = used[np.argmax(top[used])], used[np.argmin(top[used])]
+    if top[hi] <= _SCALE_HINT_RATIO * top[lo]:
+        return None
+    return (
+        f"budgetkernel: hint: the features of {path} have very different ranges (in the first {n_seen:,} "
+        f"examples, |feature {hi + 1}| reaches {top[hi]:.3g} and |feature {lo + 1}| {top[lo]:.3g}); "
+        "kernels weigh features by their range, so --standardize may improve accuracy a lot"
+    )
+
+
+class _TrainingStream:
+    """The chunks of one pass over the training file, as evaluate_prequential takes them.
+
+    Keeps the line numbers of the chunk last handed out (the one being learned when the
+    estimator raises), standardises when asked (fitting the statistics in the first pass
+    only), checks labels against --classes with the file line, and gives the scale hint.
+    """
+
+    def __init__(self, args, path, plan, scaler, first_pass):
+        self.args, self.path, self.plan = args, path, plan
+        self.scaler, self.first_pass = scaler, first_pass
+        self.lines = None
+
+    def __iter__(self):
+        n_features, zero_based, label_dtype, classes = self.plan
+        chunks = iter_svmlight(
+            self.path,
+            n_features=n_features,
+            zero_based=zero_based,
+            label_dtype=label_dtype,
+            chunk_size=self.args.chunk_size,
+            return_lines=True,
+        )
+        if self.scaler is not None:
+            if self.first_pass:
+                chunks = self.scaler.fit_transform_stream(chunks)
+            else:  # later epochs: the statistics of the first pass, frozen
+                chunks = ((self.scaler.transform(X), y, lines) for X, y, lines in chunks)
+        hint = self.first_pass and self.scaler is None and not self.args.quiet
+        chunks = iter(chunks)
+        while True:
+            # a value far outside the warm-up's range can overflow the transform: reported
+            # below with its line, not as numpy's RuntimeWarning
+            with np.errstate(over="ignore", invalid="ignore"):
+                try:
+                    X, y, lines = next(chunks)
+                except StopIteration:
+                    return
+            self.lines = lines
+            if self.scaler is not None:
+                _check_standardized(X, self.path, lines)
+            if self.args.classes is not None:
+                # the estimator's own message names the Python parameter and no line
+                unknown = ~np.isin(y, classes)
+                if unknown.any():
+                    i = int(np.argmax(unknown))
+                    raise ValueError(
+                        f"svmlight file {os.fspath(self.path)!r}, line {int(lines[i])}: label {y[i]} is not one "
+                        f"of --classes {','.join(map(str, classes.tolist()))}"
+                    )
+            if hint:
+                hint = False
+                text = _scale_hint(X, self.path, len(y))
+                if text:
+                    print(text, file=sys.stderr)
+            yield X, y
+
+
+def _train_stream(clf, args, path, plan, progress):
+    classes = plan[3]
+    scaler = None
+    if args.standardize or args.standardize_warmup is not None:
+        scaler = StreamingStandardizer(n_warmup=args.standardize_warmup or args.chunk_size)
+    result = None
+    seconds = 0.0
+    for epoch in range(args.epochs):
+        chunks = _TrainingStream(args, path, plan, scaler, first_pass=epoch == 0)
+        try:
+            result = evaluate_prequential(clf, chunks, classes=classes, progress=progress)
+        except ValueError as e:
+            raise _locate_row_error(e, path, chunks.lines, scaler is not None) from None
+        seconds += result["train_seconds"]
+        if not args.quiet and args.epochs > 1:
+            print(f"epoch {epoch + 1}: online error {result['online_error']:.4f}", file=sys.stderr)
+    # evaluate_prequential describes the pass it ran: the time and the rate are made to
+    # cover every pass, the online error stays the last pass's (the callers say so).
+    result["train_seconds"] = seconds
+    result["examples_per_second"] = result["examples"] * args.epochs / seconds if seconds > 0 else float("nan")
+    # Saved with the model, so that `predict` reads test files with the same index base
+    # (guessing it per file shifts the features of a sparse file that never uses index 0).
+    clf._svmlight_zero_based = plan[1]
+    # Saved with the model too (only the CLI applies them: see _standardized)
+    clf._standardize_stats = None if scaler is None else (scaler.mean_, scaler.scale_)
+    return result
+
+
+def _check_standardized(X, path, lines):
+    """A standardised chunk is finite (the reader's values are): else the line whose value
+    overflowed the transform, with why."""
+    bad = ~np.isfinite(X).all(axis=1)
+    if bad.any():
+        raise ValueError(
+            f"svmlight file {os.fspath(path)!r}, line {int(lines[np.argmax(bad)])}: a feature value is so far "
+            "outside the range of the examples --standardize took its statistics from that it overflows "
+            "when standardised; take them from more examples (--standardize-warmup) or rescale the data"
+        )
