@@ -17,7 +17,6 @@ from ._base import (
     _kernel_from_core,
     _KernelExpansionMixin,
     _KernelParamsMixin,
-    _name_of,
     _seed,
     register,
 )
@@ -25,7 +24,8 @@ from ._native import core as _core
 
 __all__ = ["BOGDClassifier", "SparsePAClassifier"]
 
-_SAMPLING = {"uniform": 0, "nonuniform": 1}
+# The discard rules' names, as the core defines them (learners/bogd.hpp).
+_SAMPLING = _core.BOGDParams.choices["sampling"]
 
 
 @register
@@ -160,12 +160,12 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         return _core.SparsePA(
             n_features,
             n_classes,
-            *self._kernel_args(X),
-            float(self.alpha),
-            self.beta_,
-            float(self.eta),
-            bool(self.averaged),
-            _seed(self.random_state),
+            **self._kernel_args(X),
+            alpha=float(self.alpha),
+            beta=self.beta_,
+            eta=float(self.eta),
+            averaged=bool(self.averaged),
+            seed=_seed(self.random_state),
         )
 
     @classmethod
@@ -181,20 +181,15 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         ``beta`` and ``beta_`` (target_svs / stream_length, known to Python only, take their
         defaults)."""
         p = model.params
-        if p["force_sample"]:
-            raise ValueError(
-                "its 'spa' learner has force_sample set (a test hook of the core), which SparsePAClassifier does "
-                "not take; read it with budgetkernel._native.core.SparsePA.from_bytes(data) (the core learner)"
-            )
         params = dict(
-            alpha=float(p["alpha"]),
-            beta=float(p["beta"]),
-            eta=float(p["eta"]),
-            averaged=bool(p["averaged"]),
+            alpha=p.alpha,
+            beta=p.beta,
+            eta=p.eta,
+            averaged=p.averaged,
             **_kernel_from_core(p),
-            random_state=int(p["seed"]),
+            random_state=p.seed,
         )
-        return params, {"gamma_": float(p["gamma"]), "beta_": float(p["beta"])}
+        return params, {"gamma_": p.gamma, "beta_": p.beta}
 
     def _extra_fitted(self):
         return {**super()._extra_fitted(), "beta_": self.beta_}
@@ -301,14 +296,14 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         return _core.BOGD(
             n_features,
             n_classes,
-            *self._kernel_args(X),
-            float(self.eta),
-            float(self.lam),
-            0 if self.budget is None else int(self.budget),
-            _SAMPLING[self.sampling],
-            math.inf if self.max_coef is None else float(self.max_coef),
-            bool(self.averaged),
-            _seed(self.random_state),
+            **self._kernel_args(X),
+            eta=float(self.eta),
+            lam=float(self.lam),
+            budget=0 if self.budget is None else int(self.budget),
+            sampling=self.sampling,
+            max_coef=math.inf if self.max_coef is None else float(self.max_coef),
+            averaged=bool(self.averaged),
+            seed=_seed(self.random_state),
         )
 
     @classmethod
@@ -322,15 +317,14 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
     def _params_from_core(cls, model):
         """(constructor parameters, fitted attributes) of a core BOGD."""
         p = model.params
-        max_coef = float(p["max_coef"])
         params = dict(
-            budget=int(p["budget"]) or None,
-            sampling=_name_of(_SAMPLING, p["sampling"]),
-            eta=float(p["eta"]),
-            lam=float(p["lam"]),
-            max_coef=None if math.isinf(max_coef) else max_coef,
-            averaged=bool(p["averaged"]),
+            budget=p.budget or None,
+            sampling=p.sampling,
+            eta=p.eta,
+            lam=p.lam,
+            max_coef=None if math.isinf(p.max_coef) else p.max_coef,
+            averaged=p.averaged,
             **_kernel_from_core(p),
-            random_state=int(p["seed"]),
+            random_state=p.seed,
         )
-        return params, {"gamma_": float(p["gamma"])}
+        return params, {"gamma_": p.gamma}
