@@ -1158,8 +1158,7 @@ class OnlineClassifierMixin(ClassifierMixin, BaseEstimator):
         resumes exactly."""
         params = self.get_params(deep=False)
         if isinstance(params.get("random_state"), (np.random.RandomState, np.random.Generator)):
-            core_params = getattr(self._model, "params", None)
-            seed = core_params.get("seed") if isinstance(core_params, Mapping) else None
+            seed = getattr(getattr(self._model, "params", None), "seed", None)  # the core's Params
             params["random_state"] = None if seed is None else int(seed)
         return params
 
