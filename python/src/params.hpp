@@ -60,8 +60,10 @@ class ParamsClass {
   /// The Kernel field `kernel` as kernel (name), gamma, degree, coef0. Setting one builds the
   /// kernel anew from the four (the Kernel constructor checks them together).
   void kernel() {
-    m_cls.def_property("kernel", [](const P& p) { return std::string(bk::kernel_name(p.kernel.type())); },
-                       [](P& p, const std::string& s) { set_kernel(p, s, p.kernel.gamma(), p.kernel.degree(), p.kernel.coef0()); },
+    m_cls.def_property("kernel", [](const P& p) { return kernel_str(p); },
+                       [](P& p, const std::string& s) {
+                         set_kernel(p, s, p.kernel.gamma(), p.kernel.degree(), p.kernel.coef0());
+                       },
                        ("one of " + bk::detail::enum_choices(bk::kernel_names) + " (see kernel.hpp)").c_str())
         .def_property("gamma", [](const P& p) { return p.kernel.gamma(); },
                       [](P& p, double g) { set_kernel(p, kernel_str(p), g, p.kernel.degree(), p.kernel.coef0()); })

@@ -39,9 +39,9 @@ void wrap_svm(py::module_& m) {
       .field("ridge", &bk::IDSVMParams::ridge, "added to the diagonal of the kernel matrix; 0 = exact SVM");
   py::class_<bk::IncrementalSVC> svc(m, "IncrementalSVC", py::module_local(),
                                      "Exact incremental-decremental SVM (Cauwenberghs & Poggio), one-vs-rest.");
+  // A fresh model (files load through from_bytes, unchecked): a C or ridge that makes even the
+  // first example fail is named before learning (RBF; others when it fails).
   def_init_from_params<bk::IncrementalSVC, bk::IDSVMParams>(svc, [](bk::Index d, bk::Index c, const bk::IDSVMParams& p) {
-    // A fresh model (files load through from_bytes, unchecked): a C or ridge that makes even
-    // the first example fail is named before learning (RBF; others when it fails).
     bk::IncrementalSVM::check_scale(p.kernel, p.C, p.ridge);
     return bk::IncrementalSVC(d, c, p);
   });

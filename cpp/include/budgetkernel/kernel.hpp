@@ -34,7 +34,7 @@ class Kernel {
   /// \throws std::invalid_argument on a non-positive gamma or degree, or a non-finite value.
   Kernel(KernelType type, double gamma = 1.0, int degree = 3, double coef0 = 0.0)
       : m_type(type), m_gamma(gamma), m_degree(degree), m_coef0(coef0) {
-    detail::require(detail::enum_valid(kernel_names, type), "kernel: unknown kernel type");
+    detail::require_enum(kernel_names, type, "kernel");
     if (type != KernelType::Linear)
       detail::require(std::isfinite(gamma) && gamma > 0.0, "kernel: gamma must be a positive finite number");
     if (type == KernelType::Polynomial) detail::require(degree >= 1, "kernel: degree must be >= 1");

@@ -48,6 +48,13 @@ std::string enum_message(const EnumName<E> (&table)[N], const char* what) {
   return std::string(what) + " must be " + (N == 1 ? "" : "one of ") + enum_choices(table);
 }
 
+/// \throws std::invalid_argument "<what> must be one of ..." for a value outside the table
+/// (an enum cast from an unchecked number): what Params::validate() checks of each enum field.
+template <class E, std::size_t N>
+void require_enum(const EnumName<E> (&table)[N], E v, const char* what) {
+  if (!enum_valid(table, v)) throw std::invalid_argument(enum_message(table, what));
+}
+
 /// The value called `name`. \throws std::invalid_argument naming `what` and the choices.
 template <class E, std::size_t N>
 E enum_from_name(const EnumName<E> (&table)[N], const std::string& name, const char* what) {

@@ -40,7 +40,7 @@ struct BOGDParams {
     detail::require(eta * lam < 1.0, "eta * lam must be < 1 (the shrink factor 1 - eta lam must stay positive)");
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
     detail::require(max_coef > 0.0, "max_coef must be positive (or infinite: no bound)");
-    detail::require(detail::enum_valid(bogd_sampling_names, sampling), detail::enum_message(bogd_sampling_names, "sampling"));
+    detail::require_enum(bogd_sampling_names, sampling, "sampling");
   }
 };
 

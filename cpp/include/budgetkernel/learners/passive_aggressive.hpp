@@ -47,9 +47,9 @@ struct PAParams {
     detail::require_psd_kernel(kernel);
     detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
     detail::require(pa_type >= 0 && pa_type <= 2, "pa_type must be 0 (PA), 1 (PA-I) or 2 (PA-II)");
-    detail::require(detail::enum_valid(pa_loss_names, loss), detail::enum_message(pa_loss_names, "loss"));
+    detail::require_enum(pa_loss_names, loss, "loss");
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
-    detail::require(detail::enum_valid(bpa_variant_names, variant), detail::enum_message(bpa_variant_names, "variant"));
+    detail::require_enum(bpa_variant_names, variant, "variant");
   }
 };
 

@@ -69,7 +69,7 @@ struct BSGDParams {
     detail::check_lam(lam);
     detail::require_psd_kernel(kernel);
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
-    detail::require(detail::enum_valid(maintenance_names, maintenance), detail::enum_message(maintenance_names, "maintenance"));
+    detail::require_enum(maintenance_names, maintenance, "maintenance");
     detail::require(average_start >= 0, "average must be >= 0 (0 = off)");
     detail::require(std::isfinite(average_decay) && average_decay >= 0.0,
                     "average_decay must be a non-negative finite number");

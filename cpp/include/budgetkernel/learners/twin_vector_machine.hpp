@@ -72,7 +72,8 @@ namespace budgetkernel {
 /// Where two twins are merged: input space (4.2.1, the paper's default) or feature space (4.2.2).
 enum class TVMMerge : std::int32_t { Input = 0, Feature = 1 };
 /// Their names (TwinVectorMachine's `merge`; files store the number).
-inline constexpr detail::EnumName<TVMMerge> tvm_merge_names[] = {{TVMMerge::Input, "input"}, {TVMMerge::Feature, "feature"}};
+inline constexpr detail::EnumName<TVMMerge> tvm_merge_names[] = {{TVMMerge::Input, "input"},
+                                                                 {TVMMerge::Feature, "feature"}};
 inline const char* tvm_merge_name(TVMMerge m) { return detail::enum_name(tvm_merge_names, m); }
 
 /// Parameters of the Twin Vector Machine (defaults: the paper's, section 5.2).
@@ -96,7 +97,7 @@ struct TVMParams {
     detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
     detail::require(std::isfinite(m1) && m1 >= 0.0, "m1 must be a non-negative finite number");
     detail::require(!std::isnan(m2) && m2 > m1, "m2 must be greater than m1 (+inf: never remove)");
-    detail::require(detail::enum_valid(tvm_merge_names, merge), detail::enum_message(tvm_merge_names, "merge"));
+    detail::require_enum(tvm_merge_names, merge, "merge");
     detail::require(std::isfinite(rejection_eta), "rejection_eta must be finite (< 0 turns Rejection off)");
     detail::require(std::isfinite(ridge) && ridge >= 0.0, "ridge must be a finite number >= 0");
   }
