@@ -42,9 +42,9 @@ def xor(n, seed):
 
 
 def bsgd(core):
-    # Arguments as budgetkernel.BudgetedSGDClassifier passes them: 2 features, 2 classes,
-    # RBF kernel (2) with gamma 2, lam 1e-3, budget 50, merging (5), seed 0.
-    return core.KernelPegasos(2, 2, 2, 2.0, 3, 0.0, 1e-3, 50, 5, 0)
+    # As budgetkernel.BudgetedSGDClassifier builds it: 2 features, 2 classes, the parameters
+    # by name (the fields of the C++ BSGDParams).
+    return core.KernelPegasos(2, 2, kernel="rbf", gamma=2.0, lam=1e-3, budget=50, maintenance="merge", seed=0)
 
 
 def check(core, X, y, X_test, y_test):

@@ -192,10 +192,13 @@ def test_files_of_the_core_alone_map_to_the_right_estimator(tmp_path):
     mode is a ReservoirSVC (whatever its unused TVM fields hold), otherwise a TVM."""
     X, y, _ = _data(2)
     Xc, yi = np.ascontiguousarray(X), (y > 0).astype(np.int32)
-    # d, c, rbf, gamma, degree, coef0, budget, C, m1, m2, merge=feature, one_sided, eta, fixed_C_total, random, seed
-    args = (2, 2, 2, 1.5, 3, 0.0, 12, 3.0, 0.5, 4.0, 1, False, 0.1, True)
+    params = _core.TVMParams(
+        kernel="rbf", gamma=1.5, budget=12, C=3.0, m1=0.5, m2=4.0, merge="feature", one_sided=False,
+        rejection_eta=0.1, fixed_C_total=True, seed=21, ridge=1e-9,
+    )
     for random_baseline, cls in ((True, ReservoirSVC), (False, TwinVectorMachine)):
-        core = _core.TwinVectorMachine(*args, random_baseline, 21, 1e-9)
+        params.random_baseline = random_baseline
+        core = _core.TwinVectorMachine(n_features=2, n_classes=2, params=params)
         core.partial_fit(Xc[:150], yi[:150])
         (tmp_path / "t.bkm").write_bytes(core.to_bytes())
         est = budgetkernel.load(tmp_path / "t.bkm")
@@ -211,15 +214,20 @@ def test_files_of_the_core_alone_map_to_the_right_estimator(tmp_path):
         np.testing.assert_array_equal(est.decision_function(X), _scores(core, X))
     # the other cores, constructed directly
     cores = [
-        (_core.PassiveAggressive(2, 2, 2, 1.5, 3, 0.0, 0.7, 1, 1, 10, 1, 5, True), BudgetedPAClassifier,
+        (_core.PassiveAggressive(2, 2, kernel="rbf", gamma=1.5, C=0.7, pa_type=1, loss="ramp", budget=10,
+                                 variant="nn", seed=5, averaged=True), BudgetedPAClassifier,
          dict(C=0.7, loss="ramp", budget=10, variant="nn", averaged=True, random_state=5)),
-        (_core.KernelPerceptron(2, 2, 1, 0.5, 2, 1.0, 10, 3, 0.1, 0.25, 6), KernelPerceptron,
+        (_core.KernelPerceptron(2, 2, kernel="poly", gamma=0.5, degree=2, coef0=1.0, budget=10,
+                                maintenance="max-margin", eta=0.1, beta=0.25, seed=6), KernelPerceptron,
          dict(kernel="poly", degree=2, coef0=1.0, maintenance="max-margin", beta=0.25, random_state=6)),
-        (_core.SparsePA(2, 2, 2, 1.5, 3, 0.0, 0.5, 5.0, 2.0, False, 7), SparsePAClassifier,
+        (_core.SparsePA(2, 2, kernel="rbf", gamma=1.5, alpha=0.5, beta=5.0, eta=2.0, averaged=False, seed=7),
+         SparsePAClassifier,
          dict(alpha=0.5, beta=5.0, eta=2.0, averaged=False, random_state=7)),
-        (_core.BOGD(2, 2, 0, 1.0, 3, 0.0, 0.2, 0.1, 0, 1, math.inf, False, 8), BOGDClassifier,
+        (_core.BOGD(2, 2, kernel="linear", gamma=1.0, eta=0.2, lam=0.1, budget=0, sampling="nonuniform",
+                    max_coef=math.inf, averaged=False, seed=8), BOGDClassifier,
          dict(kernel="linear", eta=0.2, lam=0.1, budget=None, sampling="nonuniform", max_coef=None, random_state=8)),
-        (_core.IncrementalSVC(2, 2, 2, 1.5, 3, 0.0, 4.0, 1e-7), IncrementalSVC, dict(C=4.0, ridge=1e-7, gamma=1.5)),
+        (_core.IncrementalSVC(2, 2, kernel="rbf", gamma=1.5, C=4.0, ridge=1e-7), IncrementalSVC,
+         dict(C=4.0, ridge=1e-7, gamma=1.5)),
     ]
     for core, cls, expected in cores:
         core.partial_fit(Xc[:150], yi[:150])
@@ -237,12 +245,10 @@ def test_files_of_the_core_alone_map_to_the_right_estimator(tmp_path):
     "make, message",
     [
         # core parameters that no estimator takes: the error names them
-        (lambda: _core.TwinVectorMachine(2, 2, 2, 1.0, 3, 0.0, 10, 1.0, 1.0, math.inf, 0, True, 0.2, True, False, 0),
-         "m2"),
-        (lambda: _core.TwinVectorMachine(2, 2, 2, 1.0, 3, 0.0, 10, 1.0, 1.0, 2.0, 0, True, 0.0, True, False, 0),
+        (lambda: _core.TwinVectorMachine(2, 2, gamma=1.0, budget=10, m1=1.0, m2=math.inf, rejection_eta=0.2), "m2"),
+        (lambda: _core.TwinVectorMachine(2, 2, gamma=1.0, budget=10, m1=1.0, m2=2.0, rejection_eta=0.0),
          "rejection_eta"),
-        (lambda: _core.SparsePA(2, 2, 2, 1.0, 3, 0.0, 1.0, 20.0, 1.0, False, 0, True), "force_sample"),
-        (lambda: _core.PassiveAggressive(2, 2, 0, -1.0, 3, 0.0, 1.0, 1, 0, 10, 0, 0), "gamma"),  # linear: unchecked
+        (lambda: _core.PassiveAggressive(2, 2, kernel="linear", gamma=-1.0, budget=10), "gamma"),  # linear: unchecked
     ],
 )
 def test_core_parameters_no_estimator_takes_raise_value_error(tmp_path, make, message):
@@ -272,9 +278,31 @@ def test_a_learner_without_an_estimator_is_a_clear_error(tmp_path, monkeypatch):
         budgetkernel.load(tmp_path / "p.bkm")
 
 
-def test_a_core_setting_without_an_estimator_name_is_a_value_error():
-    from budgetkernel._kernel_params import _name_of
+def test_a_core_setting_without_a_name_is_a_value_error(tmp_path):
+    # Enums are stored as numbers; one no name has (a file from a later version, or altered) is
+    # refused on load, naming the parameter and the names this version knows.
+    from test_model_file_fields import _i64, _with_fields
 
-    assert _name_of({"merge": 0, "project": 1}, 1) == "project"
-    with pytest.raises(ValueError, match="unknown setting 7"):
-        _name_of({"merge": 0, "project": 1}, 7)
+    core = _core.KernelPegasos(2, 2, gamma=1.0, budget=10, maintenance="project")
+    X, y, _ = _data(2)
+    core.partial_fit(np.ascontiguousarray(X[:50]), (y[:50] > 0).astype(np.int32))
+    (tmp_path / "m.bkm").write_bytes(_with_fields(core.to_bytes(), maintenance=_i64(7)))
+    with pytest.raises(ValueError, match=r"cannot load .*unknown maintenance 7 .*'remove-random'.*'merge'"):
+        budgetkernel.load(tmp_path / "m.bkm")
+
+
+def test_a_spa_file_with_forced_sampling_is_refused(tmp_path):
+    # force_sample was a test setting that files of version 0.1.0 recorded; the field is kept,
+    # always 0, and a file with 1 (a state learned without Bernoulli draws) is not resumed.
+    from test_model_file_fields import _i64, _with_fields
+
+    core = _core.SparsePA(2, 2, gamma=1.0, beta=2.0)
+    X, y, _ = _data(2)
+    core.partial_fit(np.ascontiguousarray(X[:50]), (y[:50] > 0).astype(np.int32))
+    data = core.to_bytes()
+    assert _with_fields(data, force_sample=_i64(0)) == data  # written as 0
+    (tmp_path / "m.bkm").write_bytes(_with_fields(data, force_sample=_i64(1)))
+    with pytest.raises(ValueError, match="cannot load .*force_sample = 1"):
+        budgetkernel.load(tmp_path / "m.bkm")
+    with pytest.raises(RuntimeError, match="force_sample = 1"):
+        _core.SparsePA.from_bytes((tmp_path / "m.bkm").read_bytes())

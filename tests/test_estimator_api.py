@@ -345,7 +345,7 @@ def test_simd_builds_share_the_model_format():
     assert (_core.simd, avx2.simd) == ("baseline", "avx2+fma")
     X, y = datasets.noisy_checkerboard(3000, random_state=0)
     yi = (y == 1).astype(np.int32)
-    a = _core.KernelPegasos(2, 2, 2, 2.0, 3, 0.0, 1e-3, 50, 5, 0)
+    a = _core.KernelPegasos(2, 2, kernel="rbf", gamma=2.0, lam=1e-3, budget=50, maintenance="merge", seed=0)
     a.partial_fit(X, yi)
     b = avx2.KernelPegasos.from_bytes(a.to_bytes())
     np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), rtol=1e-12, atol=1e-12)

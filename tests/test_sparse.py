@@ -18,54 +18,13 @@ def scores(sv_x, coef, Z, gamma):
     return rbf(Z, sv_x, gamma) @ coef
 
 
-def reference_spa_forced(X, y01, gamma, alpha, beta, eta):
-    """SPA with Z_t = 1 whenever rho_t > 0 (binary), f recomputed densely (Algorithm 1,
-    Proposition 1 with k(x, x) = 1)."""
-    sv, coef = [], []
-    for t in range(len(X)):
-        f = scores(X[sv], np.array(coef).reshape(-1, 1), X[t : t + 1], gamma)[0, 0] if sv else 0.0
-        u = 1.0 if y01[t] == 1 else -1.0
-        loss = max(0.0, 1.0 - u * f)
-        if loss <= 0:
-            continue
-        rho = min(alpha, loss) / beta
-        sv.append(t)
-        coef.append(min(eta / rho, loss) * u)
-    return np.array(sv), np.array(coef).reshape(-1, 1)
+def spa_core(d, c, gamma, alpha, beta, eta, averaged=False, seed=0):
+    return core.SparsePA(d, c, kernel="rbf", gamma=gamma, alpha=alpha, beta=beta, eta=eta, averaged=averaged, seed=seed)
 
 
-def spa_core(d, c, gamma, alpha, beta, eta, averaged=False, seed=0, force=False):
-    return core.SparsePA(d, c, 2, gamma, 3, 0.0, alpha, beta, eta, averaged, seed, force)
-
-
-def test_spa_forced_sampling_equals_closed_form():
-    X, y = datasets.noisy_checkerboard(600, random_state=1)
-    y01 = (y == 1).astype(np.int32)
-    for eta in (0.01, 0.3, 100.0):
-        m = spa_core(2, 2, 2.0, 1.0, 5.0, eta, force=True)
-        m.partial_fit(X, y01)
-        sv, coef = reference_spa_forced(X, y01, 2.0, 1.0, 5.0, eta)
-        assert m.n_support == len(sv) > 50
-        np.testing.assert_array_equal(np.array(m.support_ids) - 1, sv)
-        np.testing.assert_allclose(m.coefficients, coef, rtol=0, atol=1e-12)
-
-
-@pytest.mark.parametrize("n_classes", [2, 3])
-def test_spa_with_forced_sampling_and_large_eta_is_pa1(n_classes):
-    """alpha = beta large, eta large, Z forced: tau = min(eta / rho, L / ||u||^2 k) = L / ..."""
-    if n_classes == 2:
-        X, y = datasets.noisy_checkerboard(800, random_state=2)
-    else:
-        X, y = datasets.waveform(800, random_state=2)
-    classes = np.unique(y)
-    yi = np.searchsorted(classes, y).astype(np.int32)
-    gamma = 1.0 if n_classes == 2 else 0.05
-    m = spa_core(X.shape[1], len(classes), gamma, 1e6, 1e6, 1e6, force=True)
-    m.partial_fit(X, yi)
-    pa = BudgetedPAClassifier(budget=None, pa_type=1, C=1e6, gamma=gamma).fit(X, y)
-    assert m.n_support == pa.n_support_ > 50
-    np.testing.assert_array_equal(m.support_vectors, pa.support_vectors_)
-    np.testing.assert_allclose(m.coefficients, pa.dual_coef_, rtol=0, atol=1e-12)
+# SPA with forced sampling (Z_t = 1 whenever rho_t > 0) against Proposition 1's closed form and
+# against PA-I (alpha = beta = eta large) is tested in C++ (cpp/tests/test_sparse_pa.cpp): forced
+# sampling is a sampling policy injected there, not a parameter of the binding or the file.
 
 
 def test_spa_with_zero_probability_changes_nothing():
@@ -208,7 +167,7 @@ def test_bogd_removal_is_unbiased(sampling):
     """E[f_{t+1} | f_t] = (1 - eta lam) f_t + eta y k(x_t, .): Monte Carlo over the removal."""
     X, y = datasets.noisy_checkerboard(200, random_state=10)
     y01 = (y == 1).astype(np.int32)
-    m = core.BOGD(2, 2, 2, 2.0, 3, 0.0, 0.5, 0.05, 8, {"uniform": 0, "nonuniform": 1}[sampling], np.inf, False, 0)
+    m = core.BOGD(2, 2, kernel="rbf", gamma=2.0, eta=0.5, lam=0.05, budget=8, sampling=sampling, max_coef=np.inf, seed=0)
     m.partial_fit(X, y01)
     state = m.to_bytes()
     probes = datasets.checkerboard(6, random_state=11)[0]

@@ -243,7 +243,10 @@ def test_load_rebuilds_estimators_from_model_files_without_python_metadata(tmp_p
     X, y = datasets.waveform(600, random_state=4)
     yi = y.astype(np.int32)
     # A learner used through the core alone, as a C++ program does: metadata left empty.
-    core = _core.KernelPegasos(X.shape[1], 3, 2, 0.05, 3, 0.0, 1e-3, 30, 3, 17, 5, 4.0)  # rbf, project, averaged
+    core = _core.KernelPegasos(
+        X.shape[1], 3, kernel="rbf", gamma=0.05, lam=1e-3, budget=30, maintenance="project", seed=17,
+        average_start=5, average_decay=4.0,
+    )
     core.partial_fit(np.ascontiguousarray(X[:400]), yi[:400])
     (tmp_path / "k.bkm").write_bytes(core.to_bytes())
     est = budgetkernel.load(tmp_path / "k.bkm")
@@ -261,7 +264,7 @@ def test_load_rebuilds_estimators_from_model_files_without_python_metadata(tmp_p
     np.testing.assert_array_equal(budgetkernel.load(tmp_path / "again.bkm").predict(X), est.predict(X))
     # binary: 1 is the positive class, as on the C++ side
     Xb, yb = datasets.checkerboard(300, random_state=4)
-    lin = _core.LinearPegasos(2, 2, 1e-2, 4)
+    lin = _core.LinearPegasos(2, 2, lam=1e-2, batch_size=4)
     lin.partial_fit(Xb, (yb > 0).astype(np.int32))
     (tmp_path / "l.bkm").write_bytes(lin.to_bytes())
     est = budgetkernel.load(tmp_path / "l.bkm")

@@ -128,7 +128,7 @@ def test_the_largest_seed_is_its_own_model_not_zeros():
     X, y = data(200)
     top = BudgetedSGDClassifier(budget=5, maintenance="remove-random", gamma=1.0, random_state=2**64 - 1).fit(X, y)
     zero = BudgetedSGDClassifier(budget=5, maintenance="remove-random", gamma=1.0, random_state=0).fit(X, y)
-    assert top._model.params["seed"] == 2**64 - 1
+    assert top._model.params.seed == 2**64 - 1
     assert not np.array_equal(top.decision_function(X), zero.decision_function(X))
 
 

@@ -38,7 +38,7 @@ BOGDParams bogd(Index budget, BOGDSampling s, double eta, double lambda, bool av
   BOGDParams p;
   p.kernel = Kernel(KernelType::RBF, 1.0);
   p.eta = eta;
-  p.lambda = lambda;
+  p.lam = lambda;
   p.budget = budget;
   p.sampling = s;
   p.averaged = averaged;
@@ -151,7 +151,7 @@ TEST_CASE("hinge threshold: margin exactly 1 only shrinks, margin just below 1 a
   BOGDParams p = bogd(0, BOGDSampling::Uniform, 0.5, 0.0, false);
   p.kernel = Kernel(KernelType::Linear);
   for (double lambda : {0.0, 0.1}) {
-    p.lambda = lambda;
+    p.lam = lambda;
     const double shrink = 1.0 - 0.5 * lambda;
     BOGD l(2, 2, p);
     const double x1[2] = {1.0, 0.0};
@@ -469,13 +469,13 @@ TEST_CASE("invalid parameters throw invalid_argument; corrupt model files throw 
   const BOGDParams ok = bogd(4, BOGDSampling::Uniform, 0.5, 0.1, false);
   CHECK(!bad(ok));
   BOGDParams p = ok;
-  p.eta = 1.0, p.lambda = 1.0;  // eta lambda = 1
+  p.eta = 1.0, p.lam = 1.0;  // eta lambda = 1
   CHECK(bad(p));
-  p.eta = 2.0, p.lambda = 0.75;
+  p.eta = 2.0, p.lam = 0.75;
   CHECK(bad(p));
-  p = ok, p.lambda = -0.1;
+  p = ok, p.lam = -0.1;
   CHECK(bad(p));
-  p = ok, p.lambda = kNaN;
+  p = ok, p.lam = kNaN;
   CHECK(bad(p));
   p = ok, p.eta = 0.0;
   CHECK(bad(p));
@@ -487,7 +487,7 @@ TEST_CASE("invalid parameters throw invalid_argument; corrupt model files throw 
   CHECK(bad(p));
   p = ok, p.sampling = static_cast<BOGDSampling>(2);
   CHECK(bad(p));
-  p = ok, p.eta = 1.9, p.lambda = 0.5;  // eta lambda = 0.95 < 1: valid
+  p = ok, p.eta = 1.9, p.lam = 0.5;  // eta lambda = 0.95 < 1: valid
   CHECK(!bad(p));
 
   const Stream s = make_stream(200, 3, 43);

@@ -145,7 +145,7 @@ TEST_CASE("learners: blocks of rows give the per-row decision values, and Model 
     BOGDParams bogd;
     bogd.kernel = k;
     bogd.budget = 40;
-    bogd.lambda = 1e-3;
+    bogd.lam = 1e-3;
     bogd.averaged = true;
     bogd.seed = 5;
     check(BOGD(d, c, bogd), "bogd averaged", false);

@@ -50,8 +50,8 @@ struct RefSPA {
   double rho_sum = 0.0;
   int eta_branch = 0, loss_branch = 0;
 
-  RefSPA(const SPAParams& p, Index outputs)
-      : k(p.kernel), alpha(p.alpha), beta(p.beta), eta(p.eta), c(outputs), force(p.force_sample), rng(p.seed) {}
+  RefSPA(const SPAParams& p, Index outputs, bool forced)
+      : k(p.kernel), alpha(p.alpha), beta(p.beta), eta(p.eta), c(outputs), force(forced), rng(p.seed) {}
 
   Vector f(const Vector& z) const {
     Vector out = Vector::Zero(c);
@@ -100,17 +100,21 @@ double compare(const SparsePA& l, const RefSPA& r, double tol) {
   return err;
 }
 
-SPAParams spa(double alpha, double beta, double eta, bool force, bool averaged, std::uint64_t seed = 7) {
+SPAParams spa(double alpha, double beta, double eta, bool averaged, std::uint64_t seed = 7) {
   SPAParams p;
   p.kernel = Kernel(KernelType::RBF, 1.0);
   p.alpha = alpha;
   p.beta = beta;
   p.eta = eta;
-  p.force_sample = force;
   p.averaged = averaged;
   p.seed = seed;
   return p;
 }
+
+// The injected sampling policy of forced sampling: Z_t = 1 whenever rho_t > 0, no draw (the
+// step size still uses rho_t), so that the steps can be compared with Proposition 1.
+bool always_sample(std::mt19937_64&, double) { return true; }
+SPASampling sampling(bool forced) { return forced ? always_sample : spa_bernoulli; }
 
 // Every field of two model files equal except the counters (which count examples).
 bool same_except_counters(const FieldMap& before, FieldMap after) {
@@ -130,11 +134,11 @@ TEST_CASE("forced sampling: every positive-loss example is added with Propositio
     for (const Kernel& k : kernels)
       for (double eta : {0.02, 50.0})
         for (double alpha : {0.5, 1.0}) {
-          SPAParams p = spa(alpha, 5.0, eta, /*force=*/true, false);
+          SPAParams p = spa(alpha, 5.0, eta, false);
           p.kernel = k;
           const Stream s = make_stream(300, c, 11 + static_cast<std::uint64_t>(c));
-          SparsePA l(2, c, p);
-          RefSPA ref(p, l.n_outputs());
+          SparsePA l(2, c, p, always_sample);
+          RefSPA ref(p, l.n_outputs(), true);
           for (Index i = 0; i < 300; ++i) {
             l.learn_one(s.X.row(i).data(), label(s, i));
             ref.step(row_vec(s, i), label(s, i));
@@ -157,7 +161,7 @@ TEST_CASE("forced sampling: every positive-loss example is added with Propositio
 TEST_CASE("alpha = beta = eta = 1e6 with forced sampling equals unbudgeted PA-I with C = 1e6") {
   for (int c : {2, 3}) {
     const Stream s = make_stream(400, c, 21);
-    SparsePA spa_l(2, c, spa(1e6, 1e6, 1e6, true, false));
+    SparsePA spa_l(2, c, spa(1e6, 1e6, 1e6, false), always_sample);
     PAParams pp;
     pp.kernel = Kernel(KernelType::RBF, 1.0);
     pp.C = 1e6;
@@ -190,7 +194,7 @@ TEST_CASE("alpha = beta = eta = 1e6 with forced sampling equals unbudgeted PA-I 
 TEST_CASE("zero loss (rho = 0) or k(x, x) = 0: nothing changes and no random number is drawn") {
   for (int c : {2, 3}) {
     const Stream s = make_stream(300, c, 31);
-    SparsePA l(2, c, spa(1.0, 2.0, 1.0, false, false, 3));
+    SparsePA l(2, c, spa(1.0, 2.0, 1.0, false, 3));
     l.partial_fit(s.X.topRows(200), s.y.data());
     // points the current model classifies with margin >= 1 (binary |f| >= 1, multi-class
     // top-two gap >= 1), labelled with the predicted class: loss 0.
@@ -242,7 +246,7 @@ TEST_CASE("zero loss (rho = 0) or k(x, x) = 0: nothing changes and no random num
     }
   }
   // k(x, x) = 0 (linear kernel, x = 0): loss 1 but no step, no rho, no draw.
-  SPAParams p = spa(1.0, 1.0, 1.0, false, false);
+  SPAParams p = spa(1.0, 1.0, 1.0, false);
   p.kernel = Kernel(KernelType::Linear);
   SparsePA l(2, 2, p);
   const Stream s = make_stream(50, 2, 5);
@@ -257,9 +261,9 @@ TEST_CASE("zero loss (rho = 0) or k(x, x) = 0: nothing changes and no random num
 }
 
 TEST_CASE("loss threshold: margin exactly 1 is passed over, margin 1 - 1e-12 is a (tiny) update") {
-  SPAParams p = spa(0.5, 2.0, 10.0, true, false);
+  SPAParams p = spa(0.5, 2.0, 10.0, false);
   p.kernel = Kernel(KernelType::Linear);
-  SparsePA l(2, 2, p);
+  SparsePA l(2, 2, p, always_sample);
   const double x1[2] = {1.0, 0.0};
   l.learn_one(x1, 0);  // L = 1, rho = min(0.5, 1) / 2, tau = min(10 / 0.25, 1 / 1) = 1: alpha = -1
   CHECK(l.support_vectors().size() == 1);
@@ -281,8 +285,8 @@ TEST_CASE("seeded reproducibility; save -> bytes -> load resumes bit for bit; Mo
   for (int c : {2, 3})
     for (bool avg : {false, true}) {
       const Stream s = make_stream(600, c, 41);
-      const SPAParams p = spa(1.0, 3.0, 0.5, false, avg, 9);
-      SparsePA a(2, c, p), b(2, c, p), other(2, c, spa(1.0, 3.0, 0.5, false, avg, 10));
+      const SPAParams p = spa(1.0, 3.0, 0.5, avg, 9);
+      SparsePA a(2, c, p), b(2, c, p), other(2, c, spa(1.0, 3.0, 0.5, avg, 10));
       a.partial_fit(s.X.topRows(300), s.y.data());
       b.partial_fit(s.X.topRows(300), s.y.data());
       other.partial_fit(s.X.topRows(300), s.y.data());
@@ -337,8 +341,8 @@ TEST_CASE("SPA-avg: decision is the explicit mean of f_1..f_{t+1}; predictions u
     for (bool force : {false, true}) {
       const Index T = 300;
       const Stream s = make_stream(T, c, 51);
-      const SPAParams p = spa(1.0, 2.0, 0.3, force, true, 4);
-      SparsePA l(2, c, p), plain(2, c, spa(1.0, 2.0, 0.3, force, false, 4));
+      const SPAParams p = spa(1.0, 2.0, 0.3, true, 4);
+      SparsePA l(2, c, p, sampling(force)), plain(2, c, spa(1.0, 2.0, 0.3, false, 4), sampling(force));
       const std::vector<Vector> zs = probes();
       const Index o = l.n_outputs();
       // running sums of f_k over the probes and over the stream points (f_1 = 0)
@@ -394,10 +398,10 @@ TEST_CASE("SPA-avg: decision is the explicit mean of f_1..f_{t+1}; predictions u
 TEST_CASE("sampling: Z_t = [U_t < rho_t] from the seeded generator; expected_support = sum rho_t") {
   for (int c : {2, 3})
     for (double eta : {0.05, 2.0}) {
-      const SPAParams p = spa(0.8, 4.0, eta, false, false, 123);
+      const SPAParams p = spa(0.8, 4.0, eta, false, 123);
       const Stream s = make_stream(500, c, 61);
       SparsePA l(2, c, p);
-      RefSPA ref(p, l.n_outputs());
+      RefSPA ref(p, l.n_outputs(), false);
       for (Index i = 0; i < 500; ++i) {
         l.learn_one(s.X.row(i).data(), label(s, i));
         ref.step(row_vec(s, i), label(s, i));
@@ -411,7 +415,7 @@ TEST_CASE("sampling: Z_t = [U_t < rho_t] from the seeded generator; expected_sup
   const Stream s = make_stream(200, 2, 71);
   double sum_d = 0.0, sum_d2 = 0.0, sum_rho = 0.0;
   for (int r = 0; r < R; ++r) {
-    SparsePA l(2, 2, spa(1.0, 3.0, 0.5, false, false, 1000 + static_cast<std::uint64_t>(r)));
+    SparsePA l(2, 2, spa(1.0, 3.0, 0.5, false, 1000 + static_cast<std::uint64_t>(r)));
     l.partial_fit(s.X, s.y.data());
     const double d = static_cast<double>(l.support_vectors().size()) - l.expected_support();
     sum_d += d;
@@ -426,7 +430,7 @@ TEST_CASE("sampling: Z_t = [U_t < rho_t] from the seeded generator; expected_sup
 
 TEST_CASE("invalid parameters throw invalid_argument; corrupt model files throw runtime_error") {
   auto bad = [](double alpha, double beta, double eta) {
-    return throws_type([&] { SparsePA l(2, 2, spa(alpha, beta, eta, false, false)); }, 0);
+    return throws_type([&] { SparsePA l(2, 2, spa(alpha, beta, eta, false)); }, 0);
   };
   CHECK(bad(1.0, 0.5, 1.0));  // beta < alpha
   CHECK(bad(1.0, 1.0, 0.0));  // eta = 0
@@ -439,15 +443,15 @@ TEST_CASE("invalid parameters throw invalid_argument; corrupt model files throw 
   CHECK(bad(1.0, kInf, 1.0));
   CHECK(bad(1.0, 1.0, kInf));
   CHECK(!bad(1.0, 1.0, 1.0));  // beta = alpha is valid
-  CHECK(throws_type([] { SparsePA l(0, 2, spa(1, 1, 1, false, false)); }, 0));
-  CHECK(throws_type([] { SparsePA l(2, 1, spa(1, 1, 1, false, false)); }, 0));
+  CHECK(throws_type([] { SparsePA l(0, 2, spa(1, 1, 1, false)); }, 0));
+  CHECK(throws_type([] { SparsePA l(2, 1, spa(1, 1, 1, false)); }, 0));
 
   const Stream s = make_stream(200, 3, 81);
-  SparsePA l(2, 3, spa(1.0, 2.0, 1.0, false, true));
+  SparsePA l(2, 3, spa(1.0, 2.0, 1.0, true));
   l.partial_fit(s.X, s.y.data());
   const std::string good = bytes_of(l);
   auto load_fails = [&](const std::string& bytes) {
-    SparsePA target(2, 3, spa(1.0, 2.0, 1.0, false, true));
+    SparsePA target(2, 3, spa(1.0, 2.0, 1.0, true));
     target.partial_fit(s.X.topRows(20), s.y.data());
     const std::string orig = bytes_of(target);
     const bool threw = throws_type([&] { target.load(FieldMap::from_bytes(bytes)); }, 1);
@@ -477,6 +481,9 @@ TEST_CASE("invalid parameters throw invalid_argument; corrupt model files throw 
   CHECK(load_fails(edited([](FieldMap& fm) { fm.set_bytes("rng", "garbage"); })));
   CHECK(load_fails(edited([](FieldMap& fm) { fm.set_int("averaged", 0); })));  // flag vs avg state
   CHECK(load_fails(edited([](FieldMap& fm) { fm.set_int("avg.on", 0); })));
+  // force_sample is reserved: always written as 0, any other value refused
+  CHECK(FieldMap::from_bytes(good).get_i64("force_sample") == 0);
+  CHECK(load_fails(edited([](FieldMap& fm) { fm.set_int("force_sample", 1); })));
   CHECK(load_fails(edited([](FieldMap& fm) { fm.set_int("n_classes", 2); })));
   CHECK(load_fails(edited([](FieldMap& fm) {
     auto ids = fm.get_ints("sv.id");

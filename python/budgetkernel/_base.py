@@ -33,19 +33,6 @@ from ._publish import _PublishedStateMixin
 from ._single import _SingleExampleMixin
 from ._validation import _check_bool, _check_positive, _check_random_state, _shuffler, plain_chunk, validated
 
-# Names the estimator modules imported from here before the mixin was split, kept importable
-# from here as well (they live in the modules named).
-from ._kernel_params import (  # noqa: F401  (re-exported)
-    _AveragedMixin,
-    _kernel_from_core,
-    _KernelExpansionMixin,
-    _KernelParamsMixin,
-    _name_of,
-)
-from ._memory import _projection_memory  # noqa: F401  (re-exported)
-from ._persistence import _REGISTRY  # noqa: F401  (re-exported)
-from ._validation import _check_choice, _seed  # noqa: F401  (re-exported)
-
 __all__ = ["OnlineClassifierMixin", "load", "register"]
 
 

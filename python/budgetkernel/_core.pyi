@@ -1,6 +1,6 @@
 """Type stub of the private compiled core (``_core`` and its AVX2 twin ``_core_avx2``)."""
 
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -32,27 +32,87 @@ class _KernelExpansion(_Learner):
     coefficients: npt.NDArray[np.float64]
     support_ids: list[int]
 
+# Parameters (params.hpp): each C++ Params struct as a class of the same name, built from
+# keyword arguments named as its fields; enums are their names (choices[field] lists them).
+class _Params:
+    choices: dict[str, tuple[str, ...]]
+    kernel: str
+    gamma: float
+    degree: int
+    coef0: float
+    def __init__(self, **fields: Any) -> None: ...
+    def validate(self) -> None: ...
+
+class BSGDParams(_Params):
+    lam: float
+    budget: int
+    maintenance: str
+    seed: int
+    average_start: int
+    average_decay: float
+
+class PAParams(_Params):
+    C: float
+    pa_type: int
+    loss: str
+    budget: int
+    variant: str
+    seed: int
+    averaged: bool
+
+class PerceptronParams(_Params):
+    budget: int
+    maintenance: str
+    eta: float
+    beta: float
+    seed: int
+
+class SPAParams(_Params):
+    alpha: float
+    beta: float
+    eta: float
+    averaged: bool
+    seed: int
+
+class BOGDParams(_Params):
+    eta: float
+    lam: float
+    budget: int
+    sampling: str
+    max_coef: float
+    averaged: bool
+    seed: int
+
+class IDSVMParams(_Params):
+    C: float
+    ridge: float
+
+class TVMParams(_Params):
+    budget: int
+    C: float
+    m1: float
+    m2: float
+    merge: str
+    one_sided: bool
+    rejection_eta: float
+    fixed_C_total: bool
+    random_baseline: bool
+    seed: int
+    ridge: float
+
+# Each learner with Params P is built as L(n_features, n_classes, params: P) or
+# L(n_features, n_classes, **fields of P); `params` is a copy of its P.
+
 class KernelPegasos(_KernelExpansion):
     averaged_iterates: int
     predictor_coefficients: npt.NDArray[np.float64]
     scale: float
     norm2: float
-    params: dict[str, Any]
-    def __init__(
-        self,
-        n_features: int,
-        n_classes: int,
-        kernel: int,
-        gamma: float,
-        degree: int,
-        coef0: float,
-        lam: float,
-        budget: int,
-        maintenance: int,
-        seed: int,
-        average_start: int = 0,
-        average_decay: float = 10.0,
-    ) -> None: ...
+    params: BSGDParams
+    @overload
+    def __init__(self, n_features: int, n_classes: int, params: BSGDParams) -> None: ...
+    @overload
+    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
     @staticmethod
     def from_bytes(data: bytes) -> KernelPegasos: ...
 
@@ -68,23 +128,11 @@ class LinearPegasos(_Learner):
     def from_bytes(data: bytes) -> LinearPegasos: ...
 
 class PassiveAggressive(_KernelExpansion):
-    params: dict[str, Any]
-    def __init__(
-        self,
-        n_features: int,
-        n_classes: int,
-        kernel: int,
-        gamma: float,
-        degree: int,
-        coef0: float,
-        C: float,
-        pa_type: int,
-        loss: int,
-        budget: int,
-        variant: int,
-        seed: int,
-        averaged: bool = False,
-    ) -> None: ...
+    params: PAParams
+    @overload
+    def __init__(self, n_features: int, n_classes: int, params: PAParams) -> None: ...
+    @overload
+    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
     n_support_average: int
     average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
     def active_run(self, X: npt.NDArray[np.float64], start: int, pred: npt.NDArray[np.int32]) -> int: ...
@@ -92,85 +140,45 @@ class PassiveAggressive(_KernelExpansion):
     def from_bytes(data: bytes) -> PassiveAggressive: ...
 
 class SparsePA(_KernelExpansion):
-    params: dict[str, Any]
+    params: SPAParams
     expected_support: float
     n_support_average: int
     average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
-    def __init__(
-        self,
-        n_features: int,
-        n_classes: int,
-        kernel: int,
-        gamma: float,
-        degree: int,
-        coef0: float,
-        alpha: float,
-        beta: float,
-        eta: float,
-        averaged: bool,
-        seed: int,
-        force_sample: bool = False,
-    ) -> None: ...
+    @overload
+    def __init__(self, n_features: int, n_classes: int, params: SPAParams) -> None: ...
+    @overload
+    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
     @staticmethod
     def from_bytes(data: bytes) -> SparsePA: ...
 
 class BOGD(_KernelExpansion):
-    params: dict[str, Any]
+    params: BOGDParams
     n_support_average: int
     average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
-    def __init__(
-        self,
-        n_features: int,
-        n_classes: int,
-        kernel: int,
-        gamma: float,
-        degree: int,
-        coef0: float,
-        eta: float,
-        lam: float,
-        budget: int,
-        sampling: int,
-        max_coef: float,
-        averaged: bool,
-        seed: int,
-    ) -> None: ...
+    @overload
+    def __init__(self, n_features: int, n_classes: int, params: BOGDParams) -> None: ...
+    @overload
+    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
     def reseed(self, seed: int) -> None: ...
     @staticmethod
     def from_bytes(data: bytes) -> BOGD: ...
 
 class KernelPerceptron(_KernelExpansion):
-    params: dict[str, Any]
-    def __init__(
-        self,
-        n_features: int,
-        n_classes: int,
-        kernel: int,
-        gamma: float,
-        degree: int,
-        coef0: float,
-        budget: int,
-        maintenance: int,
-        eta: float,
-        beta: float,
-        seed: int,
-    ) -> None: ...
+    params: PerceptronParams
+    @overload
+    def __init__(self, n_features: int, n_classes: int, params: PerceptronParams) -> None: ...
+    @overload
+    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
     @staticmethod
     def from_bytes(data: bytes) -> KernelPerceptron: ...
 
 class IncrementalSVC(_Learner):
     n_support: int
-    params: dict[str, Any]
-    def __init__(
-        self,
-        n_features: int,
-        n_classes: int,
-        kernel: int,
-        gamma: float,
-        degree: int,
-        coef0: float,
-        C: float,
-        ridge: float = 0.0,
-    ) -> None: ...
+    params: IDSVMParams
+    @overload
+    def __init__(self, n_features: int, n_classes: int, params: IDSVMParams) -> None: ...
+    @overload
+    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
     def partial_fit_weighted(
         self, X: npt.NDArray[np.float64], y: npt.NDArray[np.int32], sample_weight: npt.NDArray[np.float64]
     ) -> None: ...
@@ -184,29 +192,13 @@ class IncrementalSVC(_Learner):
 
 class TwinVectorMachine(_Learner):
     n_twins: int
-    params: dict[str, Any]
+    params: TVMParams
     twin_points: npt.NDArray[np.float64]
     twin_weights: npt.NDArray[np.float64]
-    def __init__(
-        self,
-        n_features: int,
-        n_classes: int,
-        kernel: int,
-        gamma: float,
-        degree: int,
-        coef0: float,
-        budget: int,
-        C: float,
-        m1: float,
-        m2: float,
-        merge: int,
-        one_sided: bool,
-        rejection_eta: float,
-        fixed_C_total: bool,
-        random_baseline: bool,
-        seed: int,
-        ridge: float = 0.0,
-    ) -> None: ...
+    @overload
+    def __init__(self, n_features: int, n_classes: int, params: TVMParams) -> None: ...
+    @overload
+    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
     def expansion(self) -> dict[str, Any]: ...
     @staticmethod
     def from_bytes(data: bytes) -> TwinVectorMachine: ...

@@ -10,11 +10,13 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ._native import core as _core
 from ._validation import _check_choice, _check_positive
 
-__all__ = ["_AveragedMixin", "_KernelExpansionMixin", "_KernelParamsMixin", "_kernel_from_core", "_name_of"]
+__all__ = ["_AveragedMixin", "_KernelExpansionMixin", "_KernelParamsMixin", "_kernel_from_core"]
 
-_KERNELS = {"linear": 0, "poly": 1, "rbf": 2}
+# The kernels' names, as the core defines them (kernel.hpp).
+_KERNELS = _core.BSGDParams.choices["kernel"]
 
 _GAMMA_SCALE_HINT = (
     "scikit-learn's 'auto' (1 / n_features) is not offered: 'scale' is 1 / (n_features * X.var()) over the "
@@ -61,31 +63,17 @@ class _KernelParamsMixin:
         return self.gamma_
 
     def _kernel_args(self, X):
-        """(kernel id, gamma, degree, coef0) as the core constructors take them."""
-        return _KERNELS[self.kernel], self._resolve_gamma(X), int(self.degree), float(self.coef0)
+        """The kernel's keyword arguments of the core constructors (the Params fields)."""
+        return dict(kernel=self.kernel, gamma=self._resolve_gamma(X), degree=int(self.degree), coef0=float(self.coef0))
 
     def _extra_fitted(self):
         return {"gamma_": self.gamma_}
 
 
-def _name_of(names, code):
-    """The estimator's name for a core enum ``code``: the key of ``names`` (name -> code) that
-    maps to it. A code this version has no name for is a ValueError, as load() reports it."""
-    for name, c in names.items():
-        if c == code:
-            return name
-    raise ValueError(f"unknown setting {code!r} (known: {sorted(names.values())})")
-
-
 def _kernel_from_core(p):
     """The kernel parameters of a core learner's ``params`` (see load of a file written by
-    C++) as estimator parameters."""
-    return dict(
-        kernel=_name_of(_KERNELS, p["kernel"]),
-        gamma=float(p["gamma"]),
-        degree=int(p["degree"]),
-        coef0=float(p["coef0"]),
-    )
+    C++) as estimator parameters: the names are the same on both sides."""
+    return dict(kernel=p.kernel, gamma=p.gamma, degree=p.degree, coef0=p.coef0)
 
 
 def _scale_gamma(X):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 
 import numpy as np
 from sklearn.utils.multiclass import unique_labels
@@ -117,8 +116,7 @@ class _PersistenceMixin:
         resumes exactly."""
         params = self.get_params(deep=False)
         if isinstance(params.get("random_state"), (np.random.RandomState, np.random.Generator)):
-            core_params = getattr(self._model, "params", None)
-            seed = core_params.get("seed") if isinstance(core_params, Mapping) else None
+            seed = getattr(getattr(self._model, "params", None), "seed", None)  # the core's Params
             params["random_state"] = None if seed is None else int(seed)
         return params
 

@@ -8,14 +8,15 @@ import numbers
 import numpy as np
 
 from ._base import OnlineClassifierMixin
-from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin, _name_of
+from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
 from ._validation import _check_bool, _check_choice, _check_positive, _seed
 from ._native import core as _core
 
 __all__ = ["BOGDClassifier"]
 
-_SAMPLING = {"uniform": 0, "nonuniform": 1}
+# The discard rules' names, as the core defines them (learners/bogd.hpp).
+_SAMPLING = _core.BOGDParams.choices["sampling"]
 
 
 @register
@@ -114,14 +115,14 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         return _core.BOGD(
             n_features,
             n_classes,
-            *self._kernel_args(X),
-            float(self.eta),
-            float(self.lam),
-            0 if self.budget is None else int(self.budget),
-            _SAMPLING[self.sampling],
-            math.inf if self.max_coef is None else float(self.max_coef),
-            bool(self.averaged),
-            _seed(self.random_state),
+            **self._kernel_args(X),
+            eta=float(self.eta),
+            lam=float(self.lam),
+            budget=0 if self.budget is None else int(self.budget),
+            sampling=self.sampling,
+            max_coef=math.inf if self.max_coef is None else float(self.max_coef),
+            averaged=bool(self.averaged),
+            seed=_seed(self.random_state),
         )
 
     @classmethod
@@ -135,15 +136,14 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
     def _params_from_core(cls, model):
         """(constructor parameters, fitted attributes) of a core BOGD."""
         p = model.params
-        max_coef = float(p["max_coef"])
         params = dict(
-            budget=int(p["budget"]) or None,
-            sampling=_name_of(_SAMPLING, p["sampling"]),
-            eta=float(p["eta"]),
-            lam=float(p["lam"]),
-            max_coef=None if math.isinf(max_coef) else max_coef,
-            averaged=bool(p["averaged"]),
+            budget=p.budget or None,
+            sampling=p.sampling,
+            eta=p.eta,
+            lam=p.lam,
+            max_coef=None if math.isinf(p.max_coef) else p.max_coef,
+            averaged=p.averaged,
             **_kernel_from_core(p),
-            random_state=int(p["seed"]),
+            random_state=p.seed,
         )
-        return params, {"gamma_": float(p["gamma"])}
+        return params, {"gamma_": p.gamma}

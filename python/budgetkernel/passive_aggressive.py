@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import OnlineClassifierMixin, _curve_point
-from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin, _name_of
+from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
 from ._validation import _check_bool, _check_choice, _check_positive, _seed
@@ -16,8 +16,9 @@ from ._native import core as _core
 
 __all__ = ["BudgetedPAClassifier"]
 
-_VARIANTS = {"simple": 0, "nn": 1, "project": 2, "random": 3}
-_LOSSES = {"hinge": 0, "ramp": 1}
+# The names, as the core defines them (learners/passive_aggressive.hpp).
+_VARIANTS = _core.PAParams.choices["variant"]
+_LOSSES = _core.PAParams.choices["loss"]
 
 
 @register
@@ -118,14 +119,14 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         return _core.PassiveAggressive(
             n_features,
             n_classes,
-            *self._kernel_args(X),
-            float(self.C),
-            int(self.pa_type),
-            _LOSSES[self.loss],
-            0 if self.budget is None else int(self.budget),
-            _VARIANTS[self.variant],
-            _seed(self.random_state),
-            bool(self.averaged),
+            **self._kernel_args(X),
+            C=float(self.C),
+            pa_type=int(self.pa_type),
+            loss=self.loss,
+            budget=0 if self.budget is None else int(self.budget),
+            variant=self.variant,
+            seed=_seed(self.random_state),
+            averaged=bool(self.averaged),
         )
 
     def _memory_plan(self, budget, n_features, n_classes):
@@ -148,16 +149,16 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         """(constructor parameters, fitted attributes) of a core PassiveAggressive."""
         p = model.params
         params = dict(
-            budget=int(p["budget"]) or None,
-            variant=_name_of(_VARIANTS, p["variant"]),
-            loss=_name_of(_LOSSES, p["loss"]),
-            pa_type=int(p["pa_type"]),
-            C=float(p["C"]),
-            averaged=bool(p["averaged"]),
+            budget=p.budget or None,
+            variant=p.variant,
+            loss=p.loss,
+            pa_type=p.pa_type,
+            C=p.C,
+            averaged=p.averaged,
             **_kernel_from_core(p),
-            random_state=int(p["seed"]),
+            random_state=p.seed,
         )
-        return params, {"gamma_": float(p["gamma"])}
+        return params, {"gamma_": p.gamma}
 
     @property
     def labels_used_(self):

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import OnlineClassifierMixin
-from ._kernel_params import _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin, _name_of
+from ._kernel_params import _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
 from ._validation import _check_choice, _check_positive, _seed
@@ -16,14 +16,8 @@ from ._native import core as _core
 
 __all__ = ["BudgetedSGDClassifier", "LinearPegasosClassifier"]
 
-_MAINTENANCE = {
-    "remove-random": 0,
-    "remove-oldest": 1,
-    "remove-smallest": 2,
-    "project": 3,
-    "project-exact": 4,
-    "merge": 5,
-}
+# The strategies' names, as the core defines them (budget/maintainer.hpp).
+_MAINTENANCE = _core.BSGDParams.choices["maintenance"]
 
 
 @register
@@ -176,13 +170,13 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         return _core.KernelPegasos(
             n_features,
             n_classes,
-            *self._kernel_args(X),
-            float(self.lam),
-            0 if self.budget is None else int(self.budget),
-            _MAINTENANCE[self.maintenance],
-            _seed(self.random_state),
-            self._average_start(),
-            float(self.average_decay),
+            **self._kernel_args(X),
+            lam=float(self.lam),
+            budget=0 if self.budget is None else int(self.budget),
+            maintenance=self.maintenance,
+            seed=_seed(self.random_state),
+            average_start=self._average_start(),
+            average_decay=float(self.average_decay),
         )
 
     @classmethod
@@ -196,17 +190,17 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     def _params_from_core(cls, model):
         """(constructor parameters, fitted attributes) of a core KernelPegasos."""
         p = model.params
-        start = int(p["average_start"])
         params = dict(
-            budget=int(p["budget"]) or None,
-            maintenance=_name_of(_MAINTENANCE, p["maintenance"]),
-            lam=float(p["lam"]),
+            budget=p.budget or None,
+            maintenance=p.maintenance,
+            lam=p.lam,
             **_kernel_from_core(p),
-            average=start if start > 1 else bool(start),
-            average_decay=float(p["average_decay"]),
-            random_state=int(p["seed"]),
+            # the core's average_start (0 = off, t0 >= 1) is `average` here: True for t0 = 1
+            average=p.average_start if p.average_start > 1 else bool(p.average_start),
+            average_decay=p.average_decay,
+            random_state=p.seed,
         )
-        return params, {"gamma_": float(p["gamma"])}
+        return params, {"gamma_": p.gamma}
 
     @property
     def predictor_coef_(self):

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from ._base import OnlineClassifierMixin
-from ._kernel_params import _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin, _name_of
+from ._kernel_params import _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
 from ._validation import _check_choice, _check_positive, _seed
@@ -15,7 +15,8 @@ from ._native import core as _core
 
 __all__ = ["KernelPerceptron"]
 
-_MAINTENANCE = {"stop": 0, "random": 1, "forgetron": 2, "max-margin": 3, "projectron": 4, "projectron++": 5}
+# The rules' names, as the core defines them (learners/perceptron.hpp).
+_MAINTENANCE = _core.PerceptronParams.choices["maintenance"]
 
 
 def _check_non_negative(name, value):
@@ -99,12 +100,12 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         return _core.KernelPerceptron(
             n_features,
             n_classes,
-            *self._kernel_args(X),
-            0 if self.budget is None else int(self.budget),
-            _MAINTENANCE[self.maintenance],
-            float(self.eta),
-            float(self.beta),
-            _seed(self.random_state),
+            **self._kernel_args(X),
+            budget=0 if self.budget is None else int(self.budget),
+            maintenance=self.maintenance,
+            eta=float(self.eta),
+            beta=float(self.beta),
+            seed=_seed(self.random_state),
         )
 
     def _memory_plan(self, budget, n_features, n_classes):
@@ -128,11 +129,11 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         """(constructor parameters, fitted attributes) of a core KernelPerceptron."""
         p = model.params
         params = dict(
-            budget=int(p["budget"]) or None,
-            maintenance=_name_of(_MAINTENANCE, p["maintenance"]),
-            eta=float(p["eta"]),
-            beta=float(p["beta"]),
+            budget=p.budget or None,
+            maintenance=p.maintenance,
+            eta=p.eta,
+            beta=p.beta,
             **_kernel_from_core(p),
-            random_state=int(p["seed"]),
+            random_state=p.seed,
         )
-        return params, {"gamma_": float(p["gamma"])}
+        return params, {"gamma_": p.gamma}

@@ -147,12 +147,12 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         return _core.SparsePA(
             n_features,
             n_classes,
-            *self._kernel_args(X),
-            float(self.alpha),
-            self.beta_,
-            float(self.eta),
-            bool(self.averaged),
-            _seed(self.random_state),
+            **self._kernel_args(X),
+            alpha=float(self.alpha),
+            beta=self.beta_,
+            eta=float(self.eta),
+            averaged=bool(self.averaged),
+            seed=_seed(self.random_state),
         )
 
     @classmethod
@@ -168,20 +168,15 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         ``beta`` and ``beta_`` (target_svs / stream_length, known to Python only, take their
         defaults)."""
         p = model.params
-        if p["force_sample"]:
-            raise ValueError(
-                "its 'spa' learner has force_sample set (a test hook of the core), which SparsePAClassifier does "
-                "not take; read it with budgetkernel._native.core.SparsePA.from_bytes(data) (the core learner)"
-            )
         params = dict(
-            alpha=float(p["alpha"]),
-            beta=float(p["beta"]),
-            eta=float(p["eta"]),
-            averaged=bool(p["averaged"]),
+            alpha=p.alpha,
+            beta=p.beta,
+            eta=p.eta,
+            averaged=p.averaged,
             **_kernel_from_core(p),
-            random_state=int(p["seed"]),
+            random_state=p.seed,
         )
-        return params, {"gamma_": float(p["gamma"]), "beta_": float(p["beta"])}
+        return params, {"gamma_": p.gamma, "beta_": p.beta}
 
     def _extra_fitted(self):
         return {**super()._extra_fitted(), "beta_": self.beta_}

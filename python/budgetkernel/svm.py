@@ -8,14 +8,15 @@ import numpy as np
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._base import OnlineClassifierMixin, _recorded
-from ._kernel_params import _kernel_from_core, _KernelParamsMixin, _name_of
+from ._kernel_params import _kernel_from_core, _KernelParamsMixin
 from ._persistence import register
 from ._validation import _check_bool, _check_choice, _check_positive, _seed
 from ._native import core as _core
 
 __all__ = ["IncrementalSVC", "TwinVectorMachine", "ReservoirSVC"]
 
-_MERGE = {"input": 0, "feature": 1}
+# Where twins merge, as the core names it (learners/twin_vector_machine.hpp).
+_MERGE = _core.TVMParams.choices["merge"]
 
 
 def _twin_memory_plan(budget, n_features, n_classes, examples_per_twin):
@@ -142,7 +143,9 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         _check_ridge(self.ridge)
 
     def _make_core(self, n_features, n_classes, X):
-        return _core.IncrementalSVC(n_features, n_classes, *self._kernel_args(X), float(self.C), float(self.ridge))
+        return _core.IncrementalSVC(
+            n_features, n_classes, **self._kernel_args(X), C=float(self.C), ridge=float(self.ridge)
+        )
 
     @classmethod
     def _core_class(cls):
@@ -156,8 +159,8 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         """(constructor parameters, fitted attributes) of a core IncrementalSVC (C as its last
         set_C left it)."""
         p = model.params
-        params = dict(C=float(p["C"]), ridge=float(p["ridge"]), **_kernel_from_core(p))
-        return params, {"gamma_": float(p["gamma"])}
+        params = dict(C=p.C, ridge=p.ridge, **_kernel_from_core(p))
+        return params, {"gamma_": p.gamma}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -335,9 +338,21 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
     def _make_core(self, n_features, n_classes, X):
         eta = -1.0 if self.rejection_eta is None else float(self.rejection_eta)
         return _core.TwinVectorMachine(
-            n_features, n_classes, *self._kernel_args(X), int(self.budget), float(self.C), float(self.m1),
-            float(self.m2), _MERGE[self.merge], bool(self.one_sided), eta, bool(self.fixed_C_total),
-            False, _seed(self.random_state), float(self.ridge))
+            n_features,
+            n_classes,
+            **self._kernel_args(X),
+            budget=int(self.budget),
+            C=float(self.C),
+            m1=float(self.m1),
+            m2=float(self.m2),
+            merge=self.merge,
+            one_sided=bool(self.one_sided),
+            rejection_eta=eta,
+            fixed_C_total=bool(self.fixed_C_total),
+            random_baseline=False,
+            seed=_seed(self.random_state),
+            ridge=float(self.ridge),
+        )
 
     def _memory_plan(self, budget, n_features, n_classes):
         return _twin_memory_plan(budget, n_features, n_classes, 2)
@@ -358,23 +373,22 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
         """(constructor parameters, fitted attributes) of a core TwinVectorMachine; None for
         one in its random-baseline mode (a ReservoirSVC)."""
         p = model.params
-        if p["random_baseline"]:
+        if p.random_baseline:
             return None
-        eta = float(p["rejection_eta"])
         params = dict(
-            budget=int(p["budget"]),
-            C=float(p["C"]),
-            m1=float(p["m1"]),
-            m2=float(p["m2"]),
-            merge=_name_of(_MERGE, p["merge"]),
-            one_sided=bool(p["one_sided"]),
-            rejection_eta=None if eta < 0 else eta,
-            fixed_C_total=bool(p["fixed_C_total"]),
-            random_state=int(p["seed"]),
-            ridge=float(p["ridge"]),
+            budget=p.budget,
+            C=p.C,
+            m1=p.m1,
+            m2=p.m2,
+            merge=p.merge,
+            one_sided=p.one_sided,
+            rejection_eta=None if p.rejection_eta < 0 else p.rejection_eta,
+            fixed_C_total=p.fixed_C_total,
+            random_state=p.seed,
+            ridge=p.ridge,
             **_kernel_from_core(p),
         )
-        return params, {"gamma_": float(p["gamma"])}
+        return params, {"gamma_": p.gamma}
 
     @property
     def twin_vectors_(self):
@@ -429,10 +443,20 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
         _check_ridge(self.ridge)
 
     def _make_core(self, n_features, n_classes, X):
-        # The TVM core in its reservoir mode: m1, m2, merge, one_sided, rejection are unused.
+        # The TVM core in its reservoir mode: m1, m2, merge, one_sided (their defaults here) and
+        # Rejection are unused; the file records rejection_eta = -1 (off), fixed_C_total off.
         return _core.TwinVectorMachine(
-            n_features, n_classes, *self._kernel_args(X), int(self.budget), float(self.C), 1.0, 2.0, 0, True, -1.0,
-            False, True, _seed(self.random_state), float(self.ridge))
+            n_features,
+            n_classes,
+            **self._kernel_args(X),
+            budget=int(self.budget),
+            C=float(self.C),
+            rejection_eta=-1.0,
+            fixed_C_total=False,
+            random_baseline=True,
+            seed=_seed(self.random_state),
+            ridge=float(self.ridge),
+        )
 
     def _memory_plan(self, budget, n_features, n_classes):
         return _twin_memory_plan(budget, n_features, n_classes, 1)
@@ -453,13 +477,7 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
         """(constructor parameters, fitted attributes) of a core TwinVectorMachine in its
         random-baseline mode (whose TVM-only parameters it ignores); None for a TVM."""
         p = model.params
-        if not p["random_baseline"]:
+        if not p.random_baseline:
             return None
-        params = dict(
-            budget=int(p["budget"]),
-            C=float(p["C"]),
-            random_state=int(p["seed"]),
-            ridge=float(p["ridge"]),
-            **_kernel_from_core(p),
-        )
-        return params, {"gamma_": float(p["gamma"])}
+        params = dict(budget=p.budget, C=p.C, random_state=p.seed, ridge=p.ridge, **_kernel_from_core(p))
+        return params, {"gamma_": p.gamma}

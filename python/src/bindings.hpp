@@ -197,31 +197,6 @@ void def_average(Cls& cls) {
           "(support vectors, coefficients) of the averaged classifier");
 }
 
-/// A kernel from the Python-side ids (kernel: 0 linear, 1 poly, 2 rbf).
-inline bk::Kernel make_kernel(int kernel, double gamma, int degree, double coef0) {
-  if (kernel < 0 || kernel > 2) throw std::invalid_argument("unknown kernel id");
-  return bk::Kernel(static_cast<bk::KernelType>(kernel), gamma, degree, coef0);
-}
-
-/// The read-only `params` property of learner L: its construction parameters as a dict (enums
-/// as their Python-side ids), from which budgetkernel.load rebuilds the matching estimator for
-/// a model file that a C++ program wrote. The kernel fields come first (the inverse of
-/// make_kernel); fill(params, dict) adds the learner's own.
-template <class L, class Cls, class Fill>
-void def_params(Cls& cls, Fill fill) {
-  cls.def_property_readonly("params", [fill](const L& s) {
-    UseGuard use(&s, false);
-    const auto& p = s.params();
-    py::dict d;
-    d["kernel"] = static_cast<int>(p.kernel.type());
-    d["gamma"] = p.kernel.gamma();
-    d["degree"] = p.kernel.degree();
-    d["coef0"] = p.kernel.coef0();
-    fill(p, d);
-    return d;
-  });
-}
-
 void wrap_pegasos(py::module_& m);
 void wrap_passive_aggressive(py::module_& m);
 void wrap_perceptron(py::module_& m);

@@ -1,5 +1,5 @@
 // Binding of the exact incremental-decremental SVM (IDSVM) and the Twin Vector Machine.
-#include "bindings.hpp"
+#include "params.hpp"
 
 namespace {
 
@@ -34,22 +34,18 @@ py::dict svc_expansion(const bk::IncrementalSVC& self) {
 }  // namespace
 
 void wrap_svm(py::module_& m) {
+  ParamsClass<bk::IDSVMParams>(m, "IDSVMParams", "Parameters of IncrementalSVC (C++ IDSVMParams).")
+      .field("C", &bk::IDSVMParams::C, "upper bound of alpha_i is C * weight_i")
+      .field("ridge", &bk::IDSVMParams::ridge, "added to the diagonal of the kernel matrix; 0 = exact SVM");
   py::class_<bk::IncrementalSVC> svc(m, "IncrementalSVC", py::module_local(),
                                      "Exact incremental-decremental SVM (Cauwenberghs & Poggio), one-vs-rest.");
-  svc.def(py::init([](bk::Index d, bk::Index c, int kernel, double gamma, int degree, double coef0, double C,
-                      double ridge) {
-            bk::IDSVMParams p;
-            p.kernel = make_kernel(kernel, gamma, degree, coef0);
-            p.C = C;
-            p.ridge = ridge;
-            // A fresh model (files load through from_bytes, unchecked): a C or ridge that makes
-            // even the first example fail is named before learning (RBF; others when it fails).
-            bk::IncrementalSVM::check_scale(p.kernel, C, ridge);
-            return bk::IncrementalSVC(d, c, p);
-          }),
-          py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
-          py::arg("coef0"), py::arg("C"), py::arg("ridge") = 0.0)
-      .def(
+  // A fresh model (files load through from_bytes, unchecked): a C or ridge that makes even the
+  // first example fail is named before learning (RBF; others when it fails).
+  def_init_from_params<bk::IncrementalSVC, bk::IDSVMParams>(svc, [](bk::Index d, bk::Index c, const bk::IDSVMParams& p) {
+    bk::IncrementalSVM::check_scale(p.kernel, p.C, p.ridge);
+    return bk::IncrementalSVC(d, c, p);
+  });
+  svc.def(
           "partial_fit_weighted",
           [](bk::IncrementalSVC& self, const CArray& X, const LabelArray& y, const CArray& w) {
             auto Xm = as_matrix(X);
@@ -117,54 +113,29 @@ void wrap_svm(py::module_& m) {
           py::arg("k"),
           "The state of binary machine k (stored examples, alpha, g, S/E/R sets, bias, C, ridge; "
           "g = y f(x) + ridge alpha - 1, the gradient of the dual on K + ridge I).");
-  def_params<bk::IncrementalSVC>(svc, [](const bk::IDSVMParams& p, py::dict& d) {
-    d["C"] = p.C;
-    d["ridge"] = p.ridge;
-  });
   def_learner_common<bk::IncrementalSVC>(svc);
 
+  ParamsClass<bk::TVMParams>(m, "TVMParams", "Parameters of TwinVectorMachine (C++ TVMParams).")
+      .field("budget", &bk::TVMParams::budget, "B >= 1 twin vectors per machine")
+      .field("C", &bk::TVMParams::C)
+      .field("m1", &bk::TVMParams::m1, "Beneficial threshold (Algorithm 2)")
+      .field("m2", &bk::TVMParams::m2, "removal threshold of UpdateTV (Algorithm 3), > m1; inf = never remove")
+      .enum_field("merge", &bk::TVMParams::merge, bk::tvm_merge_names)
+      .field("one_sided", &bk::TVMParams::one_sided, "One-Sided merging (4.2.3); false = Global")
+      .field("rejection_eta", &bk::TVMParams::rejection_eta, "Rejection (4.2.4); < 0 = off")
+      .field("fixed_C_total", &bk::TVMParams::fixed_C_total, "4.3: C_t = C * B / max(B, sum_j s_j)")
+      .field("random_baseline", &bk::TVMParams::random_baseline, "an IDSVM on a reservoir sample of size B")
+      .field("seed", &bk::TVMParams::seed)
+      .field("ridge", &bk::TVMParams::ridge);
   py::class_<bk::TwinVectorMachine> tvm(m, "TwinVectorMachine", py::module_local(),
                                         "Twin Vector Machine (Wang & Vucetic, SDM 2009) on the exact IDSVM.");
-  tvm.def(py::init([](bk::Index d, bk::Index c, int kernel, double gamma, int degree, double coef0, bk::Index budget,
-                      double C, double m1, double m2, int merge, bool one_sided, double rejection_eta,
-                      bool fixed_C_total, bool random_baseline, std::uint64_t seed, double ridge) {
-            bk::TVMParams p;
-            p.kernel = make_kernel(kernel, gamma, degree, coef0);
-            p.budget = budget;
-            p.C = C;
-            p.m1 = m1;
-            p.m2 = m2;
-            if (merge < 0 || merge > 1) throw std::invalid_argument("unknown merge id");
-            p.merge = static_cast<bk::TVMMerge>(merge);
-            p.one_sided = one_sided;
-            p.rejection_eta = rejection_eta;
-            p.fixed_C_total = fixed_C_total;
-            p.random_baseline = random_baseline;
-            p.seed = seed;
-            p.ridge = ridge;
-            bk::IncrementalSVM::check_scale(p.kernel, C, ridge);  // as IncrementalSVC's
-            return bk::TwinVectorMachine(d, c, p);
-          }),
-          py::arg("n_features"), py::arg("n_classes"), py::arg("kernel"), py::arg("gamma"), py::arg("degree"),
-          py::arg("coef0"), py::arg("budget"), py::arg("C"), py::arg("m1"), py::arg("m2"), py::arg("merge"),
-          py::arg("one_sided"), py::arg("rejection_eta"), py::arg("fixed_C_total"), py::arg("random_baseline"),
-          py::arg("seed"), py::arg("ridge") = 0.0)
-      .def_property_readonly("n_twins", read_guarded(&bk::TwinVectorMachine::n_twins))
+  def_init_from_params<bk::TwinVectorMachine, bk::TVMParams>(tvm, [](bk::Index d, bk::Index c, const bk::TVMParams& p) {
+    bk::IncrementalSVM::check_scale(p.kernel, p.C, p.ridge);  // as IncrementalSVC's
+    return bk::TwinVectorMachine(d, c, p);
+  });
+  tvm.def_property_readonly("n_twins", read_guarded(&bk::TwinVectorMachine::n_twins))
       .def_property_readonly("twin_points", read_guarded_array(&bk::TwinVectorMachine::twin_points))
       .def_property_readonly("twin_weights", read_guarded_array(&bk::TwinVectorMachine::twin_weights))
       .def("expansion", &tvm_expansion);
-  def_params<bk::TwinVectorMachine>(tvm, [](const bk::TVMParams& p, py::dict& d) {
-    d["budget"] = p.budget;
-    d["C"] = p.C;
-    d["m1"] = p.m1;
-    d["m2"] = p.m2;
-    d["merge"] = static_cast<int>(p.merge);
-    d["one_sided"] = p.one_sided;
-    d["rejection_eta"] = p.rejection_eta;  // < 0: off
-    d["fixed_C_total"] = p.fixed_C_total;
-    d["random_baseline"] = p.random_baseline;
-    d["seed"] = p.seed;
-    d["ridge"] = p.ridge;
-  });
   def_learner_common<bk::TwinVectorMachine>(tvm);
 }

@@ -10,6 +10,13 @@
 /// predict and to resume training; readers look fields up by name, so later learners add
 /// fields without breaking the container. Everything read is checked: magic, version,
 /// sizes, checksum, and each field's type and shape when a learner asks for it.
+///
+/// Parameter fields keep the keys of the first format version even where a Params field was
+/// renamed since (files must stay byte-identical and old files must load). A key that differs
+/// from its field: BOGD's "lambda" holds BOGDParams::lam. Enums are stored as their numbers
+/// (the tables of detail/enum_names.hpp give their names): "kernel.type", "maintenance" (BSGD
+/// and perceptron), "loss", "variant", "sampling", "tvm.merge". SPA's "force_sample" is
+/// reserved: always written as 0, and a file with another value is refused (sparse_pa.hpp).
 
 #include "common.hpp"
 #include "stop_poll.hpp"
@@ -308,14 +315,13 @@ inline void write_kernel(FieldMap& fm, const Kernel& k, const std::string& prefi
 }
 
 inline Kernel read_kernel(const FieldMap& fm, const std::string& prefix = "") {
-  const auto t = fm.get_i64(prefix + "kernel.type");
-  if (t < 0 || t > 2) detail::corrupt("unknown kernel type " + std::to_string(t));
+  const KernelType t = detail::enum_from_code(kernel_names, fm.get_i64(prefix + "kernel.type"), "kernel");
   // range-checked before the cast: 2^32 + 3 would otherwise load as degree 3
   const auto degree = fm.get_i64(prefix + "kernel.degree");
   if (degree < (std::numeric_limits<int>::min)() || degree > (std::numeric_limits<int>::max)())
     detail::corrupt("invalid kernel degree " + std::to_string(degree));
   try {
-    return Kernel(static_cast<KernelType>(t), fm.get_f64(prefix + "kernel.gamma"), static_cast<int>(degree),
+    return Kernel(t, fm.get_f64(prefix + "kernel.gamma"), static_cast<int>(degree),
                   fm.get_f64(prefix + "kernel.coef0"));
   } catch (const std::invalid_argument& e) {
     detail::corrupt(std::string("invalid kernel parameters: ") + e.what());

@@ -8,6 +8,7 @@
 
 #include "common.hpp"
 #include "detail/dot_block.hpp"
+#include "detail/enum_names.hpp"
 #include "detail/rbf_exp.hpp"
 
 #include <algorithm>
@@ -17,14 +18,11 @@ namespace budgetkernel {
 
 enum class KernelType : std::int32_t { Linear = 0, Polynomial = 1, RBF = 2 };
 
-inline const char* kernel_name(KernelType t) {
-  switch (t) {
-    case KernelType::Linear: return "linear";
-    case KernelType::Polynomial: return "poly";
-    case KernelType::RBF: return "rbf";
-  }
-  return "?";
-}
+/// The kernels' names (Python's `kernel` parameter; files store the number).
+inline constexpr detail::EnumName<KernelType> kernel_names[] = {
+    {KernelType::Linear, "linear"}, {KernelType::Polynomial, "poly"}, {KernelType::RBF, "rbf"}};
+
+inline const char* kernel_name(KernelType t) { return detail::enum_name(kernel_names, t); }
 
 /// A kernel with its parameters. Plain value type; cheap to copy.
 ///   linear      k(x, z) = x.z
@@ -36,8 +34,7 @@ class Kernel {
   /// \throws std::invalid_argument on a non-positive gamma or degree, or a non-finite value.
   Kernel(KernelType type, double gamma = 1.0, int degree = 3, double coef0 = 0.0)
       : m_type(type), m_gamma(gamma), m_degree(degree), m_coef0(coef0) {
-    detail::require(type == KernelType::Linear || type == KernelType::Polynomial || type == KernelType::RBF,
-                    "kernel: unknown kernel type");
+    detail::require_enum(kernel_names, type, "kernel");
     if (type != KernelType::Linear)
       detail::require(std::isfinite(gamma) && gamma > 0.0, "kernel: gamma must be a positive finite number");
     if (type == KernelType::Polynomial) detail::require(degree >= 1, "kernel: degree must be >= 1");

@@ -21,17 +21,13 @@ enum class Maintenance : std::int32_t {
   Merge = 5,           ///< merge the smallest SV with its best partner (4.3, RBF only)
 };
 
-inline const char* maintenance_name(Maintenance m) {
-  switch (m) {
-    case Maintenance::RemoveRandom: return "remove-random";
-    case Maintenance::RemoveOldest: return "remove-oldest";
-    case Maintenance::RemoveSmallest: return "remove-smallest";
-    case Maintenance::Project: return "project";
-    case Maintenance::ProjectExact: return "project-exact";
-    case Maintenance::Merge: return "merge";
-  }
-  return "?";
-}
+/// The strategies' names (BudgetedSGDClassifier's `maintenance`; files store the number).
+inline constexpr detail::EnumName<Maintenance> maintenance_names[] = {
+    {Maintenance::RemoveRandom, "remove-random"}, {Maintenance::RemoveOldest, "remove-oldest"},
+    {Maintenance::RemoveSmallest, "remove-smallest"}, {Maintenance::Project, "project"},
+    {Maintenance::ProjectExact, "project-exact"}, {Maintenance::Merge, "merge"}};
+
+inline const char* maintenance_name(Maintenance m) { return detail::enum_name(maintenance_names, m); }
 
 /// Dispatches to the chosen strategy and keeps its side state in step with the store: the
 /// projection's maintained inverse, or the kernel-matrix cache (GramCache) of merging and

@@ -10,6 +10,7 @@
 /// numbers s_j+ / s_j- of positive / negative examples it summarises (section 3.1).
 
 #include "../common.hpp"
+#include "../detail/enum_names.hpp"
 #include "../kernel.hpp"
 #include "merge_solver.hpp"
 
@@ -24,6 +25,10 @@ namespace budgetkernel {
 
 /// Where two twins are merged: input space (4.2.1, the paper's default) or feature space (4.2.2).
 enum class TVMMerge : std::int32_t { Input = 0, Feature = 1 };
+/// Their names (TwinVectorMachine's `merge`; files store the number).
+inline constexpr detail::EnumName<TVMMerge> tvm_merge_names[] = {{TVMMerge::Input, "input"},
+                                                                 {TVMMerge::Feature, "feature"}};
+inline const char* tvm_merge_name(TVMMerge m) { return detail::enum_name(tvm_merge_names, m); }
 
 namespace detail {
 

@@ -14,12 +14,16 @@ namespace budgetkernel {
 
 /// How BOGD picks the SV to discard when the store is full.
 enum class BOGDSampling : std::int32_t { Uniform = 0, NonUniform = 1 };
+/// Their names (BOGDClassifier's `sampling`; files store the number).
+inline constexpr detail::EnumName<BOGDSampling> bogd_sampling_names[] = {{BOGDSampling::Uniform, "uniform"},
+                                                                        {BOGDSampling::NonUniform, "nonuniform"}};
+inline const char* bogd_sampling_name(BOGDSampling s) { return detail::enum_name(bogd_sampling_names, s); }
 
 /// Parameters of kernel OGD / BOGD.
 struct BOGDParams {
   Kernel kernel{KernelType::RBF, 1.0};
   double eta = 0.5;     ///< step size, > 0
-  double lambda = 0.0;  ///< regularisation, >= 0 with eta * lambda < 1
+  double lam = 0.0;     ///< regularisation lambda, >= 0 with eta * lam < 1 (file key "lambda")
   Index budget = 0;     ///< B; 0 = unbudgeted kernel OGD
   BOGDSampling sampling = BOGDSampling::Uniform;
   /// BOGD's bounded domain: after a discard every coefficient row is clipped to norm
@@ -32,12 +36,11 @@ struct BOGDParams {
   void validate() const {
     detail::require_psd_kernel(kernel);
     detail::require(std::isfinite(eta) && eta > 0.0, "eta must be a positive finite number");
-    detail::require(std::isfinite(lambda) && lambda >= 0.0, "lam must be a non-negative finite number");
-    detail::require(eta * lambda < 1.0, "eta * lam must be < 1 (the shrink factor 1 - eta lam must stay positive)");
+    detail::require(std::isfinite(lam) && lam >= 0.0, "lam must be a non-negative finite number");
+    detail::require(eta * lam < 1.0, "eta * lam must be < 1 (the shrink factor 1 - eta lam must stay positive)");
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
     detail::require(max_coef > 0.0, "max_coef must be positive (or infinite: no bound)");
-    detail::require(sampling == BOGDSampling::Uniform || sampling == BOGDSampling::NonUniform,
-                    "sampling must be uniform (0) or nonuniform (1)");
+    detail::require_enum(bogd_sampling_names, sampling, "sampling");
   }
 };
 
@@ -130,7 +133,7 @@ class BOGD : public OnlineLearner<BOGD> {
     const double t = static_cast<double>(++m_count.examples);
     const double m = detail::max_loss_direction(m_ex.f(), y, m_u);
     const bool add = m < 1.0 && kappa > 0.0;  // hinge subgradient -u k(x_t, .) is nonzero
-    const double shrink = 1.0 - m_p.eta * m_p.lambda;
+    const double shrink = 1.0 - m_p.eta * m_p.lam;
     if (shrink == 1.0 && !add) return pred;
 
     SupportVectors& sv = m_ex.sv();
@@ -157,7 +160,7 @@ class BOGD : public OnlineLearner<BOGD> {
     write_base(fm, "bogd");
     m_ex.save(fm);
     fm.set("eta", m_p.eta);
-    fm.set("lambda", m_p.lambda);
+    fm.set("lambda", m_p.lam);
     fm.set_int("budget", m_p.budget);
     fm.set_int("sampling", static_cast<std::int64_t>(m_p.sampling));
     fm.set("max_coef", m_p.max_coef);
@@ -174,11 +177,9 @@ class BOGD : public OnlineLearner<BOGD> {
     BOGDParams p;
     p.kernel = read_kernel(fm);
     p.eta = fm.get_f64("eta");
-    p.lambda = fm.get_f64("lambda");
+    p.lam = fm.get_f64("lambda");
     p.budget = fm.get_i64("budget");
-    const auto sampling = fm.get_i64("sampling");
-    if (sampling < 0 || sampling > 1) detail::corrupt("invalid sampling");
-    p.sampling = static_cast<BOGDSampling>(sampling);
+    p.sampling = detail::enum_from_code(bogd_sampling_names, fm.get_i64("sampling"), "sampling");
     p.max_coef = fm.get_f64("max_coef");
     p.averaged = fm.get_i64("averaged") != 0;
     p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));

@@ -20,15 +20,14 @@ enum class BPAVariant : std::int32_t { Simple = 0, NearestNeighbor = 1, Project 
 /// Hinge loss (PA, eq. 1) or ramp loss (PA^R, eq. 13).
 enum class PALoss : std::int32_t { Hinge = 0, Ramp = 1 };
 
-inline const char* bpa_variant_name(BPAVariant v) {
-  switch (v) {
-    case BPAVariant::Simple: return "simple";
-    case BPAVariant::NearestNeighbor: return "nn";
-    case BPAVariant::Project: return "project";
-    case BPAVariant::Random: return "random";
-  }
-  return "?";
-}
+/// The names (BudgetedPAClassifier's `variant` and `loss`; files store the numbers).
+inline constexpr detail::EnumName<BPAVariant> bpa_variant_names[] = {
+    {BPAVariant::Simple, "simple"}, {BPAVariant::NearestNeighbor, "nn"}, {BPAVariant::Project, "project"},
+    {BPAVariant::Random, "random"}};
+inline constexpr detail::EnumName<PALoss> pa_loss_names[] = {{PALoss::Hinge, "hinge"}, {PALoss::Ramp, "ramp"}};
+
+inline const char* bpa_variant_name(BPAVariant v) { return detail::enum_name(bpa_variant_names, v); }
+inline const char* pa_loss_name(PALoss l) { return detail::enum_name(pa_loss_names, l); }
 
 /// Parameters of the Passive-Aggressive family.
 struct PAParams {
@@ -48,11 +47,9 @@ struct PAParams {
     detail::require_psd_kernel(kernel);
     detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
     detail::require(pa_type >= 0 && pa_type <= 2, "pa_type must be 0 (PA), 1 (PA-I) or 2 (PA-II)");
-    detail::require(loss == PALoss::Hinge || loss == PALoss::Ramp, "loss must be hinge (0) or ramp (1)");
+    detail::require_enum(pa_loss_names, loss, "loss");
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
-    detail::require(variant == BPAVariant::Simple || variant == BPAVariant::NearestNeighbor ||
-                        variant == BPAVariant::Project || variant == BPAVariant::Random,
-                    "variant must be simple (0), nn (1), project (2) or random (3)");
+    detail::require_enum(bpa_variant_names, variant, "variant");
   }
 };
 
@@ -242,13 +239,11 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     PAParams p;
     p.kernel = read_kernel(fm);
     p.C = fm.get_f64("C");
-    const auto pa_type = fm.get_i64("pa_type"), loss = fm.get_i64("loss"), variant = fm.get_i64("variant");
+    const auto pa_type = fm.get_i64("pa_type");
     if (pa_type < 0 || pa_type > 2) detail::corrupt("invalid pa_type");
-    if (loss < 0 || loss > 1) detail::corrupt("invalid loss");
-    if (variant < 0 || variant > 3) detail::corrupt("invalid variant");
     p.pa_type = static_cast<std::int32_t>(pa_type);
-    p.loss = static_cast<PALoss>(loss);
-    p.variant = static_cast<BPAVariant>(variant);
+    p.loss = detail::enum_from_code(pa_loss_names, fm.get_i64("loss"), "loss");
+    p.variant = detail::enum_from_code(bpa_variant_names, fm.get_i64("variant"), "variant");
     p.budget = fm.get_i64("budget");
     p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));
     p.averaged = fm.get_i64("averaged") != 0;

@@ -53,7 +53,10 @@ struct BSGDParams {
   Maintenance maintenance = Maintenance::Merge;
   std::uint64_t seed = 0;                 ///< seeds the generator of random removal
   /// Averaged predictor: 0 = off (the paper's last iterate); t0 >= 1 = predict with an average
-  /// of the iterates w_t for t >= t0, carried through budget maintenance.
+  /// of the iterates w_t for t >= t0, carried through budget maintenance (Python's `average`).
+  /// Not the `averaged` flag of PA, SPA and BOGD: those predict with the plain mean of every
+  /// classifier held (UniformAverage, on the SVs maintenance removed as well), this averages
+  /// iterates from t0 on with polynomial decay, on the learner's own SVs.
   std::int64_t average_start = 0;
   /// eta of polynomial-decay averaging (Shamir & Zhang, ICML 2013): the k-th averaged iterate
   /// enters with weight rho_k = (eta + 1) / (k + eta); 0 = the plain mean (Polyak-Ruppert).
@@ -71,6 +74,7 @@ struct BSGDParams {
     detail::check_lam(lam);
     detail::require_psd_kernel(kernel);
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
+    detail::require_enum(maintenance_names, maintenance, "maintenance");
     detail::require(average_start >= 0, "average must be >= 0 (0 = off)");
     detail::require(std::isfinite(average_decay) && average_decay >= 0.0,
                     "average_decay must be a non-negative finite number");
@@ -251,9 +255,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     p.kernel = read_kernel(fm);
     p.lam = fm.get_f64("lam");
     p.budget = fm.get_i64("budget");
-    const auto m = fm.get_i64("maintenance");
-    if (m < 0 || m > 5) detail::corrupt("unknown maintenance strategy");
-    p.maintenance = static_cast<Maintenance>(m);
+    p.maintenance = detail::enum_from_code(maintenance_names, fm.get_i64("maintenance"), "maintenance");
     p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));
     p.average_start = fm.get_i64("average_start");
     p.average_decay = fm.get_f64("average_decay");

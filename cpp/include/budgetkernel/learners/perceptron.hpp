@@ -32,17 +32,13 @@ namespace budgetkernel {
 /// How the perceptron keeps its budget (see the file comment).
 enum class PerceptronBudget : std::int32_t { Stop = 0, Random = 1, Forgetron = 2, MaxMargin = 3, Projectron = 4, ProjectronPP = 5 };
 
-inline const char* perceptron_budget_name(PerceptronBudget m) {
-  switch (m) {
-    case PerceptronBudget::Stop: return "stop";
-    case PerceptronBudget::Random: return "random";
-    case PerceptronBudget::Forgetron: return "forgetron";
-    case PerceptronBudget::MaxMargin: return "maxmargin";
-    case PerceptronBudget::Projectron: return "projectron";
-    case PerceptronBudget::ProjectronPP: return "projectron++";
-  }
-  return "?";
-}
+/// The rules' names (KernelPerceptron's `maintenance`; files store the number).
+inline constexpr detail::EnumName<PerceptronBudget> perceptron_budget_names[] = {
+    {PerceptronBudget::Stop, "stop"},           {PerceptronBudget::Random, "random"},
+    {PerceptronBudget::Forgetron, "forgetron"}, {PerceptronBudget::MaxMargin, "max-margin"},
+    {PerceptronBudget::Projectron, "projectron"}, {PerceptronBudget::ProjectronPP, "projectron++"}};
+
+inline const char* perceptron_budget_name(PerceptronBudget m) { return detail::enum_name(perceptron_budget_names, m); }
 
 /// Parameters of the kernel perceptron family.
 struct PerceptronParams {
@@ -57,9 +53,7 @@ struct PerceptronParams {
   void validate() const {
     detail::require_psd_kernel(kernel);
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
-    const auto m = static_cast<std::int32_t>(maintenance);
-    detail::require(m >= 0 && m <= 5, "maintenance must be one of stop, random, forgetron, maxmargin, projectron, "
-                                      "projectron++");
+    detail::require_enum(perceptron_budget_names, maintenance, "maintenance");
     detail::require(std::isfinite(eta) && eta >= 0.0, "eta must be a finite number >= 0");
     detail::require(std::isfinite(beta) && beta >= 0.0, "beta must be a finite number >= 0");
   }
@@ -203,9 +197,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     PerceptronParams p;
     p.kernel = read_kernel(fm);
     p.budget = fm.get_i64("budget");
-    const auto m = fm.get_i64("maintenance");
-    if (m < 0 || m > 5) detail::corrupt("unknown perceptron budget rule");
-    p.maintenance = static_cast<PerceptronBudget>(m);
+    p.maintenance = detail::enum_from_code(perceptron_budget_names, fm.get_i64("maintenance"), "maintenance");
     p.eta = fm.get_f64("eta");
     p.beta = fm.get_f64("beta");
     p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));

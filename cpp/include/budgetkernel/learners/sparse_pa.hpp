@@ -17,8 +17,6 @@ struct SPAParams {
   double beta = 20.0;    ///< divisor of the sampling probability, >= alpha
   double eta = 1.0;      ///< aggressiveness, > 0
   bool averaged = false; ///< predict with the mean of every classifier held (SPA-avg)
-  /// Test hook: Z_t = 1 whenever rho_t > 0 (no draw); the step size still uses rho_t.
-  bool force_sample = false;
   std::uint64_t seed = 0;
 
   /// \throws std::invalid_argument naming the offending parameter.
@@ -29,6 +27,12 @@ struct SPAParams {
     detail::require(std::isfinite(eta) && eta > 0.0, "eta must be a positive finite number");
   }
 };
+
+/// The draw of Z_t ~ Bernoulli(rho_t) (Algorithm 1) from the learner's generator. A learner
+/// takes another at construction (SparsePA's last argument): the tests force Z_t = 1 to compare
+/// the steps with Proposition 1's closed form. It is not a parameter: files do not store it.
+using SPASampling = bool (*)(std::mt19937_64& rng, double rho);
+inline bool spa_bernoulli(std::mt19937_64& rng, double rho) { return detail::uniform01(rng) < rho; }
 
 /// SPA: per example, loss L = [1 - m]_+ (m the margin of detail::max_loss_direction),
 /// sampling probability rho = min(alpha, L) / beta, Z ~ Bernoulli(rho) from the learner's own
@@ -43,7 +47,10 @@ struct SPAParams {
 class SparsePA : public OnlineLearner<SparsePA> {
  public:
   SparsePA() { reset(1, 2, SPAParams{}); }
-  SparsePA(Index n_features, Index n_classes, const SPAParams& params) { reset(n_features, n_classes, params); }
+  SparsePA(Index n_features, Index n_classes, const SPAParams& params, SPASampling sampling = spa_bernoulli)
+      : m_sampling(sampling) {
+    reset(n_features, n_classes, params);
+  }
 
   /// Starts over. \throws std::invalid_argument on invalid parameters or dimensions.
   void reset(Index n_features, Index n_classes, const SPAParams& params) {
@@ -77,7 +84,7 @@ class SparsePA : public OnlineLearner<SparsePA> {
     if (!(L > 0.0) || !(kappa > 0.0)) return pred;
     const double rho = (std::min)(m_p.alpha, L) / m_p.beta;
     m_rho_sum += rho;
-    const bool z = m_p.force_sample || detail::uniform01(m_rng) < rho;
+    const bool z = m_sampling(m_rng, rho);
     if (!z) return pred;
     // Proposition 1: tau = min(eta Z / rho, L / k(x_t, x_t)), with ||u||^2 = 2 for multi-class.
     const double u2 = n_outputs() == 1 ? 1.0 : 2.0;
@@ -103,7 +110,7 @@ class SparsePA : public OnlineLearner<SparsePA> {
     fm.set("beta", m_p.beta);
     fm.set("eta", m_p.eta);
     fm.set_int("averaged", m_p.averaged ? 1 : 0);
-    fm.set_int("force_sample", m_p.force_sample ? 1 : 0);
+    fm.set_int("force_sample", 0);  // reserved (see load)
     fm.set_int("seed", static_cast<std::int64_t>(m_p.seed));
     fm.set_bytes("rng", detail::rng_state(m_rng));
     fm.set("rho_sum", m_rho_sum);
@@ -120,7 +127,11 @@ class SparsePA : public OnlineLearner<SparsePA> {
     p.beta = fm.get_f64("beta");
     p.eta = fm.get_f64("eta");
     p.averaged = fm.get_i64("averaged") != 0;
-    p.force_sample = fm.get_i64("force_sample") != 0;
+    // Reserved, always 0: files of versions <= 0.1.0 could hold 1, a test setting that drew no
+    // Z_t; resuming such a state with Bernoulli draws would silently be another algorithm.
+    if (fm.get_i64("force_sample") != 0)
+      detail::corrupt("force_sample = 1: a state learned with forced sampling (a former test setting), which this "
+                      "version does not resume; the field is reserved and always 0");
     p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));
     try {
       p.validate();
@@ -128,7 +139,7 @@ class SparsePA : public OnlineLearner<SparsePA> {
       detail::corrupt(e.what());
     }
     const auto [d, c] = detail::read_dims(fm, "sv.alpha");
-    SparsePA fresh(d, c, p);
+    SparsePA fresh(d, c, p, m_sampling);
     fresh.read_base(fm, "spa");
     fresh.m_ex.load(fm, d, fresh.n_outputs(), 0, 64);
     for (Index i = 0; i < fresh.m_ex.size(); ++i)
@@ -142,6 +153,7 @@ class SparsePA : public OnlineLearner<SparsePA> {
   }
 
  private:
+  SPASampling m_sampling = spa_bernoulli;
   SPAParams m_p;
   KernelExpansion m_ex;
   UniformAverage m_avg;

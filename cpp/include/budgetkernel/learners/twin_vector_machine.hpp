@@ -91,7 +91,7 @@ struct TVMParams {
     detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
     detail::require(std::isfinite(m1) && m1 >= 0.0, "m1 must be a non-negative finite number");
     detail::require(!std::isnan(m2) && m2 > m1, "m2 must be greater than m1 (+inf: never remove)");
-    detail::require(merge == TVMMerge::Input || merge == TVMMerge::Feature, "merge must be 'input' or 'feature'");
+    detail::require_enum(tvm_merge_names, merge, "merge");
     detail::require(std::isfinite(rejection_eta), "rejection_eta must be finite (< 0 turns Rejection off)");
     detail::require(std::isfinite(ridge) && ridge >= 0.0, "ridge must be a finite number >= 0");
   }
@@ -349,9 +349,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     p.C = fm.get_f64("tvm.C");
     p.m1 = fm.get_f64("tvm.m1");
     p.m2 = fm.get_f64("tvm.m2");
-    const auto merge = fm.get_i64("tvm.merge");
-    if (merge != 0 && merge != 1) detail::corrupt("unknown merge space");
-    p.merge = static_cast<TVMMerge>(merge);
+    p.merge = detail::enum_from_code(tvm_merge_names, fm.get_i64("tvm.merge"), "merge");
     p.one_sided = read_flag(fm, "tvm.one_sided");
     p.rejection_eta = fm.get_f64("tvm.rejection_eta");
     p.fixed_C_total = read_flag(fm, "tvm.fixed_C_total");
