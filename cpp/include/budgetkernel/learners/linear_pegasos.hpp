@@ -1,0 +1,154 @@
+#pragma once
+/// \file learners/linear_pegasos.hpp
+/// Linear Pegasos (Shalev-Shwartz, Singer & Srebro, ICML 2007) with mini-batches and the ball
+/// projection, binary or Crammer-Singer multi-class. Equation numbers refer to the BSGD paper.
+
+#include "learner_base.hpp"
+#include "pegasos_common.hpp"
+
+namespace budgetkernel {
+
+/// Linear Pegasos (Shalev-Shwartz et al. 2007) with mini-batches of k examples and the
+/// ball projection; binary or Crammer-Singer multi-class (section 2.1 of the BSGD paper).
+/// A mini-batch is k consecutive stream examples; all k are scored with w_t before the
+/// step, as the algorithm prescribes. With k = 1 it equals kernel Pegasos with the linear
+/// kernel (w = sum_j alpha_j x_j).
+class LinearPegasos : public OnlineLearner<LinearPegasos> {
+ public:
+  LinearPegasos() = default;
+  LinearPegasos(Index n_features, Index n_classes, double lam, Index batch_size) {
+    reset(n_features, n_classes, lam, batch_size);
+  }
+
+  void reset(Index n_features, Index n_classes, double lam, Index batch_size) {
+    detail::check_lam(lam);
+    detail::require(batch_size >= 1, "batch_size must be >= 1");
+    init_base(n_features, n_classes);
+    m_lam = lam;
+    m_k = batch_size;
+    m_w.setZero(n_features, n_outputs());
+    m_grad.setZero(n_features, n_outputs());
+    m_f.setZero(n_outputs());
+    m_beta.setZero(n_outputs());
+    m_in_batch = 0;
+    m_t = 0;
+    m_scale = 1.0;
+  }
+
+  double lam() const { return m_lam; }
+  Index batch_size() const { return m_k; }
+  /// The weight matrix, d x n_outputs.
+  Eigen::MatrixXd weights() const { return m_scale * m_w; }
+  std::int64_t iterations() const { return m_t; }
+
+  std::int32_t step(const double* xp, std::int32_t y) {
+    const Eigen::Map<const Vector> x(xp, m_d);
+    m_f.noalias() = m_w.transpose() * x;
+    m_f *= m_scale;
+    const std::int32_t pred = detail::predict_from_scores(m_f);
+    ++m_count.examples;
+    if (detail::pegasos_loss(m_f, y, 1.0, m_beta) > 0.0) {
+      m_grad.noalias() += x * m_beta.transpose();  // sum over A_t^+ of x beta
+      ++m_count.updates;
+    }
+    if (++m_in_batch == m_k) finish_batch();
+    return pred;
+  }
+
+  /// Number of examples scored since the last step (the pending partial mini-batch).
+  Index pending() const { return m_in_batch; }
+
+  /// Ends the pending partial mini-batch: its examples make one step of their own, averaged
+  /// over their number (k = |A_t| in the Pegasos update). A stream fed in chunks keeps
+  /// carrying its partial batch into the next chunk (so chunking never changes the model);
+  /// a finite data set calls this at the end of each pass, else its last n mod k examples
+  /// would never be learned. No-op when nothing is pending.
+  void flush() {
+    if (m_in_batch > 0) finish_batch();
+  }
+
+  void decision(const double* xp, double* out) const {
+    const Eigen::Map<const Vector> x(xp, m_d);
+    Eigen::Map<Vector> f(out, n_outputs());
+    f.noalias() = m_w.transpose() * x;
+    f *= m_scale;
+  }
+
+  void save(FieldMap& fm) const {
+    write_base(fm, "linear_pegasos");
+    fm.set("lam", m_lam);
+    fm.set_int("batch_size", m_k);
+    fm.set_int("t", m_t);
+    fm.set_int("in_batch", m_in_batch);
+    fm.set("scale", m_scale);
+    fm.set_matrix("weights", m_w);
+    fm.set_matrix("pending_grad", m_grad);
+  }
+
+  void load(const FieldMap& fm) {
+    const auto [d, c] = detail::read_dims(fm, "weights");
+    try {
+      reset(d, c, fm.get_f64("lam"), fm.get_i64("batch_size"));
+    } catch (const std::invalid_argument& e) {
+      detail::corrupt(e.what());
+    }
+    read_base(fm, "linear_pegasos");
+    m_t = fm.get_i64("t");
+    m_in_batch = fm.get_i64("in_batch");
+    m_scale = fm.get_f64("scale");
+    m_w = fm.get_matrix("weights", d, n_outputs());
+    m_grad = fm.get_matrix("pending_grad", d, n_outputs());
+    // Invariants of finish_batch: scale in [min_scale, 1], ||scale w||^2 lam <= 1 (the ball
+    // projection), and a pending gradient summing at most in_batch rows of squared norm <= 1e300
+    // (stableNorm: the plain norm squares past the double range for such rows).
+    const double norm2 = m_scale * m_scale * m_w.squaredNorm();
+    if (m_t < 0 || m_t > detail::kMaxLoadedCount || m_in_batch < 0 || m_in_batch >= m_k ||
+        !(m_scale >= detail::min_scale && m_scale <= 1.0) || !detail::all_finite(m_w.data(), m_w.size()) ||
+        !detail::all_finite(m_grad.data(), m_grad.size()) || !(norm2 * m_lam <= 1.0 + 1e-6) ||
+        !(m_grad.stableNorm() <= 2.0 * static_cast<double>(m_in_batch) * std::sqrt(detail::kMaxRowSqNorm)))
+      detail::corrupt("invalid linear Pegasos state");
+  }
+
+ private:
+  /// One Pegasos step on the m_in_batch examples scored since the last one (m_k for a full
+  /// batch, fewer for a flushed partial one): the gradient is averaged over the batch.
+  void finish_batch() {
+    ++m_t;
+    const double t = static_cast<double>(m_t);
+    const double k = static_cast<double>(m_in_batch);
+    const double shrink = 1.0 - 1.0 / t;
+    const double eta = 1.0 / (m_lam * t);
+    if (shrink == 0.0) {
+      m_w = (eta / k) * m_grad;
+      m_scale = 1.0;
+    } else {
+      m_scale *= shrink;
+      m_w += (eta / (k * m_scale)) * m_grad;
+    }
+    m_grad.setZero();
+    m_in_batch = 0;
+    const double norm2 = m_scale * m_scale * m_w.squaredNorm();
+    if (!std::isfinite(norm2)) {
+      // ||w||^2 beyond the double range (a step of 1/(lambda t) = 1e30 on a row of squared norm
+      // 1e280): the projection certainly applies (1/lambda <= 1e30), to ||w|| = 1/sqrt(lambda),
+      // with the norm taken without squaring. It used to divide by sqrt(inf): scale 0, and every
+      // such step reset w to zero (all-zero decision values, silently).
+      m_scale = 1.0 / (std::sqrt(m_lam) * m_w.stableNorm());
+    } else if (norm2 * m_lam > 1.0) {
+      m_scale /= std::sqrt(m_lam * norm2);
+    }
+    if (m_scale < detail::min_scale) {
+      m_w *= m_scale;
+      m_scale = 1.0;
+    }
+  }
+
+  double m_lam = 1e-4;
+  Index m_k = 1, m_in_batch = 0;
+  std::int64_t m_t = 0;
+  double m_scale = 1.0;
+  Eigen::MatrixXd m_w, m_grad;
+  Vector m_f, m_beta;
+};
+
+}  // namespace budgetkernel
