@@ -39,9 +39,10 @@ void check_one(const L& self, const CArray& x, bool learning) {
     throw std::invalid_argument("x " + self.describe_row_problem(x.data(), problem));
 }
 
-/// The methods shared by every learner class L (an OnlineLearner with save/load).
+/// The chunk methods of learner class L: each runs in C++ with the GIL released, under the
+/// model lock (a writer for partial_fit, a reader otherwise), and stops at Ctrl-C.
 template <class L, class Cls>
-void def_learner_common(Cls& cls) {
+void def_chunk_methods(Cls& cls) {
   cls.def(
          "partial_fit",
          [](L& self, const CArray& X, const LabelArray& y, bool record) -> py::object {
@@ -74,9 +75,14 @@ void def_learner_common(Cls& cls) {
             run_guarded(self, false, [&](bk::StopPoll* stop) { self.predict(Xm, o, stop); });
             return out;
           },
-          py::arg("X"))
-      // The single-example path: no validation beyond shape and finiteness, no copies.
-      .def(
+          py::arg("X"));
+}
+
+/// The single-example path of learner class L: no validation beyond shape and finiteness, no
+/// copies; the GIL stays held.
+template <class L, class Cls>
+void def_single_example_methods(Cls& cls) {
+  cls.def(
           "learn_one",
           [](L& self, const CArray& x, std::int32_t y) {
             check_one(self, x, true);
@@ -94,8 +100,13 @@ void def_learner_common(Cls& cls) {
             self.decision(x.data(), out.mutable_data());
             return out;
           },
-          py::arg("x"))
-      .def_property_readonly("n_features", &L::n_features)
+          py::arg("x"));
+}
+
+/// The sizes, counters, metadata and model bytes of learner class L.
+template <class L, class Cls>
+void def_state_methods(Cls& cls) {
+  cls.def_property_readonly("n_features", &L::n_features)
       .def_property_readonly("n_classes", &L::n_classes)
       .def_property_readonly("n_outputs", &L::n_outputs)
       .def_property_readonly("counters",
@@ -136,6 +147,14 @@ void def_learner_common(Cls& cls) {
             return l;
           },
           py::arg("data"));
+}
+
+/// The methods shared by every learner class L (an OnlineLearner with save/load).
+template <class L, class Cls>
+void def_learner_common(Cls& cls) {
+  def_chunk_methods<L>(cls);
+  def_single_example_methods<L>(cls);
+  def_state_methods<L>(cls);
 }
 
 /// A copy of a matrix as a new numpy array.

@@ -31,9 +31,40 @@ py::dict svc_expansion(const bk::IncrementalSVC& self) {
   return expansion_dict(s->sv.X().topRows(n), s->sv.A().topRows(n), s->bias.transpose());
 }
 
-}  // namespace
+/// IncrementalSVC: the state of binary machine k, for tests and inspection.
+py::dict svc_machine_state(const bk::IncrementalSVC& self, bk::Index k) {
+  if (k < 0 || k >= self.n_outputs()) throw std::invalid_argument("machine index out of range");
+  UseGuard use(&self, false);
+  const bk::IncrementalSVM& s = self.machine(k);
+  const bk::Index n = s.size();
+  py::array_t<double> alpha(n), g(n), y(n), w(n);
+  py::array_t<std::int64_t> keys(n);
+  py::array_t<std::int8_t> sets(n);
+  for (bk::Index i = 0; i < n; ++i) {
+    alpha.mutable_at(i) = s.alpha(i);
+    g.mutable_at(i) = s.g(i);
+    y.mutable_at(i) = s.y(i);
+    w.mutable_at(i) = s.weight(i);
+    keys.mutable_at(i) = s.key(i);
+    sets.mutable_at(i) = static_cast<std::int8_t>(s.set(i));
+  }
+  py::dict d;
+  d["X"] = to_numpy(s.X().topRows(n));
+  d["alpha"] = alpha;
+  d["g"] = g;
+  d["y"] = y;
+  d["weight"] = w;
+  d["key"] = keys;
+  d["set"] = sets;
+  d["bias"] = s.bias();
+  d["C"] = s.C();
+  d["ridge"] = s.ridge();
+  d["dual_objective"] = s.dual_objective();
+  d["kkt_violation"] = s.kkt_violation();
+  return d;
+}
 
-void wrap_svm(py::module_& m) {
+void wrap_incremental_svc(py::module_& m) {
   ParamsClass<bk::IDSVMParams>(m, "IDSVMParams", "Parameters of IncrementalSVC (C++ IDSVMParams).")
       .field("C", &bk::IDSVMParams::C, "upper bound of alpha_i is C * weight_i")
       .field("ridge", &bk::IDSVMParams::ridge, "added to the diagonal of the kernel matrix; 0 = exact SVM");
@@ -77,44 +108,14 @@ void wrap_svm(py::module_& m) {
           py::arg("example"), py::arg("weight"))
       .def_property_readonly("n_support", read_guarded(&bk::IncrementalSVC::n_support))
       .def("expansion", &svc_expansion)
-      .def(
-          "machine_state",
-          [](const bk::IncrementalSVC& self, bk::Index k) {
-            if (k < 0 || k >= self.n_outputs()) throw std::invalid_argument("machine index out of range");
-            UseGuard use(&self, false);
-            const bk::IncrementalSVM& s = self.machine(k);
-            const bk::Index n = s.size();
-            py::array_t<double> alpha(n), g(n), y(n), w(n);
-            py::array_t<std::int64_t> keys(n);
-            py::array_t<std::int8_t> sets(n);
-            for (bk::Index i = 0; i < n; ++i) {
-              alpha.mutable_at(i) = s.alpha(i);
-              g.mutable_at(i) = s.g(i);
-              y.mutable_at(i) = s.y(i);
-              w.mutable_at(i) = s.weight(i);
-              keys.mutable_at(i) = s.key(i);
-              sets.mutable_at(i) = static_cast<std::int8_t>(s.set(i));
-            }
-            py::dict d;
-            d["X"] = to_numpy(s.X().topRows(n));
-            d["alpha"] = alpha;
-            d["g"] = g;
-            d["y"] = y;
-            d["weight"] = w;
-            d["key"] = keys;
-            d["set"] = sets;
-            d["bias"] = s.bias();
-            d["C"] = s.C();
-            d["ridge"] = s.ridge();
-            d["dual_objective"] = s.dual_objective();
-            d["kkt_violation"] = s.kkt_violation();
-            return d;
-          },
+      .def("machine_state", &svc_machine_state,
           py::arg("k"),
           "The state of binary machine k (stored examples, alpha, g, S/E/R sets, bias, C, ridge; "
           "g = y f(x) + ridge alpha - 1, the gradient of the dual on K + ridge I).");
   def_learner_common<bk::IncrementalSVC>(svc);
+}
 
+void wrap_twin_vector_machine(py::module_& m) {
   ParamsClass<bk::TVMParams>(m, "TVMParams", "Parameters of TwinVectorMachine (C++ TVMParams).")
       .field("budget", &bk::TVMParams::budget, "B >= 1 twin vectors per machine")
       .field("C", &bk::TVMParams::C)
@@ -138,4 +139,11 @@ void wrap_svm(py::module_& m) {
       .def_property_readonly("twin_weights", read_guarded_array(&bk::TwinVectorMachine::twin_weights))
       .def("expansion", &tvm_expansion);
   def_learner_common<bk::TwinVectorMachine>(tvm);
+}
+
+}  // namespace
+
+void wrap_svm(py::module_& m) {
+  wrap_incremental_svc(m);
+  wrap_twin_vector_machine(m);
 }
