@@ -279,73 +279,78 @@ def _plan_svmlight_rows(path, n_features, zero_based, label_dtype):
     return n_features, offset, label_dtype, summary["rows"]
 
 
-def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size, return_lines=False,
-                          into=None):
-    """The chunks of a planned read.  ``into``: a zeroed (rows, n_features) array of dtype
-    float32/float64 whose consecutive row blocks the chunks' X are (views), while they fit."""
-    core = _native_core()
-    if n_features > _INT64_MAX:  # from a scan that met index 2^63 - 1 in a zero-based file
-        raise ValueError(f"svmlight file {os.fspath(path)!r}: n_features={n_features} is more columns "
-                         "than an array can have")
-    label_int = label_dtype.kind in "iu"
-    # Labels are checked against label_dtype as values are against dtype: numpy would
-    # raise OverflowError (no line number) for an integer, and give inf for a float.
-    if label_int:
+def _label_bounds(label_dtype):
+    """(label_lo, label_hi, int_lo, int_hi): the labels label_dtype holds, and the integer
+    labels the core may take as integers. Labels are checked against label_dtype as values
+    are against dtype: numpy would raise OverflowError (no line number) for an integer, and
+    give inf for a float."""
+    if label_dtype.kind in "iu":
         label_lo, label_hi = int(np.iinfo(label_dtype).min), int(np.iinfo(label_dtype).max)
-        int_lo, int_hi = max(label_lo, _INT64_MIN), min(label_hi, _INT64_MAX)
-    else:
-        label_hi = float(np.finfo(label_dtype).max)
-        label_lo = -label_hi
-        # An integer label compares exactly with the bound (as Python compares int and float).
-        int_hi = _INT64_MAX if label_hi >= 2.0**63 else math.floor(label_hi)
-        int_lo = -int_hi - (int_hi == _INT64_MAX)
-    vmax = float(np.finfo(dtype).max)
-    check_range = vmax < float(np.finfo(np.float64).max)
-    reader = core.LibsvmPass(True, n_features=n_features, offset=offset,
-                             integer_labels=label_int, label_int_min=int_lo, label_int_max=int_hi,
-                             label_max=label_hi if not label_int else math.inf, value_max=vmax)
+        return label_lo, label_hi, max(label_lo, _INT64_MIN), min(label_hi, _INT64_MAX)
+    label_hi = float(np.finfo(label_dtype).max)
+    # An integer label compares exactly with the bound (as Python compares int and float).
+    int_hi = _INT64_MAX if label_hi >= 2.0**63 else math.floor(label_hi)
+    return -label_hi, label_hi, -int_hi - (int_hi == _INT64_MAX), int_hi
 
-    def check_row(parsed, lineno):
+
+class _PlannedRead:
+    """One planned pass of the core's reader: its rows re-checked where the core rejected one
+    (check_row, for the message) and its full buffers turned into arrays (build)."""
+
+    def __init__(self, path, n_features, offset, label_dtype, dtype, return_lines, into):
+        self.path, self.n_features, self.offset = path, n_features, offset
+        self.label_dtype, self.dtype, self.return_lines, self.into = label_dtype, dtype, return_lines, into
+        self.label_int = label_dtype.kind in "iu"
+        self.label_lo, self.label_hi, int_lo, int_hi = _label_bounds(label_dtype)
+        self.vmax = float(np.finfo(dtype).max)
+        self.check_range = self.vmax < float(np.finfo(np.float64).max)
+        # The core writes float32 and float64 directly; other dtypes are cast from float64,
+        # which rounds exactly as assigning the values into such an array did.
+        self.x_dtype = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float64)
+        # A label type wider than double (longdouble) takes integer labels as integers.
+        self.wide_labels = not self.label_int and np.finfo(label_dtype).nmant > 52
+        self.filled = 0
+        self.reader = _native_core().LibsvmPass(
+            True, n_features=n_features, offset=offset, integer_labels=self.label_int, label_int_min=int_lo,
+            label_int_max=int_hi, label_max=self.label_hi if not self.label_int else math.inf, value_max=self.vmax)
+
+    def check_row(self, parsed, lineno):
+        path = self.path
         label, is_int, idx, vals = parsed
-        if label_int and not is_int:
+        if self.label_int and not is_int:
             _fail(path, lineno, f"non-integer label {label!r} with integer label_dtype")
-        if not label_lo <= label <= label_hi:
-            _fail(path, lineno, f"label {label!r} does not fit label_dtype {label_dtype}")
+        if not self.label_lo <= label <= self.label_hi:
+            _fail(path, lineno, f"label {label!r} does not fit label_dtype {self.label_dtype}")
         for i in idx:
-            j = i - offset
+            j = i - self.offset
             if j < 0:
                 _fail(path, lineno, "feature index 0 in a one-based file "
                                     "(pass zero_based=True or 'auto')")
-            if j >= n_features:
-                _fail(path, lineno, f"feature index {i} exceeds n_features={n_features}")
-        if check_range:
+            if j >= self.n_features:
+                _fail(path, lineno, f"feature index {i} exceeds n_features={self.n_features}")
+        if self.check_range:
             for v in vals:
-                if abs(v) > vmax:
-                    _fail(path, lineno, f"feature value {v!r} overflows {dtype}")
+                if abs(v) > self.vmax:
+                    _fail(path, lineno, f"feature value {v!r} overflows {self.dtype}")
 
-    # The core writes float32 and float64 directly; other dtypes are cast from float64,
-    # which rounds exactly as assigning the values into such an array did.
-    x_dtype = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float64)
-    # A label type wider than double (longdouble) takes integer labels as integers.
-    wide_labels = not label_int and np.finfo(label_dtype).nmant > 52
+    def _x_block(self, m):
+        into = self.into
+        if into is not None and self.filled + m <= into.shape[0]:
+            self.filled += m
+            return into[self.filled - m:self.filled]
+        return np.zeros((m, self.n_features), dtype=self.x_dtype)
 
-    filled = 0
-
-    def build():
-        nonlocal filled
-        m = reader.rows
-        if into is not None and filled + m <= into.shape[0]:
-            X = into[filled:filled + m]
-            filled += m
-        else:
-            X = np.zeros((m, n_features), dtype=x_dtype)
+    def build(self):
+        m = self.reader.rows
+        label_int, wide_labels, label_dtype = self.label_int, self.wide_labels, self.label_dtype
+        X = self._x_block(m)
         y_int = np.empty(m, dtype=np.int64) if label_int or wide_labels else None
         y_float = None if label_int else np.empty(m, dtype=np.float64)
         is_int = np.empty(m, dtype=np.uint8) if wide_labels else None
-        lines = np.empty(m, dtype=np.int64) if return_lines else None
-        reader.take(X, y_float, y_int, is_int, lines)
-        if X.dtype != dtype:
-            X = X.astype(dtype)
+        lines = np.empty(m, dtype=np.int64) if self.return_lines else None
+        self.reader.take(X, y_float, y_int, is_int, lines)
+        if X.dtype != self.dtype:
+            X = X.astype(self.dtype)
         if label_int:
             y = y_int if label_dtype == np.int64 else y_int.astype(label_dtype)
         else:
@@ -355,17 +360,28 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
             if wide_labels:
                 mask = is_int.view(bool)
                 y[mask] = y_int[mask].astype(label_dtype)
-        return (X, y, lines) if return_lines else (X, y)
+        return (X, y, lines) if self.return_lines else (X, y)
 
+
+def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_size, return_lines=False,
+                          into=None):
+    """The chunks of a planned read.  ``into``: a zeroed (rows, n_features) array of dtype
+    float32/float64 whose consecutive row blocks the chunks' X are (views), while they fit."""
+    if n_features > _INT64_MAX:  # from a scan that met index 2^63 - 1 in a zero-based file
+        raise ValueError(f"svmlight file {os.fspath(path)!r}: n_features={n_features} is more columns "
+                         "than an array can have")
+    read = _PlannedRead(path, n_features, offset, label_dtype, dtype, return_lines, into)
+    reader = read.reader
+    full = _native_core().LIBSVM_FULL
     for status in _run_pass(reader, path, lambda: reader.read(chunk_size)):
-        if status == core.LIBSVM_FULL:
-            yield build()
+        if status == full:
+            yield read.build()
             continue
-        parsed = _recheck_rejected(reader, path, check_row)
+        parsed = _recheck_rejected(reader, path, read.check_row)
         if parsed is not None:
             _accept(reader, parsed)
     if reader.rows:
-        yield build()
+        yield read.build()
 
 
 def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
