@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -327,6 +328,9 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
         _check_bool("one_sided", self.one_sided)
         _check_bool("fixed_C_total", self.fixed_C_total)
         _check_positive("rejection_eta", self.rejection_eta, allow_none=True)
+        if isinstance(self.m2, numbers.Real) and math.isinf(self.m2):
+            # the core's m2 = +inf (never remove a twin) is not a parameter of this estimator
+            raise ValueError(f"m2 must be a finite number greater than m1; got {self.m2!r}")
         self._check_kernel_params()
         self._check_fit_params()
         _forward(self, _core.TVMParams, self._core_fields(self._checked_gamma()))
