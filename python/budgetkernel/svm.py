@@ -328,7 +328,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
         _check_bool("one_sided", self.one_sided)
         _check_bool("fixed_C_total", self.fixed_C_total)
         _check_positive("rejection_eta", self.rejection_eta, allow_none=True)
-        if isinstance(self.m2, numbers.Real) and math.isinf(self.m2):
+        if math.isinf(_real(self.m2)):
             # the core's m2 = +inf (never remove a twin) is not a parameter of this estimator
             raise ValueError(f"m2 must be a finite number greater than m1; got {self.m2!r}")
         self._check_kernel_params()

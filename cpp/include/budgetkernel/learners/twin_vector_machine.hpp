@@ -90,8 +90,7 @@ struct TVMParams {
     detail::require(budget >= 1, "budget must be >= 1");
     detail::require_positive(C, "C");
     detail::require_non_negative(m1, "m1");
-    detail::require(!std::isnan(m2) && m2 > m1,
-                    "m2 must be greater than m1 (a buffer zone, paper 4.1; +inf: never remove)");
+    detail::require(!std::isnan(m2) && m2 > m1, "m2 must be greater than m1 (a buffer zone, paper 4.1)");
     detail::require_enum(tvm_merge_names, merge, "merge");
     detail::require(std::isfinite(rejection_eta), "rejection_eta must be finite (< 0 turns Rejection off)");
     detail::require_non_negative(ridge, "ridge");
