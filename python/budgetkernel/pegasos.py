@@ -124,16 +124,11 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
 
     def _validate_params(self):
         # Python's: types, None for no budget, the option names, `average` as True / False / a
-        # start; every range (lam, average_decay, the kernel's bounds) is the core's.
+        # start; every range (lam, average_decay, merging's rbf kernel, the kernel's bounds) is
+        # the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("maintenance", self.maintenance, _MAINTENANCE)
         self._check_kernel_params()
-        if self.maintenance == "merge" and self.kernel != "rbf" and self.budget is not None:
-            raise ValueError(
-                f"maintenance='merge' requires kernel='rbf' (merging two SVs into one point is derived "
-                f"for the Gaussian kernel, BSGD paper eq. 18-22); got kernel={self.kernel!r}. "
-                "Use maintenance='project' or a removal strategy."
-            )
         self._check_fit_params()
         if not isinstance(self.average, (bool, np.bool_)):
             try:
