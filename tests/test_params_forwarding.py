@@ -94,7 +94,7 @@ def test_linear_pegasos_default_lam_is_kernel_pegasos_lam():
 MESSAGES = [
     (BudgetedSGDClassifier, dict(lam=0.0), r"^lam must be a finite number >= 1e-30; got 0\.0$"),
     (BudgetedSGDClassifier, dict(lam="1e-3"), r"^lam must be a finite number >= 1e-30; got '1e-3'$"),
-    (BudgetedSGDClassifier, dict(average_decay=-1.0), r"^average_decay must be a non-negative finite number; got -1\.0$"),
+    (BudgetedSGDClassifier, dict(average_decay=-1.0), r"^average_decay must be a non-negative finite .*; got -1\.0$"),
     (BudgetedSGDClassifier, dict(average_decay=True), r"^average_decay must be a non-negative finite .*; got True$"),
     (LinearPegasosClassifier, dict(lam=-1), r"^lam must be a finite number >= 1e-30; got -1$"),
     (BOGDClassifier, dict(eta=0), r"^eta must be a positive finite number; got 0$"),
