@@ -33,6 +33,11 @@ class _KernelParamsMixin:
     across its own features says nothing about the spread of the data."""
 
     def _check_kernel_params(self):
+        """The kernel's parameters, checked here rather than only by the core's Kernel: as in
+        scikit-learn each is checked whichever kernel uses it (the core checks gamma and degree
+        only where its kernel reads them), 'scale' and its hint are Python's, and the messages
+        name the value. What the core adds (|coef0|^degree <= 1e300) comes with the forwarded
+        Params (_validation._forward)."""
         _check_choice("kernel", self.kernel, _KERNELS)
         if not (isinstance(self.gamma, str) and self.gamma == "scale"):
             try:
@@ -62,9 +67,14 @@ class _KernelParamsMixin:
             self.gamma_ = float(self.gamma)
         return self.gamma_
 
-    def _kernel_args(self, X):
-        """The kernel's keyword arguments of the core constructors (the Params fields)."""
-        return dict(kernel=self.kernel, gamma=self._resolve_gamma(X), degree=int(self.degree), coef0=float(self.coef0))
+    def _kernel_fields(self, gamma):
+        """The kernel's fields of the core's Params (the same names), for a resolved gamma."""
+        return dict(kernel=self.kernel, gamma=gamma, degree=int(self.degree), coef0=float(self.coef0))
+
+    def _checked_gamma(self):
+        """gamma for checking the core's Params before any data is seen: 'scale' becomes a
+        positive number only on the first chunk (_resolve_gamma); 1.0 stands for it."""
+        return 1.0 if isinstance(self.gamma, str) else float(self.gamma)
 
     def _extra_fitted(self):
         return {"gamma_": self.gamma_}

@@ -1,14 +1,22 @@
 """Checks of the estimators' parameters and of their input chunks.
 
-Parameters are checked by each estimator's ``_validate_params`` with the ``_check_*``
-functions here. A chunk of input is validated once, at the edge of a call (``validated``, or
+Parameters are checked by each estimator's ``_validate_params`` in two steps. What only
+Python sees is checked here with the ``_check_*`` functions: the Python types (a bool is not
+a number, a str is not a bool), None where it means "no budget" or "off", the choices of an
+option and the scikit-learn parameters (n_epochs, shuffle, random_state). Every numeric
+range is then checked by the core: the estimator translates its parameters into the fields
+of the core's Params struct (None -> 0, True -> 1, ...) and ``_forward`` calls its
+``validate()``, where each range is written once (C++), appending the value as the user
+wrote it to the message. A chunk of input is validated once, at the edge of a call (``validated``, or
 ``plain_chunk`` for a chunk that is already what the core takes); the core then checks its
 rows for NaN, infinity and overflow before it learns any of them.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
+import re
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +43,45 @@ def _check_positive(name, value, *, integer=False, allow_none=False):
     if not ok:
         what = "a positive integer (at most 2^62)" if integer else "a positive finite number"
         raise ValueError(f"{name} must be {what}; got {value!r}")
+
+
+def _real(value):
+    """A float field of a core Params from a parameter: the float of a real number, else NaN
+    (a bool, a str, None, an int beyond the float range), which every range of the core
+    refuses, so that a value of the wrong type gets the message of the range it misses."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:
+        return math.nan
+
+
+def _integer(value, bad):
+    """A 32-bit int field of a core Params from a parameter: the int of an integer, else
+    ``bad``, a value outside the field's range (as _real's NaN)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        return bad
+    return int(value) if -(2**31) <= int(value) < 2**31 else bad
+
+
+def _forward(est, params_cls, fields):
+    """Checks the parameters of ``est`` translated into ``fields`` of the core's
+    ``params_cls`` with its ``validate()``: its ValueError names the parameter at fault, and
+    gets the value as the user wrote it appended ("lam must be ...; got 0.0")."""
+    try:
+        params_cls(**fields).validate()
+    except ValueError as e:
+        raise ValueError(f"{e}{_got(str(e), est.get_params(deep=False))}") from None
+
+
+def _got(message, params):
+    """"; got <value>" for the parameter a core message names, "; got a=.., b=.." for a
+    message about several (BOGD's "eta * lam must be < 1"), "" for none."""
+    names = list(dict.fromkeys(w for w in re.findall(r"\b[A-Za-z_]\w*", message) if w in params))
+    if len(names) == 1:
+        return f"; got {params[names[0]]!r}"
+    return "; got " + ", ".join(f"{n}={params[n]!r}" for n in names) if names else ""
 
 
 def _check_choice(name, value, choices):

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import math
-import numbers
-
-import numpy as np
 
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _seed
+from ._validation import _check_bool, _check_choice, _check_positive, _forward, _real, _seed
 from ._native import core as _core
 
 __all__ = ["BOGDClassifier"]
@@ -98,32 +95,31 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         self.random_state = random_state
 
     def _validate_params(self):
+        # Python's: types, None for no budget / no bound, the option names; the ranges of eta,
+        # lam, eta * lam < 1 and max_coef are the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("sampling", self.sampling, _SAMPLING)
-        _check_positive("eta", self.eta)
-        lam = self.lam
-        if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not np.isfinite(lam) or lam < 0:
-            raise ValueError(f"lam must be a non-negative finite number; got {lam!r}")
-        if self.eta * lam >= 1:
-            raise ValueError(f"eta * lam must be < 1; got eta={self.eta!r}, lam={lam!r}")
-        _check_positive("max_coef", self.max_coef, allow_none=True)
         _check_bool("averaged", self.averaged)
         self._check_kernel_params()
         self._check_fit_params()
+        _forward(self, _core.BOGDParams, self._core_fields(self._checked_gamma()))
 
-    def _make_core(self, n_features, n_classes, X):
-        return _core.BOGD(
-            n_features,
-            n_classes,
-            **self._kernel_args(X),
-            eta=float(self.eta),
-            lam=float(self.lam),
+    def _core_fields(self, gamma):
+        """These parameters as the fields of the core's BOGDParams (the seed aside: it is drawn
+        once, in _make_core), for _validate_params and _make_core alike."""
+        return dict(
+            **self._kernel_fields(gamma),
+            eta=_real(self.eta),
+            lam=_real(self.lam),
             budget=0 if self.budget is None else int(self.budget),
             sampling=self.sampling,
-            max_coef=math.inf if self.max_coef is None else float(self.max_coef),
+            max_coef=math.inf if self.max_coef is None else _real(self.max_coef),
             averaged=bool(self.averaged),
-            seed=_seed(self.random_state),
         )
+
+    def _make_core(self, n_features, n_classes, X):
+        fields = self._core_fields(self._resolve_gamma(X))
+        return _core.BOGD(n_features, n_classes, **fields, seed=_seed(self.random_state))
 
     @classmethod
     def _core_class(cls):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -11,7 +9,7 @@ from ._base import OnlineClassifierMixin, _curve_point
 from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _seed
+from ._validation import _check_bool, _check_choice, _check_positive, _forward, _integer, _real, _seed
 from ._native import core as _core
 
 __all__ = ["BudgetedPAClassifier"]
@@ -105,29 +103,32 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         self.random_state = random_state
 
     def _validate_params(self):
+        # Python's: types, None for no budget, the option names; the ranges of pa_type and C
+        # are the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("variant", self.variant, _VARIANTS)
         _check_choice("loss", self.loss, _LOSSES)
-        if not isinstance(self.pa_type, numbers.Integral) or isinstance(self.pa_type, bool) or self.pa_type not in (0, 1, 2):
-            raise ValueError(f"pa_type must be 0 (hard margin), 1 (PA-I) or 2 (PA-II); got {self.pa_type!r}")
-        _check_positive("C", self.C)
         _check_bool("averaged", self.averaged)
         self._check_kernel_params()
         self._check_fit_params()
+        _forward(self, _core.PAParams, self._core_fields(self._checked_gamma()))
 
-    def _make_core(self, n_features, n_classes, X):
-        return _core.PassiveAggressive(
-            n_features,
-            n_classes,
-            **self._kernel_args(X),
-            C=float(self.C),
-            pa_type=int(self.pa_type),
+    def _core_fields(self, gamma):
+        """These parameters as the fields of the core's PAParams (the seed aside: it is drawn
+        once, in _make_core), for _validate_params and _make_core alike."""
+        return dict(
+            **self._kernel_fields(gamma),
+            C=_real(self.C),
+            pa_type=_integer(self.pa_type, bad=-1),
             loss=self.loss,
             budget=0 if self.budget is None else int(self.budget),
             variant=self.variant,
-            seed=_seed(self.random_state),
             averaged=bool(self.averaged),
         )
+
+    def _make_core(self, n_features, n_classes, X):
+        fields = self._core_fields(self._resolve_gamma(X))
+        return _core.PassiveAggressive(n_features, n_classes, **fields, seed=_seed(self.random_state))
 
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -11,7 +9,7 @@ from ._base import OnlineClassifierMixin
 from ._kernel_params import _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_choice, _check_positive, _seed
+from ._validation import _check_choice, _check_positive, _forward, _real, _seed
 from ._native import core as _core
 
 __all__ = ["BudgetedSGDClassifier", "LinearPegasosClassifier"]
@@ -125,16 +123,12 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         self.random_state = random_state
 
     def _validate_params(self):
+        # Python's: types, None for no budget, the option names, `average` as True / False / a
+        # start; every range (lam, average_decay, merging's rbf kernel, the kernel's bounds) is
+        # the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("maintenance", self.maintenance, _MAINTENANCE)
-        _check_positive("lam", self.lam)
         self._check_kernel_params()
-        if self.maintenance == "merge" and self.kernel != "rbf" and self.budget is not None:
-            raise ValueError(
-                f"maintenance='merge' requires kernel='rbf' (merging two SVs into one point is derived "
-                f"for the Gaussian kernel, BSGD paper eq. 18-22); got kernel={self.kernel!r}. "
-                "Use maintenance='project' or a removal strategy."
-            )
         self._check_fit_params()
         if not isinstance(self.average, (bool, np.bool_)):
             try:
@@ -144,9 +138,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
                     "average must be True, False or a positive integer (the example from which to average); "
                     f"got {self.average!r}"
                 ) from None
-        d = self.average_decay
-        if isinstance(d, bool) or not isinstance(d, numbers.Real) or not np.isfinite(d) or d < 0:
-            raise ValueError(f"average_decay must be a non-negative finite number; got {d!r}")
+        _forward(self, _core.BSGDParams, self._core_fields(self._checked_gamma()))
 
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)
@@ -166,18 +158,21 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
             return 1 if self.average else 0
         return int(self.average)
 
-    def _make_core(self, n_features, n_classes, X):
-        return _core.KernelPegasos(
-            n_features,
-            n_classes,
-            **self._kernel_args(X),
-            lam=float(self.lam),
+    def _core_fields(self, gamma):
+        """These parameters as the fields of the core's BSGDParams (the seed aside: it is drawn
+        once, in _make_core), for _validate_params and _make_core alike."""
+        return dict(
+            **self._kernel_fields(gamma),
+            lam=_real(self.lam),
             budget=0 if self.budget is None else int(self.budget),
             maintenance=self.maintenance,
-            seed=_seed(self.random_state),
             average_start=self._average_start(),
-            average_decay=float(self.average_decay),
+            average_decay=_real(self.average_decay),
         )
+
+    def _make_core(self, n_features, n_classes, X):
+        fields = self._core_fields(self._resolve_gamma(X))
+        return _core.KernelPegasos(n_features, n_classes, **fields, seed=_seed(self.random_state))
 
     @classmethod
     def _core_class(cls):
@@ -244,9 +239,15 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
         self.random_state = random_state
 
     def _validate_params(self):
-        _check_positive("lam", self.lam)
+        # lam's range is the core's: LinearPegasos has no Params struct, so the constructor
+        # that checks it is called on the smallest model (1 feature); batch_size, a 64-bit
+        # count, keeps Python's check of its type and size.
         _check_positive("batch_size", self.batch_size, integer=True)
         self._check_fit_params()
+        try:
+            _core.LinearPegasos(1, 2, _real(self.lam), 1)
+        except ValueError as e:
+            raise ValueError(f"{e}; got {self.lam!r}") from None
 
     def _make_core(self, n_features, n_classes, X):
         return _core.LinearPegasos(n_features, n_classes, float(self.lam), int(self.batch_size))

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import numbers
-
-import numpy as np
-
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_choice, _check_positive, _seed
+from ._validation import _check_choice, _check_positive, _forward, _real, _seed
 from ._native import core as _core
 
 __all__ = ["KernelPerceptron"]
 
 # The rules' names, as the core defines them (learners/perceptron.hpp).
 _MAINTENANCE = _core.PerceptronParams.choices["maintenance"]
-
-
-def _check_non_negative(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a non-negative finite number; got {value!r}")
 
 
 @register
@@ -89,24 +80,28 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         self.random_state = random_state
 
     def _validate_params(self):
+        # Python's: types, None for no budget, the rule's name; the ranges of eta and beta are
+        # the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("maintenance", self.maintenance, _MAINTENANCE)
-        _check_non_negative("eta", self.eta)
-        _check_non_negative("beta", self.beta)
         self._check_kernel_params()
         self._check_fit_params()
+        _forward(self, _core.PerceptronParams, self._core_fields(self._checked_gamma()))
 
-    def _make_core(self, n_features, n_classes, X):
-        return _core.KernelPerceptron(
-            n_features,
-            n_classes,
-            **self._kernel_args(X),
+    def _core_fields(self, gamma):
+        """These parameters as the fields of the core's PerceptronParams (the seed aside: it is
+        drawn once, in _make_core), for _validate_params and _make_core alike."""
+        return dict(
+            **self._kernel_fields(gamma),
             budget=0 if self.budget is None else int(self.budget),
             maintenance=self.maintenance,
-            eta=float(self.eta),
-            beta=float(self.beta),
-            seed=_seed(self.random_state),
+            eta=_real(self.eta),
+            beta=_real(self.beta),
         )
+
+    def _make_core(self, n_features, n_classes, X):
+        fields = self._core_fields(self._resolve_gamma(X))
+        return _core.KernelPerceptron(n_features, n_classes, **fields, seed=_seed(self.random_state))
 
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)

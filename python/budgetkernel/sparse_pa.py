@@ -9,7 +9,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
-from ._validation import _check_bool, _check_positive, _seed
+from ._validation import _check_bool, _check_positive, _forward, _real, _seed
 from ._native import core as _core
 
 __all__ = ["SparsePAClassifier"]
@@ -105,16 +105,27 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         self.random_state = random_state
 
     def _validate_params(self):
-        _check_positive("alpha", self.alpha)
-        _check_positive("beta", self.beta)
-        _check_positive("eta", self.eta)
+        # Python's: types, target_svs and stream_length (beta from the stream's length); the
+        # ranges of alpha, beta >= alpha and eta are the core's.
         _check_bool("averaged", self.averaged)
         _check_positive("target_svs", self.target_svs, integer=True, allow_none=True)
         _check_positive("stream_length", self.stream_length, integer=True, allow_none=True)
-        if self.target_svs is None and self.beta < self.alpha:
-            raise ValueError(f"beta must be >= alpha; got beta={self.beta!r} < alpha={self.alpha!r}")
         self._check_kernel_params()
         self._check_fit_params()
+        beta = _real(self.beta)
+        if self.target_svs is not None and beta < _real(self.alpha):
+            # beta is computed from target_svs (>= alpha) and the given one is unused: it need
+            # only be a finite number (NaN and inf stay, for the core to refuse)
+            beta = _real(self.alpha)
+        _forward(self, _core.SPAParams, self._core_fields(self._checked_gamma(), beta))
+
+    def _core_fields(self, gamma, beta):
+        """These parameters as the fields of the core's SPAParams, for the resolved gamma and
+        beta (the seed aside: it is drawn once, in _make_core)."""
+        return dict(
+            **self._kernel_fields(gamma), alpha=_real(self.alpha), beta=beta, eta=_real(self.eta),
+            averaged=bool(self.averaged),
+        )
 
     def _resolve_beta(self):
         if self.target_svs is None:
@@ -144,16 +155,8 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
 
     def _make_core(self, n_features, n_classes, X):
         self.beta_ = self._resolve_beta()
-        return _core.SparsePA(
-            n_features,
-            n_classes,
-            **self._kernel_args(X),
-            alpha=float(self.alpha),
-            beta=self.beta_,
-            eta=float(self.eta),
-            averaged=bool(self.averaged),
-            seed=_seed(self.random_state),
-        )
+        fields = self._core_fields(self._resolve_gamma(X), self.beta_)
+        return _core.SparsePA(n_features, n_classes, **fields, seed=_seed(self.random_state))
 
     @classmethod
     def _core_class(cls):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -10,7 +11,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ._base import OnlineClassifierMixin, _recorded
 from ._kernel_params import _kernel_from_core, _KernelParamsMixin
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _seed
+from ._validation import _check_bool, _check_choice, _check_positive, _forward, _real, _seed
 from ._native import core as _core
 
 __all__ = ["IncrementalSVC", "TwinVectorMachine", "ReservoirSVC"]
@@ -40,11 +41,6 @@ _MARGIN_SET_NOTE = (
     ", plus the exact SVMs' margin-set matrices, which grow with the margin support vectors they hold (Q_{:,S}, "
     "Q_SS and the inverse: up to 3 n^2 float64 values per machine for n stored examples)"
 )
-
-
-def _check_ridge(value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
-        raise ValueError(f"ridge must be a finite number >= 0; got {value!r}")
 
 
 class _ExpansionViews:
@@ -137,15 +133,18 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         self.ridge = ridge
 
     def _validate_params(self):
-        _check_positive("C", self.C)
+        # the ranges of C and ridge are the core's
         self._check_kernel_params()
         self._check_fit_params()
-        _check_ridge(self.ridge)
+        _forward(self, _core.IDSVMParams, self._core_fields(self._checked_gamma()))
+
+    def _core_fields(self, gamma):
+        """These parameters as the fields of the core's IDSVMParams, for _validate_params and
+        _make_core alike."""
+        return dict(**self._kernel_fields(gamma), C=_real(self.C), ridge=_real(self.ridge))
 
     def _make_core(self, n_features, n_classes, X):
-        return _core.IncrementalSVC(
-            n_features, n_classes, **self._kernel_args(X), C=float(self.C), ridge=float(self.ridge)
-        )
+        return _core.IncrementalSVC(n_features, n_classes, **self._core_fields(self._resolve_gamma(X)))
 
     @classmethod
     def _core_class(cls):
@@ -321,38 +320,41 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
         self.ridge = ridge
 
     def _validate_params(self):
+        # Python's: types, the merge's name, rejection_eta as a positive number or None (off);
+        # the ranges of C, m1, m2 > m1 and ridge are the core's (budget, a 64-bit count, keeps
+        # Python's check of its type and size)
         _check_positive("budget", self.budget, integer=True)
-        _check_positive("C", self.C)
-        _check_positive("m1", self.m1)
-        _check_positive("m2", self.m2)
-        if not self.m2 > self.m1:
-            raise ValueError(f"m2 must be larger than m1 (a buffer zone, paper 4.1); got m1={self.m1}, m2={self.m2}")
         _check_choice("merge", self.merge, _MERGE)
         _check_bool("one_sided", self.one_sided)
         _check_bool("fixed_C_total", self.fixed_C_total)
         _check_positive("rejection_eta", self.rejection_eta, allow_none=True)
+        if math.isinf(_real(self.m2)):
+            # the core's m2 = +inf (never remove a twin) is not a parameter of this estimator
+            raise ValueError(f"m2 must be a finite number greater than m1; got {self.m2!r}")
         self._check_kernel_params()
         self._check_fit_params()
-        _check_ridge(self.ridge)
+        _forward(self, _core.TVMParams, self._core_fields(self._checked_gamma()))
 
-    def _make_core(self, n_features, n_classes, X):
-        eta = -1.0 if self.rejection_eta is None else float(self.rejection_eta)
-        return _core.TwinVectorMachine(
-            n_features,
-            n_classes,
-            **self._kernel_args(X),
+    def _core_fields(self, gamma):
+        """These parameters as the fields of the core's TVMParams (the seed aside: it is drawn
+        once, in _make_core), for _validate_params and _make_core alike."""
+        return dict(
+            **self._kernel_fields(gamma),
             budget=int(self.budget),
-            C=float(self.C),
-            m1=float(self.m1),
-            m2=float(self.m2),
+            C=_real(self.C),
+            m1=_real(self.m1),
+            m2=_real(self.m2),
             merge=self.merge,
             one_sided=bool(self.one_sided),
-            rejection_eta=eta,
+            rejection_eta=-1.0 if self.rejection_eta is None else float(self.rejection_eta),  # < 0: off
             fixed_C_total=bool(self.fixed_C_total),
             random_baseline=False,
-            seed=_seed(self.random_state),
-            ridge=float(self.ridge),
+            ridge=_real(self.ridge),
         )
+
+    def _make_core(self, n_features, n_classes, X):
+        fields = self._core_fields(self._resolve_gamma(X))
+        return _core.TwinVectorMachine(n_features, n_classes, **fields, seed=_seed(self.random_state))
 
     def _memory_plan(self, budget, n_features, n_classes):
         return _twin_memory_plan(budget, n_features, n_classes, 2)
@@ -436,27 +438,30 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
         self.ridge = ridge
 
     def _validate_params(self):
+        # the ranges of C and ridge are the core's (budget, a 64-bit count, keeps Python's check)
         _check_positive("budget", self.budget, integer=True)
-        _check_positive("C", self.C)
         self._check_kernel_params()
         self._check_fit_params()
-        _check_ridge(self.ridge)
+        _forward(self, _core.TVMParams, self._core_fields(self._checked_gamma()))
 
-    def _make_core(self, n_features, n_classes, X):
-        # The TVM core in its reservoir mode: m1, m2, merge, one_sided (their defaults here) and
-        # Rejection are unused; the file records rejection_eta = -1 (off), fixed_C_total off.
-        return _core.TwinVectorMachine(
-            n_features,
-            n_classes,
-            **self._kernel_args(X),
+    def _core_fields(self, gamma):
+        """These parameters as the fields of the core's TVMParams in its reservoir mode (the
+        seed aside: it is drawn once, in _make_core): m1, m2, merge, one_sided (their defaults
+        here) and Rejection are unused; the file records rejection_eta = -1 (off),
+        fixed_C_total off."""
+        return dict(
+            **self._kernel_fields(gamma),
             budget=int(self.budget),
-            C=float(self.C),
+            C=_real(self.C),
             rejection_eta=-1.0,
             fixed_C_total=False,
             random_baseline=True,
-            seed=_seed(self.random_state),
-            ridge=float(self.ridge),
+            ridge=_real(self.ridge),
         )
+
+    def _make_core(self, n_features, n_classes, X):
+        fields = self._core_fields(self._resolve_gamma(X))
+        return _core.TwinVectorMachine(n_features, n_classes, **fields, seed=_seed(self.random_state))
 
     def _memory_plan(self, budget, n_features, n_classes):
         return _twin_memory_plan(budget, n_features, n_classes, 1)

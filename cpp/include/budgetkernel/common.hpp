@@ -30,6 +30,16 @@ inline void require(bool ok, const std::string& what) {
   if (!ok) invalid(what);
 }
 
+/// The two numeric ranges most Params fields have, worded once for every Params::validate().
+/// The Python estimators forward their parameters to validate() and append "; got <value>"
+/// (the value as the user wrote it), so these messages are the ones Python users read.
+inline void require_positive(double v, const char* name) {
+  if (!(std::isfinite(v) && v > 0.0)) invalid(std::string(name) + " must be a positive finite number");
+}
+inline void require_non_negative(double v, const char* name) {
+  if (!(std::isfinite(v) && v >= 0.0)) invalid(std::string(name) + " must be a non-negative finite number");
+}
+
 inline bool all_finite(const double* p, Index n) {
   for (Index i = 0; i < n; ++i)
     if (!std::isfinite(p[i])) return false;

@@ -37,6 +37,13 @@ inline const char* maintenance_name(Maintenance m) { return detail::enum_name(ma
 /// keep no side state at all (an unbounded store would otherwise drag an n x n cache along).
 /// reduce() then still works for removal and merging, through the cache-free reference
 /// paths remove_sv / merge_reduce, but not for projection.
+namespace detail {
+/// Merging's kernel rule, for BudgetMaintainer and BSGDParams::validate().
+inline constexpr char kMergeNeedsRbf[] =
+    "maintenance='merge' needs the Gaussian (rbf) kernel: merging two SVs into one point on their segment "
+    "(BSGD paper eq. 20) holds only for it; use maintenance='project' or a removal strategy";
+}  // namespace detail
+
 class BudgetMaintainer {
  public:
   BudgetMaintainer() = default;
@@ -48,8 +55,7 @@ class BudgetMaintainer {
         m_removal(removal_rule(kind), kernel) {
     detail::require(static_cast<int>(kind) >= 0 && static_cast<int>(kind) <= 5, "unknown maintenance strategy");
     if (active && kind == Maintenance::Merge && !kernel.unit_diagonal())
-      detail::invalid("maintenance='merge' needs the Gaussian (rbf) kernel: merging two SVs into one "
-                      "point on their segment (BSGD paper eq. 20) holds only for it");
+      detail::invalid(detail::kMergeNeedsRbf);
   }
 
   Maintenance kind() const { return m_kind; }

@@ -35,8 +35,8 @@ struct BOGDParams {
   /// \throws std::invalid_argument naming the offending parameter.
   void validate() const {
     detail::require_psd_kernel(kernel);
-    detail::require(std::isfinite(eta) && eta > 0.0, "eta must be a positive finite number");
-    detail::require(std::isfinite(lam) && lam >= 0.0, "lam must be a non-negative finite number");
+    detail::require_positive(eta, "eta");
+    detail::require_non_negative(lam, "lam");
     detail::require(eta * lam < 1.0, "eta * lam must be < 1 (the shrink factor 1 - eta lam must stay positive)");
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
     detail::require(max_coef > 0.0, "max_coef must be positive (or infinite: no bound)");

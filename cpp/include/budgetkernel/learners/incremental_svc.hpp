@@ -82,8 +82,8 @@ struct IDSVMParams {
   double ridge = 0.0;
 
   void validate() const {
-    detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
-    detail::require(std::isfinite(ridge) && ridge >= 0.0, "ridge must be a finite number >= 0");
+    detail::require_positive(C, "C");
+    detail::require_non_negative(ridge, "ridge");
   }
 };
 

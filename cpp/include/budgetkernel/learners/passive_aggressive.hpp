@@ -45,8 +45,8 @@ struct PAParams {
   /// \throws std::invalid_argument naming the offending parameter.
   void validate() const {
     detail::require_psd_kernel(kernel);
-    detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
-    detail::require(pa_type >= 0 && pa_type <= 2, "pa_type must be 0 (PA), 1 (PA-I) or 2 (PA-II)");
+    detail::require_positive(C, "C");
+    detail::require(pa_type >= 0 && pa_type <= 2, "pa_type must be 0 (hard margin), 1 (PA-I) or 2 (PA-II)");
     detail::require_enum(pa_loss_names, loss, "loss");
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
     detail::require_enum(bpa_variant_names, variant, "variant");

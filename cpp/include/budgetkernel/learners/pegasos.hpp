@@ -40,9 +40,9 @@ struct BSGDParams {
     detail::require_psd_kernel(kernel);
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
     detail::require_enum(maintenance_names, maintenance, "maintenance");
+    detail::require(budget == 0 || maintenance != Maintenance::Merge || kernel.unit_diagonal(), detail::kMergeNeedsRbf);
     detail::require(average_start >= 0, "average must be >= 0 (0 = off)");
-    detail::require(std::isfinite(average_decay) && average_decay >= 0.0,
-                    "average_decay must be a non-negative finite number");
+    detail::require_non_negative(average_decay, "average_decay");
   }
 };
 

@@ -54,8 +54,8 @@ struct PerceptronParams {
     detail::require_psd_kernel(kernel);
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
     detail::require_enum(perceptron_budget_names, maintenance, "maintenance");
-    detail::require(std::isfinite(eta) && eta >= 0.0, "eta must be a finite number >= 0");
-    detail::require(std::isfinite(beta) && beta >= 0.0, "beta must be a finite number >= 0");
+    detail::require_non_negative(eta, "eta");
+    detail::require_non_negative(beta, "beta");
   }
 };
 

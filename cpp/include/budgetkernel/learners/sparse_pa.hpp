@@ -22,9 +22,9 @@ struct SPAParams {
   /// \throws std::invalid_argument naming the offending parameter.
   void validate() const {
     detail::require_psd_kernel(kernel);
-    detail::require(std::isfinite(alpha) && alpha > 0.0, "alpha must be a positive finite number");
+    detail::require_positive(alpha, "alpha");
     detail::require(std::isfinite(beta) && beta >= alpha, "beta must be a finite number >= alpha");
-    detail::require(std::isfinite(eta) && eta > 0.0, "eta must be a positive finite number");
+    detail::require_positive(eta, "eta");
   }
 };
 

@@ -88,12 +88,12 @@ struct TVMParams {
 
   void validate() const {
     detail::require(budget >= 1, "budget must be >= 1");
-    detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
-    detail::require(std::isfinite(m1) && m1 >= 0.0, "m1 must be a non-negative finite number");
-    detail::require(!std::isnan(m2) && m2 > m1, "m2 must be greater than m1 (+inf: never remove)");
+    detail::require_positive(C, "C");
+    detail::require_non_negative(m1, "m1");
+    detail::require(!std::isnan(m2) && m2 > m1, "m2 must be greater than m1 (a buffer zone, paper 4.1)");
     detail::require_enum(tvm_merge_names, merge, "merge");
     detail::require(std::isfinite(rejection_eta), "rejection_eta must be finite (< 0 turns Rejection off)");
-    detail::require(std::isfinite(ridge) && ridge >= 0.0, "ridge must be a finite number >= 0");
+    detail::require_non_negative(ridge, "ridge");
   }
 };
 
