@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._native import core as _core
 from ._validation import _check_choice, _check_positive
 
-__all__ = ["_AveragedMixin", "_KernelExpansionMixin", "_KernelParamsMixin", "_kernel_from_core"]
+__all__ = ["_AveragedMixin", "_KernelExpansionMixin", "_KernelParamsMixin"]
 
 # The kernels' names, as the core defines them (kernel.hpp).
 _KERNELS = _core.BSGDParams.choices["kernel"]
@@ -79,11 +79,19 @@ class _KernelParamsMixin:
     def _extra_fitted(self):
         return {"gamma_": self.gamma_}
 
-
-def _kernel_from_core(p):
-    """The kernel parameters of a core learner's ``params`` (see load of a file written by
-    C++) as estimator parameters: the names are the same on both sides."""
-    return dict(kernel=p.kernel, gamma=p.gamma, degree=p.degree, coef0=p.coef0)
+    @classmethod
+    def _params_from_core(cls, model):
+        """(constructor parameters, fitted attributes) of a core learner (budgetkernel.load of
+        a file written by C++): every parameter that is a field of the same name of the core's
+        Params is read from it (budget 0 is None: no budget), random_state is the core's seed.
+        Estimators with parameters that map otherwise extend this."""
+        p = model.params
+        params = {name: getattr(p, name) for name in cls._get_param_names() if hasattr(p, name)}
+        if "budget" in params:
+            params["budget"] = p.budget or None
+        if hasattr(p, "seed"):
+            params["random_state"] = p.seed
+        return params, {"gamma_": p.gamma}
 
 
 def _scale_gamma(X):

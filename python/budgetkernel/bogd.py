@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ._base import OnlineClassifierMixin
-from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
+from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
 from ._validation import _check_bool, _check_choice, _check_positive, _forward, _real, _seed
 from ._native import core as _core
@@ -130,16 +130,8 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
 
     @classmethod
     def _params_from_core(cls, model):
-        """(constructor parameters, fitted attributes) of a core BOGD."""
-        p = model.params
-        params = dict(
-            budget=p.budget or None,
-            sampling=p.sampling,
-            eta=p.eta,
-            lam=p.lam,
-            max_coef=None if math.isinf(p.max_coef) else p.max_coef,
-            averaged=p.averaged,
-            **_kernel_from_core(p),
-            random_state=p.seed,
-        )
-        return params, {"gamma_": p.gamma}
+        """As the base's, with an infinite max_coef as None (no bound)."""
+        params, fitted = super()._params_from_core(model)
+        if math.isinf(params["max_coef"]):
+            params["max_coef"] = None
+        return params, fitted

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import OnlineClassifierMixin, _curve_point
-from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
+from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
 from ._validation import _check_bool, _check_choice, _check_positive, _forward, _integer, _real, _seed
@@ -144,22 +144,6 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "pa"
-
-    @classmethod
-    def _params_from_core(cls, model):
-        """(constructor parameters, fitted attributes) of a core PassiveAggressive."""
-        p = model.params
-        params = dict(
-            budget=p.budget or None,
-            variant=p.variant,
-            loss=p.loss,
-            pa_type=p.pa_type,
-            C=p.C,
-            averaged=p.averaged,
-            **_kernel_from_core(p),
-            random_state=p.seed,
-        )
-        return params, {"gamma_": p.gamma}
 
     @property
     def labels_used_(self):

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import OnlineClassifierMixin
-from ._kernel_params import _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
+from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
 from ._validation import _check_choice, _check_positive, _forward, _real, _seed
@@ -183,19 +183,12 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
 
     @classmethod
     def _params_from_core(cls, model):
-        """(constructor parameters, fitted attributes) of a core KernelPegasos."""
-        p = model.params
-        params = dict(
-            budget=p.budget or None,
-            maintenance=p.maintenance,
-            lam=p.lam,
-            **_kernel_from_core(p),
-            # the core's average_start (0 = off, t0 >= 1) is `average` here: True for t0 = 1
-            average=p.average_start if p.average_start > 1 else bool(p.average_start),
-            average_decay=p.average_decay,
-            random_state=p.seed,
-        )
-        return params, {"gamma_": p.gamma}
+        """As the base's, with the core's average_start (0 = off, t0 >= 1) as ``average``:
+        True for t0 = 1."""
+        params, fitted = super()._params_from_core(model)
+        start = model.params.average_start
+        params["average"] = start if start > 1 else bool(start)
+        return params, fitted
 
     @property
     def predictor_coef_(self):

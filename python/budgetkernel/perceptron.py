@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._base import OnlineClassifierMixin
-from ._kernel_params import _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
+from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
 from ._validation import _check_choice, _check_positive, _forward, _real, _seed
@@ -118,17 +118,3 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "perceptron"
-
-    @classmethod
-    def _params_from_core(cls, model):
-        """(constructor parameters, fitted attributes) of a core KernelPerceptron."""
-        p = model.params
-        params = dict(
-            budget=p.budget or None,
-            maintenance=p.maintenance,
-            eta=p.eta,
-            beta=p.beta,
-            **_kernel_from_core(p),
-            random_state=p.seed,
-        )
-        return params, {"gamma_": p.gamma}

@@ -7,7 +7,7 @@ import math
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._base import OnlineClassifierMixin
-from ._kernel_params import _AveragedMixin, _kernel_from_core, _KernelExpansionMixin, _KernelParamsMixin
+from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
 from ._validation import _check_bool, _check_positive, _forward, _real, _seed
 from ._native import core as _core
@@ -170,16 +170,8 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         """(constructor parameters, fitted attributes) of a core SparsePA: the file's beta is
         ``beta`` and ``beta_`` (target_svs / stream_length, known to Python only, take their
         defaults)."""
-        p = model.params
-        params = dict(
-            alpha=p.alpha,
-            beta=p.beta,
-            eta=p.eta,
-            averaged=p.averaged,
-            **_kernel_from_core(p),
-            random_state=p.seed,
-        )
-        return params, {"gamma_": p.gamma, "beta_": p.beta}
+        params, fitted = super()._params_from_core(model)
+        return params, {**fitted, "beta_": model.params.beta}
 
     def _extra_fitted(self):
         return {**super()._extra_fitted(), "beta_": self.beta_}

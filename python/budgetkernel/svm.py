@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._base import OnlineClassifierMixin, _recorded
-from ._kernel_params import _kernel_from_core, _KernelParamsMixin
+from ._kernel_params import _KernelParamsMixin
 from ._persistence import register
 from ._validation import _check_bool, _check_choice, _check_positive, _forward, _real, _seed
 from ._native import core as _core
@@ -152,14 +152,6 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "idsvm"
-
-    @classmethod
-    def _params_from_core(cls, model):
-        """(constructor parameters, fitted attributes) of a core IncrementalSVC (C as its last
-        set_C left it)."""
-        p = model.params
-        params = dict(C=p.C, ridge=p.ridge, **_kernel_from_core(p))
-        return params, {"gamma_": p.gamma}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -374,23 +366,12 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
     def _params_from_core(cls, model):
         """(constructor parameters, fitted attributes) of a core TwinVectorMachine; None for
         one in its random-baseline mode (a ReservoirSVC)."""
-        p = model.params
-        if p.random_baseline:
+        if model.params.random_baseline:
             return None
-        params = dict(
-            budget=p.budget,
-            C=p.C,
-            m1=p.m1,
-            m2=p.m2,
-            merge=p.merge,
-            one_sided=p.one_sided,
-            rejection_eta=None if p.rejection_eta < 0 else p.rejection_eta,
-            fixed_C_total=p.fixed_C_total,
-            random_state=p.seed,
-            ridge=p.ridge,
-            **_kernel_from_core(p),
-        )
-        return params, {"gamma_": p.gamma}
+        params, fitted = super()._params_from_core(model)
+        if params["rejection_eta"] < 0:  # the core's "off"
+            params["rejection_eta"] = None
+        return params, fitted
 
     @property
     def twin_vectors_(self):
@@ -481,8 +462,6 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
     def _params_from_core(cls, model):
         """(constructor parameters, fitted attributes) of a core TwinVectorMachine in its
         random-baseline mode (whose TVM-only parameters it ignores); None for a TVM."""
-        p = model.params
-        if not p.random_baseline:
+        if not model.params.random_baseline:
             return None
-        params = dict(budget=p.budget, C=p.C, random_state=p.seed, ridge=p.ridge, **_kernel_from_core(p))
-        return params, {"gamma_": p.gamma}
+        return super()._params_from_core(model)
