@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._native import core as _core
-from ._validation import _check_choice, _check_positive
+from ._validation import _check_choice, _check_positive, _seed
 
 __all__ = ["_AveragedMixin", "_KernelExpansionMixin", "_KernelParamsMixin"]
 
@@ -78,6 +78,11 @@ class _KernelParamsMixin:
 
     def _extra_fitted(self):
         return {"gamma_": self.gamma_}
+
+    def _make_core(self, n_features, n_classes, X):
+        """A fresh core learner from _core_fields, its seed drawn once from random_state."""
+        fields = self._core_fields(self._resolve_gamma(X))
+        return self._core_class()(n_features, n_classes, **fields, seed=_seed(self.random_state))
 
     @classmethod
     def _params_from_core(cls, model):

@@ -63,9 +63,12 @@ class _PersistenceMixin:
                 )
             self._model = model
 
+    # The core learner class this estimator drives: its name in budgetkernel._core.
+    _core_name = None
+
     @classmethod
-    def _core_class(cls):  # pragma: no cover - overridden
-        raise NotImplementedError
+    def _core_class(cls):
+        return getattr(_core, cls._core_name)
 
     def save(self, path):
         """Writes the model (enough to predict and to resume training) to ``path``.

@@ -7,7 +7,7 @@ import math
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _forward, _real, _seed
+from ._validation import _check_bool, _check_choice, _check_positive, _forward, _real
 from ._native import core as _core
 
 __all__ = ["BOGDClassifier"]
@@ -117,13 +117,7 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
             averaged=bool(self.averaged),
         )
 
-    def _make_core(self, n_features, n_classes, X):
-        fields = self._core_fields(self._resolve_gamma(X))
-        return _core.BOGD(n_features, n_classes, **fields, seed=_seed(self.random_state))
-
-    @classmethod
-    def _core_class(cls):
-        return _core.BOGD
+    _core_name = "BOGD"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "bogd"

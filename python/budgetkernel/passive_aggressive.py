@@ -9,7 +9,7 @@ from ._base import OnlineClassifierMixin, _curve_point
 from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _forward, _integer, _real, _seed
+from ._validation import _check_bool, _check_choice, _check_positive, _forward, _integer, _real
 from ._native import core as _core
 
 __all__ = ["BudgetedPAClassifier"]
@@ -126,10 +126,6 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
             averaged=bool(self.averaged),
         )
 
-    def _make_core(self, n_features, n_classes, X):
-        fields = self._core_fields(self._resolve_gamma(X))
-        return _core.PassiveAggressive(n_features, n_classes, **fields, seed=_seed(self.random_state))
-
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)
         if self.variant == "project":
@@ -138,9 +134,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
             plan.append(_projection_memory(2 * budget, "(2 budget)^2"))
         return plan
 
-    @classmethod
-    def _core_class(cls):
-        return _core.PassiveAggressive
+    _core_name = "PassiveAggressive"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "pa"

@@ -9,7 +9,7 @@ from ._base import OnlineClassifierMixin
 from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_choice, _check_positive, _forward, _real, _seed
+from ._validation import _check_choice, _check_positive, _forward, _real
 from ._native import core as _core
 
 __all__ = ["BudgetedSGDClassifier", "LinearPegasosClassifier"]
@@ -170,13 +170,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
             average_decay=_real(self.average_decay),
         )
 
-    def _make_core(self, n_features, n_classes, X):
-        fields = self._core_fields(self._resolve_gamma(X))
-        return _core.KernelPegasos(n_features, n_classes, **fields, seed=_seed(self.random_state))
-
-    @classmethod
-    def _core_class(cls):
-        return _core.KernelPegasos
+    _core_name = "KernelPegasos"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "bsgd"
@@ -245,9 +239,7 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
     def _make_core(self, n_features, n_classes, X):
         return _core.LinearPegasos(n_features, n_classes, float(self.lam), int(self.batch_size))
 
-    @classmethod
-    def _core_class(cls):
-        return _core.LinearPegasos
+    _core_name = "LinearPegasos"
 
     def _end_of_pass(self):
         # A finite data set ends here: its partial last batch is a step of its own (it used

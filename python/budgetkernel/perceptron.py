@@ -6,7 +6,7 @@ from ._base import OnlineClassifierMixin
 from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_choice, _check_positive, _forward, _real, _seed
+from ._validation import _check_choice, _check_positive, _forward, _real
 from ._native import core as _core
 
 __all__ = ["KernelPerceptron"]
@@ -99,10 +99,6 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
             beta=_real(self.beta),
         )
 
-    def _make_core(self, n_features, n_classes, X):
-        fields = self._core_fields(self._resolve_gamma(X))
-        return _core.KernelPerceptron(n_features, n_classes, **fields, seed=_seed(self.random_state))
-
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)
         if self.maintenance in ("projectron", "projectron++"):
@@ -112,9 +108,7 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
             plan.append(_projection_memory(side, "p^2 (p: the smallest power of two > budget)"))
         return plan
 
-    @classmethod
-    def _core_class(cls):
-        return _core.KernelPerceptron
+    _core_name = "KernelPerceptron"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "perceptron"

@@ -158,9 +158,7 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         fields = self._core_fields(self._resolve_gamma(X), self.beta_)
         return _core.SparsePA(n_features, n_classes, **fields, seed=_seed(self.random_state))
 
-    @classmethod
-    def _core_class(cls):
-        return _core.SparsePA
+    _core_name = "SparsePA"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "spa"

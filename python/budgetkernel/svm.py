@@ -11,7 +11,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ._base import OnlineClassifierMixin, _recorded
 from ._kernel_params import _KernelParamsMixin
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _forward, _real, _seed
+from ._validation import _check_bool, _check_choice, _check_positive, _forward, _real
 from ._native import core as _core
 
 __all__ = ["IncrementalSVC", "TwinVectorMachine", "ReservoirSVC"]
@@ -146,9 +146,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     def _make_core(self, n_features, n_classes, X):
         return _core.IncrementalSVC(n_features, n_classes, **self._core_fields(self._resolve_gamma(X)))
 
-    @classmethod
-    def _core_class(cls):
-        return _core.IncrementalSVC
+    _core_name = "IncrementalSVC"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "idsvm"
@@ -344,19 +342,13 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
             ridge=_real(self.ridge),
         )
 
-    def _make_core(self, n_features, n_classes, X):
-        fields = self._core_fields(self._resolve_gamma(X))
-        return _core.TwinVectorMachine(n_features, n_classes, **fields, seed=_seed(self.random_state))
-
     def _memory_plan(self, budget, n_features, n_classes):
         return _twin_memory_plan(budget, n_features, n_classes, 2)
 
     def _memory_note(self):
         return _MARGIN_SET_NOTE
 
-    @classmethod
-    def _core_class(cls):
-        return _core.TwinVectorMachine
+    _core_name = "TwinVectorMachine"
 
     # budgetkernel.load of a model file without Python metadata (written by C++). The 'tvm'
     # learner is also ReservoirSVC's: its random_baseline flag tells them apart.
@@ -440,19 +432,13 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
             ridge=_real(self.ridge),
         )
 
-    def _make_core(self, n_features, n_classes, X):
-        fields = self._core_fields(self._resolve_gamma(X))
-        return _core.TwinVectorMachine(n_features, n_classes, **fields, seed=_seed(self.random_state))
-
     def _memory_plan(self, budget, n_features, n_classes):
         return _twin_memory_plan(budget, n_features, n_classes, 1)
 
     def _memory_note(self):
         return _MARGIN_SET_NOTE
 
-    @classmethod
-    def _core_class(cls):
-        return _core.TwinVectorMachine
+    _core_name = "TwinVectorMachine"
 
     # budgetkernel.load of a model file without Python metadata (written by C++): a 'tvm'
     # learner in its random-baseline mode (the others are TwinVectorMachine's).
