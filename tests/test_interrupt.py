@@ -1,7 +1,7 @@
 """Ctrl-C (and Jupyter's "interrupt kernel") stops a long chunk between two examples.
 
 The chunk loops run in C++ without the GIL; the core polls Python's signal handlers about
-every 20 ms (stop_poll.hpp, run_released in bindings.hpp). Each test simulates Ctrl-C with
+every 20 ms (stop_poll.hpp, run_released in model_lock.hpp). Each test simulates Ctrl-C with
 _thread.interrupt_main from a timer thread, during a call that would otherwise run for tens of
 seconds, and checks that the call stopped part-way and left a consistent model: a stopped
 fit or partial_fit has learned exactly the rows before the stop (the same model as a fresh

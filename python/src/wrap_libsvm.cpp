@@ -7,7 +7,7 @@
 
 namespace {
 
-// What scan() and read() return; datasets.py has the same constants.
+// What scan() and read() return; budgetkernel/io.py has the same constants.
 enum : int { kNeedInput = 0, kEnd = 1, kRejected = 2, kFull = 3 };
 
 const char* status_name(bk::LibsvmStatus s) {
