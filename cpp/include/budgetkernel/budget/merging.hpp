@@ -360,15 +360,8 @@ class Merging : public GramTracked {
   /// \throws std::invalid_argument if !kernel.unit_diagonal(), kernel is not the cache's
   ///         kernel or size() < 2; std::logic_error when the cache is out of sync.
   MaintenanceResult reduce(SupportVectors& sv, const Kernel& kernel) {
-    if (!kernel.unit_diagonal())
-      detail::invalid("Merging::reduce: merging needs the Gaussian (rbf) kernel (BSGD eq. 20)");
-    if (!detail::same_kernel(kernel, m_kernel))
-      detail::invalid("Merging::reduce: kernel differs from the cached one");
+    check_reduce(sv, kernel);
     const Index B = sv.size(), d = sv.dim(), c = sv.n_coef();
-    if (!(B >= 2)) detail::invalid("Merging::reduce: needs at least two support vectors");
-    if (m_track && B != m_gram.size() + (m_held ? 1 : 0))
-      detail::cache_out_of_sync("Merging::reduce", B, m_gram.size());
-    if (!m_track && m_held && !(m_new.size() >= B)) detail::cache_out_of_sync("Merging::reduce", B, m_new.size());
     if (m_row.size() < B) m_row.resize((std::max)(B, sv.capacity()));
     if (m_zw.size() < d + c) m_zw.resize(d + c);
     const RowMatrix& A = sv.A();
@@ -377,15 +370,7 @@ class Merging : public GramTracked {
     double m_norm = 0.0;
     const Index m = detail::merge_smallest(sv, m_norm, m_row);
     if (m_norm == 0.0) {  // contributes nothing to w
-      if (m_held && m == B - 1) {
-        m_held = false;  // the held row dies with its SV
-      } else if (m_track) {
-        flush();
-        m_gram.erase(m);
-      } else {
-        m_held = false;  // the held SV moves into slot m: simply forget its row
-      }
-      sv.erase(m);
+      drop_silent(sv, m);
       return res;
     }
 
@@ -400,17 +385,9 @@ class Merging : public GramTracked {
     const double f_m = m_track ? detail::merge_score_dot(sv, km, A.row(m)) : 0.0;
     const double f_n = m_track ? detail::merge_score_dot(sv, row(n, B), A.row(n)) : 0.0;
 
-    // z into its slot; with tracking, then its row over the B SVs (the slot's own entry is
-    // k(z, z) now; f(z) needs k(x_keep, z) of the point it replaced, known in closed form).
     sv.set_x(keep, m_zw.head(d));
     if (m_track) {
-      const auto z = sv.x(keep).transpose();
-      const double z_sq = sv.sqnorm()(keep);
-      sv.kernel_row(kernel, z, z_sq, m_row);
-      m_gram.canonical_tail(sv, kernel, B, z, z_sq, m_row);
-      m_row(keep) = keep == m ? pair.k_mz : pair.k_nz;
-      const double f_z = detail::merge_score_dot(sv, m_row, alpha_z);  // coefficients still the old ones
-      m_row(keep) = kernel.self(z_sq);
+      const double f_z = merged_row(sv, kernel, keep, m, pair);
       res.norm_change = 2.0 * (f_z - f_m - f_n) + res.degradation;
     } else {
       res.norm_change = std::numeric_limits<double>::quiet_NaN();
@@ -420,26 +397,70 @@ class Merging : public GramTracked {
     sv.alpha(keep) = alpha_z.transpose();
     sv.carry_combine(keep, m, n, pair.k_mz, pair.k_nz);
     sv.set_id(keep, id);
-    const Index last = B - 1;
-    if (m_track) {  // without tracking there is no cache to update
-      if (m_held && drop != last) {
-        // The held SV (last) moves into drop's slot, as in the store: z's row and its row go
-        // in together, each with the other's slot renamed.
-        m_row(drop) = m_row(last);  // k(z, x_new)
-        m_new(keep) = m_row(last);
-        m_new(drop) = m_new(last);  // k(x_new, x_new)
-        m_gram.replace_two(keep, m_row.data(), drop, m_new.data());
-      } else {
-        m_gram.replace(keep, m_row, m_row(keep));
-        if (!m_held) m_gram.erase(drop);  // (held and drop == last: the held SV merged away)
-      }
-    }
+    if (m_track) update_cache(keep, drop, B - 1);  // without tracking there is no cache to update
     m_held = false;
     sv.erase(drop);
     return res;
   }
 
  private:
+  /// reduce's preconditions (see its \throws).
+  void check_reduce(const SupportVectors& sv, const Kernel& kernel) const {
+    if (!kernel.unit_diagonal())
+      detail::invalid("Merging::reduce: merging needs the Gaussian (rbf) kernel (BSGD eq. 20)");
+    if (!detail::same_kernel(kernel, m_kernel))
+      detail::invalid("Merging::reduce: kernel differs from the cached one");
+    const Index B = sv.size();
+    if (!(B >= 2)) detail::invalid("Merging::reduce: needs at least two support vectors");
+    if (m_track && B != m_gram.size() + (m_held ? 1 : 0))
+      detail::cache_out_of_sync("Merging::reduce", B, m_gram.size());
+    if (!m_track && m_held && !(m_new.size() >= B)) detail::cache_out_of_sync("Merging::reduce", B, m_new.size());
+  }
+
+  /// SV m, whose coefficients are zero, leaves without a merge (nothing of w changes).
+  void drop_silent(SupportVectors& sv, Index m) {
+    if (m_held && m == sv.size() - 1) {
+      m_held = false;  // the held row dies with its SV
+    } else if (m_track) {
+      flush();
+      m_gram.erase(m);
+    } else {
+      m_held = false;  // the held SV moves into slot m: simply forget its row
+    }
+    sv.erase(m);
+  }
+
+  /// With tracking: z (already in slot `keep`) gets its row over the B SVs into m_row, and
+  /// f(z) under the coefficients before the merge is returned. The slot's own entry is
+  /// k(z, z) afterwards; f(z) needs k(x_keep, z) of the point z replaced, known in closed form.
+  double merged_row(const SupportVectors& sv, const Kernel& kernel, Index keep, Index m, const detail::MergePair& pair) {
+    const Index B = sv.size();
+    const auto z = sv.x(keep).transpose();
+    const double z_sq = sv.sqnorm()(keep);
+    sv.kernel_row(kernel, z, z_sq, m_row);
+    m_gram.canonical_tail(sv, kernel, B, z, z_sq, m_row);
+    m_row(keep) = keep == m ? pair.k_mz : pair.k_nz;
+    const double f_z = detail::merge_score_dot(sv, m_row, m_zw.segment(sv.dim(), sv.n_coef()));
+    m_row(keep) = kernel.self(z_sq);
+    return f_z;
+  }
+
+  /// The cache after a merge: z's row replaces slot `keep`, slot `drop` goes (the store moves
+  /// its last SV there).
+  void update_cache(Index keep, Index drop, Index last) {
+    if (m_held && drop != last) {
+      // The held SV (last) moves into drop's slot, as in the store: z's row and its row go
+      // in together, each with the other's slot renamed.
+      m_row(drop) = m_row(last);  // k(z, x_new)
+      m_new(keep) = m_row(last);
+      m_new(drop) = m_new(last);  // k(x_new, x_new)
+      m_gram.replace_two(keep, m_row.data(), drop, m_new.data());
+    } else {
+      m_gram.replace(keep, m_row, m_row(keep));
+      if (!m_held) m_gram.erase(drop);  // (held and drop == last: the held SV merged away)
+    }
+  }
+
   /// Without norm tracking: row m over all B SVs, the held row when m is the held SV, else
   /// computed (canonical, as the cache's rows are).
   const double* untracked_row(const SupportVectors& sv, const Kernel& kernel, Index m, Index B) {
