@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._native import core as _core
-from ._validation import _check_choice, _check_positive, _seed
+from ._validation import _check_choice, _check_positive, _forward, _seed
 
 __all__ = ["_AveragedMixin", "_KernelExpansionMixin", "_KernelParamsMixin"]
 
@@ -78,6 +78,16 @@ class _KernelParamsMixin:
 
     def _extra_fitted(self):
         return {"gamma_": self.gamma_}
+
+    def _check_shared_and_forward(self, fields=None):
+        """The end of every _validate_params: the kernel's and fit's parameters, then every
+        range through the core's Params (``_params_name``) and its validate(), from
+        ``fields`` (default: _core_fields with gamma as checked before any data)."""
+        self._check_kernel_params()
+        self._check_fit_params()
+        if fields is None:
+            fields = self._core_fields(self._checked_gamma())
+        _forward(self, getattr(_core, self._params_name), fields)
 
     def _make_core(self, n_features, n_classes, X):
         """A fresh core learner from _core_fields, its seed drawn once from random_state."""

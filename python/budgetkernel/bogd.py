@@ -7,7 +7,7 @@ import math
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _forward, _real
+from ._validation import _check_bool, _check_choice, _check_positive, _real
 from ._native import core as _core
 
 __all__ = ["BOGDClassifier"]
@@ -100,9 +100,7 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("sampling", self.sampling, _SAMPLING)
         _check_bool("averaged", self.averaged)
-        self._check_kernel_params()
-        self._check_fit_params()
-        _forward(self, _core.BOGDParams, self._core_fields(self._checked_gamma()))
+        self._check_shared_and_forward()
 
     def _core_fields(self, gamma):
         """These parameters as the fields of the core's BOGDParams (the seed aside: it is drawn
@@ -117,7 +115,7 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
             averaged=bool(self.averaged),
         )
 
-    _core_name = "BOGD"
+    _core_name, _params_name = "BOGD", "BOGDParams"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "bogd"

@@ -9,7 +9,7 @@ from ._base import OnlineClassifierMixin, _curve_point
 from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _forward, _integer, _real
+from ._validation import _check_bool, _check_choice, _check_positive, _integer, _real
 from ._native import core as _core
 
 __all__ = ["BudgetedPAClassifier"]
@@ -109,9 +109,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         _check_choice("variant", self.variant, _VARIANTS)
         _check_choice("loss", self.loss, _LOSSES)
         _check_bool("averaged", self.averaged)
-        self._check_kernel_params()
-        self._check_fit_params()
-        _forward(self, _core.PAParams, self._core_fields(self._checked_gamma()))
+        self._check_shared_and_forward()
 
     def _core_fields(self, gamma):
         """These parameters as the fields of the core's PAParams (the seed aside: it is drawn
@@ -134,7 +132,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
             plan.append(_projection_memory(2 * budget, "(2 budget)^2"))
         return plan
 
-    _core_name = "PassiveAggressive"
+    _core_name, _params_name = "PassiveAggressive", "PAParams"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "pa"

@@ -9,7 +9,7 @@ from ._base import OnlineClassifierMixin
 from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_choice, _check_positive, _forward, _real
+from ._validation import _check_choice, _check_positive, _real
 from ._native import core as _core
 
 __all__ = ["BudgetedSGDClassifier", "LinearPegasosClassifier"]
@@ -128,8 +128,6 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         # the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("maintenance", self.maintenance, _MAINTENANCE)
-        self._check_kernel_params()
-        self._check_fit_params()
         if not isinstance(self.average, (bool, np.bool_)):
             try:
                 _check_positive("average", self.average, integer=True)
@@ -138,7 +136,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
                     "average must be True, False or a positive integer (the example from which to average); "
                     f"got {self.average!r}"
                 ) from None
-        _forward(self, _core.BSGDParams, self._core_fields(self._checked_gamma()))
+        self._check_shared_and_forward()
 
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)
@@ -170,7 +168,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
             average_decay=_real(self.average_decay),
         )
 
-    _core_name = "KernelPegasos"
+    _core_name, _params_name = "KernelPegasos", "BSGDParams"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "bsgd"

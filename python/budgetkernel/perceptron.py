@@ -6,7 +6,7 @@ from ._base import OnlineClassifierMixin
 from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_choice, _check_positive, _forward, _real
+from ._validation import _check_choice, _check_positive, _real
 from ._native import core as _core
 
 __all__ = ["KernelPerceptron"]
@@ -84,9 +84,7 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         # the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("maintenance", self.maintenance, _MAINTENANCE)
-        self._check_kernel_params()
-        self._check_fit_params()
-        _forward(self, _core.PerceptronParams, self._core_fields(self._checked_gamma()))
+        self._check_shared_and_forward()
 
     def _core_fields(self, gamma):
         """These parameters as the fields of the core's PerceptronParams (the seed aside: it is
@@ -108,7 +106,7 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
             plan.append(_projection_memory(side, "p^2 (p: the smallest power of two > budget)"))
         return plan
 
-    _core_name = "KernelPerceptron"
+    _core_name, _params_name = "KernelPerceptron", "PerceptronParams"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "perceptron"

@@ -9,7 +9,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
-from ._validation import _check_bool, _check_positive, _forward, _real, _seed
+from ._validation import _check_bool, _check_positive, _real, _seed
 from ._native import core as _core
 
 __all__ = ["SparsePAClassifier"]
@@ -110,14 +110,12 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         _check_bool("averaged", self.averaged)
         _check_positive("target_svs", self.target_svs, integer=True, allow_none=True)
         _check_positive("stream_length", self.stream_length, integer=True, allow_none=True)
-        self._check_kernel_params()
-        self._check_fit_params()
         beta = _real(self.beta)
         if self.target_svs is not None and beta < _real(self.alpha):
             # beta is computed from target_svs (>= alpha) and the given one is unused: it need
             # only be a finite number (NaN and inf stay, for the core to refuse)
             beta = _real(self.alpha)
-        _forward(self, _core.SPAParams, self._core_fields(self._checked_gamma(), beta))
+        self._check_shared_and_forward(self._core_fields(self._checked_gamma(), beta))
 
     def _core_fields(self, gamma, beta):
         """These parameters as the fields of the core's SPAParams, for the resolved gamma and
@@ -158,7 +156,7 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         fields = self._core_fields(self._resolve_gamma(X), self.beta_)
         return _core.SparsePA(n_features, n_classes, **fields, seed=_seed(self.random_state))
 
-    _core_name = "SparsePA"
+    _core_name, _params_name = "SparsePA", "SPAParams"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "spa"

@@ -11,7 +11,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ._base import OnlineClassifierMixin, _recorded
 from ._kernel_params import _KernelParamsMixin
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _forward, _real
+from ._validation import _check_bool, _check_choice, _check_positive, _real
 from ._native import core as _core
 
 __all__ = ["IncrementalSVC", "TwinVectorMachine", "ReservoirSVC"]
@@ -134,9 +134,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
 
     def _validate_params(self):
         # the ranges of C and ridge are the core's
-        self._check_kernel_params()
-        self._check_fit_params()
-        _forward(self, _core.IDSVMParams, self._core_fields(self._checked_gamma()))
+        self._check_shared_and_forward()
 
     def _core_fields(self, gamma):
         """These parameters as the fields of the core's IDSVMParams, for _validate_params and
@@ -146,7 +144,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     def _make_core(self, n_features, n_classes, X):
         return _core.IncrementalSVC(n_features, n_classes, **self._core_fields(self._resolve_gamma(X)))
 
-    _core_name = "IncrementalSVC"
+    _core_name, _params_name = "IncrementalSVC", "IDSVMParams"
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "idsvm"
@@ -321,9 +319,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
         if math.isinf(_real(self.m2)):
             # the core's m2 = +inf (never remove a twin) is not a parameter of this estimator
             raise ValueError(f"m2 must be a finite number greater than m1; got {self.m2!r}")
-        self._check_kernel_params()
-        self._check_fit_params()
-        _forward(self, _core.TVMParams, self._core_fields(self._checked_gamma()))
+        self._check_shared_and_forward()
 
     def _core_fields(self, gamma):
         """These parameters as the fields of the core's TVMParams (the seed aside: it is drawn
@@ -348,7 +344,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
     def _memory_note(self):
         return _MARGIN_SET_NOTE
 
-    _core_name = "TwinVectorMachine"
+    _core_name, _params_name = "TwinVectorMachine", "TVMParams"
 
     # budgetkernel.load of a model file without Python metadata (written by C++). The 'tvm'
     # learner is also ReservoirSVC's: its random_baseline flag tells them apart.
@@ -413,9 +409,7 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
     def _validate_params(self):
         # the ranges of C and ridge are the core's (budget, a 64-bit count, keeps Python's check)
         _check_positive("budget", self.budget, integer=True)
-        self._check_kernel_params()
-        self._check_fit_params()
-        _forward(self, _core.TVMParams, self._core_fields(self._checked_gamma()))
+        self._check_shared_and_forward()
 
     def _core_fields(self, gamma):
         """These parameters as the fields of the core's TVMParams in its reservoir mode (the
@@ -438,7 +432,7 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
     def _memory_note(self):
         return _MARGIN_SET_NOTE
 
-    _core_name = "TwinVectorMachine"
+    _core_name, _params_name = "TwinVectorMachine", "TVMParams"
 
     # budgetkernel.load of a model file without Python metadata (written by C++): a 'tvm'
     # learner in its random-baseline mode (the others are TwinVectorMachine's).
