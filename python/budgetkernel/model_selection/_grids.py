@@ -1,0 +1,156 @@
+"""Candidate parameters for PrequentialSearch: the data-driven default grids, and a user's grid
+(lists, or scipy.stats distributions) expanded into candidates and checked before any learning.
+
+Why the defaults are what they are (docs: the user guide repeats this):
+
+- gamma (RBF): the median heuristic, 1 / median of the squared distances between rows of the
+  first chunk (at most 500 rows of it), times 1/4, 1 and 4. On standardised data the median
+  squared distance is about 2 * n_features, so the middle value is half of gamma='scale'.
+- lam of the Pegasos learners: their objective is lam/2 |w|^2 + (1/n) sum of hinge losses, the
+  SVM's with C = 1 / (lam n), so the lam that suits a stream depends on its length n: a lam
+  chosen on a prefix is too strong for the whole stream. With ``n_expected`` known, lam is
+  1 / (C n_expected) for C on a log range from 0.1 to 1000; unknown, lam spans 1e-7..1e-3, which
+  holds C in 1..100 for streams of 10^3..10^7 examples.
+- C of the PA family, the SVMs and the TVM, eta of the perceptrons, SPA and BOGD bound a single
+  step or weigh the losses of the examples held, so they do not scale with n: log ranges.
+- The budget maintenance where it changes accuracy at the same cost (BPA: simple, nn, project;
+  perceptrons: random, max-margin, projectron++). BSGD keeps the one its estimator was given
+  (merge by default: projection costs O(B^2) per step, which would break the search's time
+  bound).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import ParameterGrid, ParameterSampler
+
+__all__ = ["candidate_params", "default_grid", "median_gamma"]
+
+_GAMMA_FACTORS = (0.25, 1.0, 4.0)
+_MEDIAN_ROWS = 500
+
+
+def median_gamma(X):
+    """1 / median of the squared pairwise distances of (at most 500 evenly spaced) rows of X;
+    1 / n_features when X has fewer than two distinct rows."""
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    rows = X[np.linspace(0, n - 1, min(n, _MEDIAN_ROWS)).astype(int)] if n > _MEDIAN_ROWS else X
+    sq = np.einsum("ij,ij->i", rows, rows)
+    D = sq[:, None] + sq[None, :] - 2.0 * rows @ rows.T
+    iu = np.triu_indices(len(rows), k=1)
+    dist = np.maximum(D[iu], 0.0)
+    dist = dist[dist > 0]
+    if dist.size == 0:
+        return 1.0 / d
+    med = float(np.median(dist))
+    return 1.0 / med if np.isfinite(1.0 / med) else 1.0 / d
+
+
+def _log(lo, hi, n):
+    return [float(v) for v in np.logspace(np.log10(lo), np.log10(hi), n)]
+
+
+def _lam_range(n_expected, n):
+    """Pegasos' lam = 1 / (C n) over C in 0.1..1000 (module docstring); 1e-7..1e-3 for an
+    unknown stream length. Strongest first."""
+    if n_expected:
+        return [1.0 / (C * n_expected) for C in _log(0.1, 1000.0, n)]
+    return _log(1e-3, 1e-7, n)
+
+
+def default_grid(estimator, X, n_expected=None):
+    """The default parameter grid for ``estimator`` (a budgetkernel classifier), from the first
+    chunk ``X`` (for gamma) and the expected stream length (for Pegasos' lam); see the module
+    docstring for the reasons. A dict of parameter name -> list of values."""
+    name = type(estimator).__name__
+    grid = {}
+    if "gamma" in estimator.get_params() and getattr(estimator, "kernel", "rbf") == "rbf":
+        gm = median_gamma(X)
+        grid["gamma"] = [gm * f for f in _GAMMA_FACTORS]
+    if name == "BudgetedSGDClassifier":
+        grid["lam"] = _lam_range(n_expected, 9)
+    elif name == "LinearPegasosClassifier":
+        grid["lam"] = _lam_range(n_expected, 27)
+    elif name == "BudgetedPAClassifier":
+        if estimator.budget is None:
+            grid["C"] = _log(0.01, 100.0, 9)
+        else:
+            grid["C"] = [0.1, 1.0, 10.0]
+            grid["variant"] = ["simple", "nn", "project"]
+    elif name == "KernelPerceptron":
+        # The perceptron's step has no size to tune (its eta is Projectron's threshold), so
+        # gamma gets the grid's width, and the maintenance rule where a budget needs one.
+        if "gamma" in grid:
+            grid["gamma"] = [grid["gamma"][1] * 2.0**k for k in range(-4, 5)]
+        if estimator.budget is not None:
+            grid["maintenance"] = ["random", "max-margin", "projectron++"]
+    elif name == "SparsePAClassifier":
+        grid["eta"] = _log(0.01, 100.0, 9)
+    elif name == "BOGDClassifier":
+        grid["eta"] = [0.1, 0.5, 2.5]
+        grid["lam"] = [1e-1, 1e-2, 1e-3]
+    elif name in ("IncrementalSVC", "ReservoirSVC", "TwinVectorMachine"):
+        grid["C"] = _log(0.01, 100.0, 9)
+    return {k: v for k, v in grid.items() if v}
+
+
+def _is_distribution(v):
+    return hasattr(v, "rvs")
+
+
+def _check_grid(estimator, grid):
+    """Names and shapes of a user's grid: a dict (or list of dicts) of parameter -> non-empty
+    list or scipy.stats distribution, every name a parameter of ``estimator``."""
+    grids = grid if isinstance(grid, (list, tuple)) else [grid]
+    if not grids:
+        raise ValueError("param_grid is empty: give at least one parameter with at least one value")
+    valid = estimator.get_params(deep=False)
+    for g in grids:
+        if not isinstance(g, dict):
+            raise TypeError(f"param_grid must be a dict or a list of dicts; got {type(g).__name__}")
+        for k, v in g.items():
+            if k not in valid:
+                raise ValueError(
+                    f"param_grid names {k!r}, which is not a parameter of {type(estimator).__name__}; "
+                    f"its parameters are {sorted(valid)}"
+                )
+            if _is_distribution(v):
+                continue
+            if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+                raise TypeError(f"param_grid[{k!r}] must be a list of values or a distribution; got {v!r}")
+            if len(list(v)) == 0:
+                raise ValueError(f"param_grid[{k!r}] is empty")
+    return grids
+
+
+def candidate_params(estimator, grid, n_candidates, random_state):
+    """The candidates' parameter dicts, in a fixed order: every point of a grid of lists, or
+    ``n_candidates`` draws (scikit-learn's ParameterSampler, seeded by random_state) when the
+    grid holds a distribution or n_candidates is given. Each is checked by building the
+    candidate (its _validate_params) before anything learns."""
+    grids = _check_grid(estimator, grid)
+    sampled = n_candidates is not None or any(_is_distribution(v) for g in grids for v in g.values())
+    if sampled:
+        if n_candidates is None:
+            raise ValueError("param_grid holds a distribution: pass n_candidates, the number of draws")
+        if isinstance(n_candidates, bool) or not isinstance(n_candidates, numbers.Integral) or n_candidates < 1:
+            raise ValueError(f"n_candidates must be a positive int; got {n_candidates!r}")
+        seed = random_state if isinstance(random_state, numbers.Integral) else 0
+        params = list(ParameterSampler(grids, int(n_candidates), random_state=seed))
+    else:
+        params = list(ParameterGrid(grids))
+    for p in params:
+        check_candidate(estimator, p)
+    return params
+
+
+def check_candidate(estimator, params):
+    """A candidate's parameters through its estimator's own checks (ValueError naming them)."""
+    try:
+        clone(estimator).set_params(**params)._validate_params()
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"candidate {params}: {e}") from None

@@ -1,0 +1,65 @@
+"""The search's record: ``results_`` (one entry per candidate, in scikit-learn's
+``cv_results_`` layout) and its text table (``summary()``, the CLI's ``--tune`` output)."""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["format_results", "results_table"]
+
+
+def results_table(search):
+    """results_ of a fitted PrequentialSearch: dict of column -> list, one row per candidate."""
+    params = search.candidate_params_
+    names = sorted({k for p in params for k in p})
+    counters = [c._model.counters for c in search.candidates_]
+    alive = set(search._alive)
+    # rank: survivors first (by the order best_index_ uses), then the dropped by when they were
+    # dropped (later is better) and their last rung error.
+    best = search.best_index_
+    survivors = [best] + [i for i in search._alive if i != best]
+    dropped = sorted(
+        (i for i in range(len(params)) if i not in alive),
+        key=lambda i: (-search._dropped_at[i], search._rung_errors[i][-1], i),
+    )
+    rank = [0] * len(params)
+    for r, i in enumerate(survivors + dropped, start=1):
+        rank[i] = r
+    table = {
+        "params": [dict(p) for p in params],
+        **{f"param_{k}": [p.get(k) for p in params] for k in names},
+        "examples": [c["examples"] for c in counters],
+        "rung_errors": [list(e) for e in search._rung_errors],
+        "online_error": [c["mistakes"] / c["examples"] if c["examples"] else math.nan for c in counters],
+        "dropped_at": list(search._dropped_at),
+        "rank": rank,
+    }
+    return table
+
+
+def _fmt(v):
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def format_results(results):
+    """results_ as a text table, best first: rank, parameters, examples, each rung's error,
+    online error, dropped at."""
+    n = len(results["rank"])
+    order = sorted(range(n), key=lambda i: results["rank"][i])
+    pnames = [k for k in results if k.startswith("param_")]
+    n_rungs = max((len(e) for e in results["rung_errors"]), default=0)
+    header = ["rank", *(k[len("param_"):] for k in pnames), "examples",
+              *(f"rung{j + 1}" for j in range(n_rungs)), "online_error", "dropped_at"]
+    rows = []
+    for i in order:
+        errs = results["rung_errors"][i]
+        rows.append(
+            [str(results["rank"][i]), *(_fmt(results[k][i]) for k in pnames), str(results["examples"][i]),
+             *(f"{errs[j]:.4f}" if j < len(errs) else "" for j in range(n_rungs)),
+             f"{results['online_error'][i]:.4f}",
+             "" if results["dropped_at"][i] is None else str(results["dropped_at"][i])]
+        )
+    widths = [max(len(r[j]) for r in [header, *rows]) for j in range(len(header))]
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in [header, *rows])

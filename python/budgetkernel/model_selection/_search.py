@@ -1,0 +1,398 @@
+"""PrequentialSearch: hyper-parameters chosen on the stream, in one pass.
+
+Every candidate is a clone of the wrapped estimator with its own parameters. A chunk is
+validated and its labels encoded once, then handed to every surviving candidate's core
+learner by one call of the core (``partial_fit_many``): in C++, with the GIL released, over a
+pool of ``n_jobs`` threads, each candidate owned by one thread for the whole chunk. Each
+candidate predicts an example before it learns it (the core's test-then-train), so its
+mistake counter is its prequential error; chunks are split at the rungs (_schedule), where the
+survivors are ranked and halved. Nothing of the stream is kept beyond the current chunk.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import threading
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.utils.validation import check_is_fitted
+
+from .._base import OnlineClassifierMixin, _curve_point
+from .._labels import check_targets, encode
+from .._native import core as _core
+from .._validation import _check_random_state, validated
+from . import _schedule
+from ._grids import candidate_params, default_grid
+from ._report import format_results, results_table
+
+__all__ = ["PrequentialSearch"]
+
+_JUDGES = ("window", "cumulative")
+# What _start sets (fit starts over without them).
+_FITTED = (
+    "candidate_params_", "candidates_", "classes_", "n_features_in_", "feature_names_in_", "rungs_", "_alive",
+    "_marks", "_rung_errors", "_dropped_at", "_position",
+)
+
+
+class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Successive halving over a parameter grid, on the stream, in one pass.
+
+    Every candidate (the wrapped estimator with one point of the grid) sees the same examples
+    in the same order and predicts each before learning it; at each rung the best
+    ``1 / eta`` of the survivors by prequential error go on, and the last survivor keeps
+    learning. Predictions come from the best candidate (``best_estimator_``).
+
+    Parameters
+    ----------
+    estimator : budgetkernel classifier
+        The learner to tune (any of the package's estimators), with the parameters that are not
+        searched.
+    param_grid : dict, list of dicts or None, default=None
+        Parameter name -> list of values, or a scipy.stats distribution (then ``n_candidates``
+        draws). None: the data-driven default grid of the estimator (see
+        :func:`budgetkernel.model_selection.default_grid`): gamma around the median heuristic
+        of the first chunk, the regularisation on a log range (tied to ``n_expected`` for the
+        Pegasos learners), the budget maintenance where it matters.
+    n_candidates : int or None, default=None
+        Draws from the grid (scikit-learn's ParameterSampler); None: every point of a grid of
+        lists.
+    eta : float, default=3
+        Halving rate (> 1): a rung keeps the best ceil(n / eta) survivors, and rungs are
+        eta times apart.
+    first_rung : int or None, default=None
+        Examples before the first halving. None: the last halving at a quarter of
+        ``n_expected`` (at least 100 for the first), or 1000 when the length is unknown.
+    n_expected : int or None, default=None
+        The expected stream length (``fit`` knows it): places the rungs and sets the default
+        grid's lam for the Pegasos learners.
+    judge : {'window', 'cumulative'}, default='window'
+        Rank at a rung by the prequential error since the previous rung ('window': each
+        candidate as it is now), or over all it has seen ('cumulative': favours candidates
+        that learn fast and then plateau, see bench/tuning.py).
+    n_jobs : int or None, default=None
+        Threads that run the candidates of a chunk (None or -1: every core). The results do not
+        depend on it.
+    random_state : int, numpy Generator, RandomState or None, default=None
+        Seeds the sampling of distributions and, when the estimator's own random_state is None,
+        each candidate's seed.
+
+    Attributes
+    ----------
+    candidates_ : list of estimators
+        Every candidate, in the order of ``candidate_params_`` (dropped ones keep the model
+        they had when dropped).
+    candidate_params_ : list of dict
+    best_index_ : int
+    best_estimator_, best_params_ : the best survivor and its parameters
+    rungs_ : list of int
+        Examples seen at each rung.
+    results_ : dict of lists
+        One entry per candidate (scikit-learn's ``cv_results_`` layout): ``params``,
+        ``param_<name>``, ``examples`` it learned, ``rung_errors`` (its prequential error over
+        each rung's window), ``online_error``, ``dropped_at`` (examples seen when dropped; None
+        for survivors), ``rank``.
+    n_seen_ : int
+        Examples of the stream read so far.
+    classes_, n_features_in_
+
+    Notes
+    -----
+    Ctrl-C during a chunk stops every candidate between two examples: each keeps the rows it
+    learned before the stop (as the other estimators do), and the search goes on from there.
+    """
+
+    _supervised = True
+    _multiclass = True
+
+    def __init__(
+        self,
+        estimator,
+        param_grid=None,
+        *,
+        n_candidates=None,
+        eta=3,
+        first_rung=None,
+        n_expected=None,
+        judge="window",
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.n_candidates = n_candidates
+        self.eta = eta
+        self.first_rung = first_rung
+        self.n_expected = n_expected
+        self.judge = judge
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ------------------------------------------------------------ parameters
+    def _check_params(self):
+        if not isinstance(self.estimator, OnlineClassifierMixin):
+            raise TypeError(
+                f"estimator must be a budgetkernel classifier; got {type(self.estimator).__name__}"
+            )
+        if isinstance(self.eta, bool) or not isinstance(self.eta, numbers.Real) or not self.eta > 1:
+            raise ValueError(f"eta must be a number > 1; got {self.eta!r}")
+        for name in ("first_rung", "n_expected"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
+                raise ValueError(f"{name} must be a positive int or None; got {v!r}")
+        if self.judge not in _JUDGES:
+            raise ValueError(f"judge must be one of {_JUDGES}; got {self.judge!r}")
+        if self.n_jobs is not None and (
+            isinstance(self.n_jobs, bool) or not isinstance(self.n_jobs, numbers.Integral)
+            or not (self.n_jobs >= 1 or self.n_jobs == -1)
+        ):
+            raise ValueError(f"n_jobs must be a positive int, -1 or None; got {self.n_jobs!r}")
+        _check_random_state(self.random_state)
+
+    def _threads(self):
+        return os.cpu_count() or 1 if self.n_jobs in (None, -1) else int(self.n_jobs)
+
+    def _lock(self):
+        lock = self.__dict__.get("_state_lock")
+        if lock is None:
+            lock = self.__dict__.setdefault("_state_lock", threading.RLock())
+        return lock
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_state_lock", None)  # each copy makes its own
+        return state
+
+    # ------------------------------------------------------------- building
+    def _start(self, X, y, classes, n_expected, feature_order=None):
+        """The candidates, built from the first chunk (X, y): parameters checked and every
+        candidate's model made before anything learns. Returns the validated chunk."""
+        self._check_params()
+        proto = clone(self.estimator)
+        Xv, yv = validated(proto, X, y, reset=True)  # records n_features_in_ (and names) on proto
+        check_targets(yv)
+        if classes is None:  # fit: the labels of y
+            classes = np.unique(yv)
+        grid = self.param_grid if self.param_grid is not None else default_grid(proto, Xv, n_expected)
+        params = candidate_params(self.estimator, grid, self.n_candidates, self.random_state) if grid else [{}]
+        candidates = [self._candidate(p, seed) for p, seed in zip(params, self._seeds(len(params)))]
+        for c in candidates:
+            for attr in ("n_features_in_", "feature_names_in_"):
+                if attr in proto.__dict__:
+                    setattr(c, attr, getattr(proto, attr))
+            c._init_model(Xv, classes, feature_order=feature_order)
+        self.candidate_params_ = params
+        self.candidates_ = candidates
+        self.classes_ = candidates[0].classes_
+        self.n_features_in_ = candidates[0].n_features_in_
+        if "feature_names_in_" in proto.__dict__:
+            self.feature_names_in_ = proto.feature_names_in_
+        self.rungs_ = _schedule.rung_schedule(len(params), self.eta, self.first_rung, n_expected)
+        self._alive = list(range(len(params)))  # best first after each halving
+        self._marks = [(0, 0)] * len(params)  # (examples, mistakes) at the last rung
+        self._rung_errors = [[] for _ in params]
+        self._dropped_at = [None] * len(params)
+        self._position = 0
+        return Xv, yv
+
+    def _candidate(self, params, seed):
+        c = clone(self.estimator).set_params(**params)
+        if seed is not None:
+            c.set_params(random_state=seed)
+        c._validate_params()
+        return c
+
+    def _seeds(self, n):
+        """Each candidate's random_state: the estimator's own if set (the same for all, as a
+        one-candidate search must equal the estimator), else drawn from the search's."""
+        if getattr(self.estimator, "random_state", None) is not None or self.random_state is None:
+            return [None] * n
+        rng = np.random.default_rng(self.random_state if isinstance(self.random_state, numbers.Integral) else None)
+        if isinstance(self.random_state, np.random.Generator):
+            rng = self.random_state
+        elif isinstance(self.random_state, np.random.RandomState):
+            rng = np.random.default_rng(self.random_state.randint(0, 2**31 - 1))
+        return [int(s) for s in rng.integers(0, 2**63, size=n)]
+
+    # --------------------------------------------------------------- fitting
+    def fit(self, X, y):
+        """A fresh search over (X, y): ``n_epochs`` passes of the wrapped estimator, one
+        chunk each (its length sets ``n_expected`` unless given).
+
+        Returns
+        -------
+        self
+        """
+        with self._lock():
+            for attr in _FITTED:
+                self.__dict__.pop(attr, None)
+            epochs = getattr(self.estimator, "n_epochs", 1)
+            n = len(y) if hasattr(y, "__len__") else None
+            n_expected = self.n_expected or (n * epochs if n else None)
+            X, y = self._start(X, y, None, n_expected)
+            for order in self.candidates_[0]._epochs(len(y)):
+                self._feed(X[order], y[order])
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """Learns one chunk of the stream with every surviving candidate (prequentially).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like, default=None
+            Every label of the stream; required on the first call.
+
+        Returns
+        -------
+        self
+        """
+        with self._lock():
+            if "_alive" not in self.__dict__:
+                if classes is None:
+                    raise ValueError("classes must be passed on the first call to partial_fit")
+                X, y = self._start(X, y, classes, self.n_expected)
+            else:
+                X, y = self._lead()._chunk_data(X, y, classes)
+            self._feed(X, y)
+        return self
+
+    def learn_one(self, x, y, classes=None):
+        """Learns one example (a 1-D array, or a dict as the estimators take it) with every
+        surviving candidate. Before the first chunk, gamma's grid comes from this example
+        alone (the median heuristic needs two rows: 1 / n_features)."""
+        with self._lock():
+            if "_alive" not in self.__dict__:
+                proto = clone(self.estimator)
+                v, names = proto._as_vector(x)
+                if classes is None and isinstance(y, (bool, np.bool_)):
+                    classes = [False, True]
+                if classes is None:
+                    raise ValueError("classes must be passed on the first call to learn_one unless labels are bool")
+                X, yv = self._start(v.reshape(1, -1), np.asarray([y]), classes, self.n_expected, names)
+            else:
+                v, _ = self._lead()._as_vector(x)
+                X, yv = self._lead()._chunk_data(v.reshape(1, -1), np.asarray([y]), classes, "learn_one")
+            self._feed(X, yv)
+        return self
+
+    def _lead(self):
+        check_is_fitted(self, "_alive")
+        return self.candidates_[self._alive[0]]
+
+    def _feed(self, X, y):
+        """Hands a validated chunk to the survivors, split at the rungs."""
+        yi = np.ascontiguousarray(encode(self._lead().__dict__, y), dtype=np.int32)
+        start = 0
+        while start < len(yi):
+            rung = self._next_rung()
+            stop = len(yi) if rung is None else min(len(yi), start + rung - self._position)
+            self._run(X[start:stop], yi[start:stop])
+            start = stop
+            if rung is not None and self._position >= rung:
+                self._halve()
+
+    def _next_rung(self):
+        if len(self._alive) <= 1:
+            return None
+        return self.rungs_[len(self._rung_errors[self._alive[0]])]
+
+    def _run(self, X, yi):
+        """One piece of a chunk through every survivor's core, in parallel (module docstring)."""
+        cands = [self.candidates_[i] for i in self._alive]
+        before = [c._model.counters["examples"] for c in cands]
+        try:
+            _core.partial_fit_many([c._model for c in cands], X, yi, min(self._threads(), len(cands)))
+        finally:
+            # Also after Ctrl-C (each candidate stopped between two examples): the curves end at
+            # what was learned, and the stream position at the most any candidate learned.
+            learned = 0
+            for c, b in zip(cands, before):
+                _curve_point(c._model, c.__dict__)
+                learned = max(learned, c._model.counters["examples"] - b)
+            self._position += learned
+
+    def _errors(self, indices):
+        """Prequential error of each candidate, over its window since the last rung ('window')
+        or over everything it saw ('cumulative'); inf for one that saw nothing."""
+        out = []
+        for i in indices:
+            c = self.candidates_[i]._model.counters
+            e0, m0 = self._marks[i] if self.judge == "window" else (0, 0)
+            n = c["examples"] - e0
+            out.append((c["mistakes"] - m0) / n if n > 0 else float("inf"))
+        return out
+
+    def _halve(self):
+        errors = self._errors(self._alive)
+        for i, e in zip(self._alive, errors):
+            self._rung_errors[i].append(e)
+        kept = [self._alive[j] for j in _schedule.keep(errors, self.eta)]
+        for i in set(self._alive) - set(kept):
+            self._dropped_at[i] = self._position
+        self._alive = kept
+        for i in kept:
+            c = self.candidates_[i]._model.counters
+            self._marks[i] = (c["examples"], c["mistakes"])
+
+    # ---------------------------------------------------------------- results
+    @property
+    def best_index_(self):
+        """The best survivor: the only one, else the best by its error since the last rung."""
+        check_is_fitted(self, "_alive")
+        if len(self._alive) == 1:
+            return self._alive[0]
+        errors = self._errors(self._alive)
+        if all(e == float("inf") for e in errors):
+            return self._alive[0]
+        return self._alive[_schedule.keep(errors, len(errors))[0]]
+
+    @property
+    def best_estimator_(self):
+        return self.candidates_[self.best_index_]
+
+    @property
+    def best_params_(self):
+        return dict(self.candidate_params_[self.best_index_])
+
+    @property
+    def n_seen_(self):
+        check_is_fitted(self, "_alive")
+        return self._position
+
+    @property
+    def results_(self):
+        check_is_fitted(self, "_alive")
+        return results_table(self)
+
+    def summary(self):
+        """The candidates as a text table (results_), best first."""
+        return format_results(self.results_)
+
+    # ------------------------------------------------------------ prediction
+    def decision_function(self, X):
+        return self.best_estimator_.decision_function(X)
+
+    def predict(self, X):
+        return self.best_estimator_.predict(X)
+
+    def predict_one(self, x):
+        if "_alive" not in self.__dict__:
+            return None
+        return self.best_estimator_.predict_one(x)
+
+    def save(self, path):
+        """Saves the best candidate's model (``budgetkernel.load`` gives it back as the
+        wrapped estimator's class, with its parameters)."""
+        self.best_estimator_.save(path)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = True
+        tags.non_deterministic = False
+        return tags
+
