@@ -106,7 +106,7 @@ def _check_grid(estimator, grid):
     """Names and shapes of a user's grid: a dict (or list of dicts) of parameter -> non-empty
     list or scipy.stats distribution, every name a parameter of ``estimator``."""
     grids = grid if isinstance(grid, (list, tuple)) else [grid]
-    if not grids:
+    if not grids or not all(grids):
         raise ValueError("param_grid is empty: give at least one parameter with at least one value")
     valid = estimator.get_params(deep=False)
     for g in grids:

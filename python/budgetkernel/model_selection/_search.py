@@ -175,8 +175,10 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_targets(yv)
         if classes is None:  # fit: the labels of y
             classes = np.unique(yv)
-        grid = self.param_grid if self.param_grid is not None else default_grid(proto, Xv, n_expected)
-        params = candidate_params(self.estimator, grid, self.n_candidates, self.random_state) if grid else [{}]
+        grid = self.param_grid
+        if grid is None:  # empty only with nothing to tune (then the estimator alone)
+            grid = default_grid(proto, Xv, n_expected) or {"n_epochs": [self.estimator.n_epochs]}
+        params = candidate_params(self.estimator, grid, self.n_candidates, self.random_state)
         candidates = [self._candidate(p, seed) for p, seed in zip(params, self._seeds(len(params)))]
         for c in candidates:
             for attr in ("n_features_in_", "feature_names_in_"):
@@ -327,11 +329,12 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return out
 
     def _halve(self):
-        errors = self._errors(self._alive)
-        for i, e in zip(self._alive, errors):
+        alive = sorted(self._alive)  # ties go to the earlier candidate of the grid
+        errors = self._errors(alive)
+        for i, e in zip(alive, errors):
             self._rung_errors[i].append(e)
-        kept = [self._alive[j] for j in _schedule.keep(errors, self.eta)]
-        for i in set(self._alive) - set(kept):
+        kept = [alive[j] for j in _schedule.keep(errors, self.eta)]
+        for i in set(alive) - set(kept):
             self._dropped_at[i] = self._position
         self._alive = kept
         for i in kept:
@@ -345,10 +348,11 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "_alive")
         if len(self._alive) == 1:
             return self._alive[0]
-        errors = self._errors(self._alive)
-        if all(e == float("inf") for e in errors):
+        alive = sorted(self._alive)
+        errors = self._errors(alive)
+        if all(e == float("inf") for e in errors):  # nothing seen since the last rung: its best
             return self._alive[0]
-        return self._alive[_schedule.keep(errors, len(errors))[0]]
+        return alive[_schedule.keep(errors, len(errors))[0]]
 
     @property
     def best_estimator_(self):
