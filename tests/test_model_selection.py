@@ -236,3 +236,39 @@ def test_memory_is_the_candidates_plus_one_chunk():
     assert len(search.candidate_params_) == 27
     assert search.n_seen_ == rows * (chunks + 3)
     assert rss_mb() - base < 20  # 27 models of 10 SVs are ~0.1 MB; the streamed data 96 MB
+
+
+# ------------------------------------------------------------------ IncrementalSVC's C path
+
+
+def test_svc_over_C_walks_the_regularisation_path():
+    """IncrementalSVC candidates that differ in C share one model per gamma (set_C moves it):
+    the winner equals the SVM of its parameters trained alone, and each candidate's rung error
+    equals an independent SVM of its C predicting each block before learning it."""
+    from budgetkernel import IncrementalSVC
+    from budgetkernel.model_selection import _path
+
+    X, y = _data(900, seed=5)
+    grid = {"C": [0.3, 3.0, 30.0], "gamma": [1.0, 10.0]}
+    search = _stream(PrequentialSearch(IncrementalSVC(), grid, first_rung=300), X, y, size=300)
+    assert search._groups == [[0, 2, 4], [1, 3, 5]]  # by gamma (the grid is ordered C, gamma)
+    best = search.best_estimator_
+    alone = IncrementalSVC(**search.best_params_).fit(X, y)
+    np.testing.assert_allclose(best.decision_function(X), alone.decision_function(X), atol=1e-6)
+
+    blocks, pos = [], 0  # the blocks _path predicts in: chunks of 300 = rung pieces here
+    while pos < 300:
+        stop = min(300, pos + max(_path._MIN_BLOCK, pos // _path._BLOCK_FRACTION))
+        blocks.append((pos, stop))
+        pos = stop
+    res = search.results_
+    for params, errs in zip(res["params"], res["rung_errors"]):
+        svc, wrong = IncrementalSVC(**params), 0
+        for a, b in blocks:
+            if a == 0:
+                wrong += int((y[a:b] != -1).sum())  # an empty model predicts classes_[0]
+                svc.partial_fit(X[a:b], y[a:b], classes=[-1, 1])
+            else:
+                wrong += int((svc.predict(X[a:b]) != y[a:b]).sum())
+                svc.partial_fit(X[a:b], y[a:b])
+        assert errs[0] == pytest.approx(wrong / 300)

@@ -12,7 +12,6 @@ def results_table(search):
     """results_ of a fitted PrequentialSearch: dict of column -> list, one row per candidate."""
     params = search.candidate_params_
     names = sorted({k for p in params for k in p})
-    counters = [c._model.counters for c in search.candidates_]
     alive = set(search._alive)
     # rank: survivors first (by the order best_index_ uses), then the dropped by when they were
     # dropped (later is better) and their last rung error.
@@ -28,9 +27,9 @@ def results_table(search):
     table = {
         "params": [dict(p) for p in params],
         **{f"param_{k}": [p.get(k) for p in params] for k in names},
-        "examples": [c["examples"] for c in counters],
+        "examples": list(search._seen),
         "rung_errors": [list(e) for e in search._rung_errors],
-        "online_error": [c["mistakes"] / c["examples"] if c["examples"] else math.nan for c in counters],
+        "online_error": [w / n if n else math.nan for w, n in zip(search._wrong, search._seen)],
         "dropped_at": list(search._dropped_at),
         "rank": rank,
     }

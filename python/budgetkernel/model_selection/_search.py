@@ -23,7 +23,7 @@ from .._base import OnlineClassifierMixin, _curve_point
 from .._labels import check_targets, encode
 from .._native import core as _core
 from .._validation import _check_random_state, validated
-from . import _schedule
+from . import _path, _schedule
 from ._grids import candidate_params, default_grid
 from ._report import format_results, results_table
 
@@ -33,7 +33,7 @@ _JUDGES = ("window", "cumulative")
 # What _start sets (fit starts over without them).
 _FITTED = (
     "candidate_params_", "candidates_", "classes_", "n_features_in_", "feature_names_in_", "rungs_", "_alive",
-    "_marks", "_rung_errors", "_dropped_at", "_position",
+    "_seen", "_wrong", "_marks", "_rung_errors", "_dropped_at", "_position", "_groups",
 )
 
 
@@ -180,11 +180,16 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             grid = default_grid(proto, Xv, n_expected) or {"n_epochs": [self.estimator.n_epochs]}
         params = candidate_params(self.estimator, grid, self.n_candidates, self.random_state)
         candidates = [self._candidate(p, seed) for p, seed in zip(params, self._seeds(len(params)))]
+        # IncrementalSVC over C: one model per group walks its C values (_path); else one each.
+        self._groups = _path.groups(self.estimator, params)
         for c in candidates:
             for attr in ("n_features_in_", "feature_names_in_"):
                 if attr in proto.__dict__:
                     setattr(c, attr, getattr(proto, attr))
             c._init_model(Xv, classes, feature_order=feature_order)
+        for g in self._groups or ():
+            for i in g[1:]:  # the group's model is its first candidate's until it moves
+                del candidates[i].__dict__["_model"]
         self.candidate_params_ = params
         self.candidates_ = candidates
         self.classes_ = candidates[0].classes_
@@ -193,7 +198,9 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = proto.feature_names_in_
         self.rungs_ = _schedule.rung_schedule(len(params), self.eta, self.first_rung, n_expected)
         self._alive = list(range(len(params)))  # best first after each halving
-        self._marks = [(0, 0)] * len(params)  # (examples, mistakes) at the last rung
+        self._seen = [0] * len(params)  # examples each candidate predicted (and learned)
+        self._wrong = [0] * len(params)  # ... and its prequential mistakes among them
+        self._marks = [(0, 0)] * len(params)  # (seen, wrong) at the last rung
         self._rung_errors = [[] for _ in params]
         self._dropped_at = [None] * len(params)
         self._position = 0
@@ -282,8 +289,9 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _lead(self):
+        """The best survivor, which validates chunks (it holds a model in every mode)."""
         check_is_fitted(self, "_alive")
-        return self.candidates_[self._alive[0]]
+        return self.candidates_[self.best_index_]
 
     def _feed(self, X, y):
         """Hands a validated chunk to the survivors, split at the rungs."""
@@ -303,18 +311,25 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.rungs_[len(self._rung_errors[self._alive[0]])]
 
     def _run(self, X, yi):
-        """One piece of a chunk through every survivor's core, in parallel (module docstring)."""
+        """One piece of a chunk through every survivor: their core learners in one call, in
+        parallel (module docstring), or IncrementalSVC's groups along the C path (_path)."""
+        if self._groups is not None and len(self._alive) > 1:
+            self._position += _path.run(self, X, yi)
+            return
         cands = [self.candidates_[i] for i in self._alive]
-        before = [c._model.counters["examples"] for c in cands]
+        before = [c._model.counters for c in cands]
         try:
             _core.partial_fit_many([c._model for c in cands], X, yi, min(self._threads(), len(cands)))
         finally:
-            # Also after Ctrl-C (each candidate stopped between two examples): the curves end at
-            # what was learned, and the stream position at the most any candidate learned.
+            # Also after Ctrl-C (each candidate stopped between two examples): the counts and
+            # curves end at what was learned, the stream position at the most any learned.
             learned = 0
-            for c, b in zip(cands, before):
+            for i, c, b in zip(self._alive, cands, before):
+                now = c._model.counters
+                self._seen[i] += now["examples"] - b["examples"]
+                self._wrong[i] += now["mistakes"] - b["mistakes"]
                 _curve_point(c._model, c.__dict__)
-                learned = max(learned, c._model.counters["examples"] - b)
+                learned = max(learned, now["examples"] - b["examples"])
             self._position += learned
 
     def _errors(self, indices):
@@ -322,10 +337,9 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         or over everything it saw ('cumulative'); inf for one that saw nothing."""
         out = []
         for i in indices:
-            c = self.candidates_[i]._model.counters
             e0, m0 = self._marks[i] if self.judge == "window" else (0, 0)
-            n = c["examples"] - e0
-            out.append((c["mistakes"] - m0) / n if n > 0 else float("inf"))
+            n = self._seen[i] - e0
+            out.append((self._wrong[i] - m0) / n if n > 0 else float("inf"))
         return out
 
     def _halve(self):
@@ -338,8 +352,7 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self._dropped_at[i] = self._position
         self._alive = kept
         for i in kept:
-            c = self.candidates_[i]._model.counters
-            self._marks[i] = (c["examples"], c["mistakes"])
+            self._marks[i] = (self._seen[i], self._wrong[i])
 
     # ---------------------------------------------------------------- results
     @property
