@@ -16,13 +16,17 @@ from budgetkernel import (
     LinearPegasosClassifier,
     datasets,
 )
+from budgetkernel.model_selection import PrequentialSearch
 from conftest import LEARNERS, cases
 
 # Every learner, and the maintenance rules and losses that change what a model stores.
 CASES = [*LEARNERS, *cases("bsgd-project", "bpa-project-ramp", "forgetron", "projectron++", "bogd++-averaged")]
 # Three shuffled epochs: scikit-learn's checks want a model that fits small data sets well.
 PARAMS = dict(budget=40, gamma=1.0, n_epochs=3, shuffle=True, random_state=0)
-ESTIMATORS = [case.make(**PARAMS) for case in CASES]
+ESTIMATORS = [case.make(**PARAMS) for case in CASES] + [
+    # The search is a scikit-learn estimator too (a small grid of two candidates).
+    PrequentialSearch(BudgetedPAClassifier(**PARAMS), {"C": [0.5, 1.0]}, random_state=0),
+]
 
 
 # Checks that cannot apply, with the reason. Nothing else may be skipped.

@@ -369,11 +369,13 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     @property
     def best_estimator_(self):
-        return self.candidates_[self.best_index_]
+        i = self.best_index_  # NotFittedError before any learning
+        return self.candidates_[i]
 
     @property
     def best_params_(self):
-        return dict(self.candidate_params_[self.best_index_])
+        i = self.best_index_
+        return dict(self.candidate_params_[i])
 
     @property
     def n_seen_(self):
