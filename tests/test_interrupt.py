@@ -128,3 +128,39 @@ def test_ctrl_c_stops_set_C_and_leaves_the_svm_as_it_was():
     assert est.C == 1.0
     np.testing.assert_array_equal(est.machine_state()["alpha"], state["alpha"])
     np.testing.assert_array_equal(est.decision_function(X[:200]), before)
+
+
+def test_ctrl_c_stops_a_search_and_every_candidate_keeps_its_prefix():
+    # Three unbudgeted candidates over 200,000 rows in parallel threads: the threads cannot see
+    # signals; the calling thread polls for them and stops them all.
+    from budgetkernel.model_selection import PrequentialSearch
+
+    X, y = _stream(200_000)
+    est = BudgetedSGDClassifier(budget=None, lam=1e-4, random_state=0)
+    search = PrequentialSearch(est, {"gamma": [1.0, 4.0, 16.0]}, first_rung=150_000, n_jobs=3)
+    search.partial_fit(X[:10], y[:10], classes=[-1, 1])
+    _interrupted(lambda: search.partial_fit(X[10:], y[10:]))
+    probe = X[:300]
+    for cand in search.candidates_:
+        learned = cand.n_seen_
+        assert 10 < learned < 200_000
+        prefix = BudgetedSGDClassifier(budget=None, lam=1e-4, random_state=0, gamma=cand.gamma)
+        prefix.partial_fit(X[:learned], y[:learned], classes=[-1, 1])
+        np.testing.assert_array_equal(cand.decision_function(probe), prefix.decision_function(probe))
+    assert search.n_seen_ == max(c.n_seen_ for c in search.candidates_)
+    assert search.results_["examples"] == [c.n_seen_ for c in search.candidates_]
+    search.partial_fit(X[:100], y[:100])  # and the search goes on
+    assert search.n_seen_ > 100
+
+
+def test_ctrl_c_stops_the_svc_path_search_consistently():
+    from budgetkernel.model_selection import PrequentialSearch
+
+    X, y = _stream(100_000, seed=1)
+    search = PrequentialSearch(IncrementalSVC(gamma=2.0), {"C": [1.0, 10.0]}, first_rung=90_000)
+    _interrupted(lambda: search.partial_fit(X, y, classes=[-1, 1]))
+    (holder,) = [c for c in search.candidates_ if "_model" in c.__dict__]  # one model, at its C
+    learned = holder.n_seen_
+    assert 0 < learned < 100_000
+    prefix = IncrementalSVC(gamma=2.0, C=holder.C).fit(X[:learned], y[:learned])
+    np.testing.assert_allclose(holder.decision_function(X[:300]), prefix.decision_function(X[:300]), atol=1e-6)
