@@ -5,6 +5,7 @@ budgetkernel``) live here; the rest of the package splits by concern:
 
     _options     argument types, the model options, the learner table, the estimator
     _training    planning a training file, the training stream, --standardize, row errors
+    _tuning      --tune: the grid, the PrequentialSearch over the training stream, its report
     _predicting  reading a file to predict on with a model, and the accuracy on its labels
     _commands    train, predict, evaluate and demo, and the output-path checks
 """

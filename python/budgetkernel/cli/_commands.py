@@ -19,6 +19,7 @@ from ..stream import ProgressBar, peak_memory_mb
 from ._options import _estimator
 from ._predicting import _Accuracy, _predict_chunks, _reading_args
 from ._training import _interactive, _plan_training, _train_stream
+from ._tuning import _build_search, _search_report, _tune_stream
 
 
 def _check_output_path(path, option, inputs=()):
@@ -59,17 +60,36 @@ def _check_output_path(path, option, inputs=()):
             raise ValueError(f"{option} {path}: the file is read-only; make it writable or choose another file")
 
 
+def _prepare(args):
+    """The estimator the options describe, its search (--tune; else None) and the training
+    file's plan: every option and the grid are checked before the file is read."""
+    clf = _estimator(args)
+    search = _build_search(clf, args)
+    return clf, search, _plan_training(args, args.data)
+
+
+def _learn(args, clf, search, plan):
+    """The model learned from args.data and _train_stream's results; with --tune, the search's
+    winner (and the search's report printed)."""
+    progress = not args.quiet and _interactive()
+    if search is None:
+        return clf, _train_stream(clf, args, args.data, plan, progress)
+    clf, r = _tune_stream(search, args, args.data, plan, progress)
+    print(_search_report(search))
+    return clf, r
+
+
 def cmd_train(args):
     _check_output_path(args.output, "-o", [("training file", args.data)])
-    clf = _estimator(args)
-    plan = _plan_training(args, args.data)
-    r = _train_stream(clf, args, args.data, plan, not args.quiet and _interactive())
+    clf, search, plan = _prepare(args)
+    clf, r = _learn(args, clf, search, plan)
     clf.save(args.output)  # after every input was read
     passes = f"{args.epochs} epochs of {r['examples']:,}" if args.epochs > 1 else f"{r['examples']:,}"
     last = " (last epoch)" if args.epochs > 1 else ""
+    tuned, winner = (" for all candidates", " of the chosen model") if search is not None else ("", "")
     print(
         f"trained on {passes} examples in {r['train_seconds']:.2f} s "
-        f"({r['examples_per_second']:,.0f}/s); online error{last} {r['online_error']:.4f}; "
+        f"({r['examples_per_second']:,.0f}/s{tuned}); online error{winner}{last} {r['online_error']:.4f}; "
         f"{_support_summary(r)}; model written to {args.output}"
     )
     return 0
@@ -118,18 +138,18 @@ def cmd_predict(args):
 
 
 def cmd_evaluate(args):
-    clf = _estimator(args)
-    plan = _plan_training(args, args.data)
+    clf, search, plan = _prepare(args)
     if args.test:
         # checked before training: a test file of the wrong width (or a malformed one)
         # fails now rather than after a long training run
         n_features, zero_based = plan[0], plan[1]
         test_reading = _reading_args(args.test, n_features, zero_based)
-    r = _train_stream(clf, args, args.data, plan, not args.quiet and _interactive())
-    passes, last = (f" x {args.epochs} epochs", "  (last epoch)") if args.epochs > 1 else ("", "")
+    clf, r = _learn(args, clf, search, plan)
+    passes = f" x {args.epochs} epochs" if args.epochs > 1 else ""
+    notes = [note for note, on in (("last epoch", args.epochs > 1), ("the chosen model", search is not None)) if on]
     print(f"examples            {r['examples']:,}{passes}")
-    print(f"online error        {r['online_error']:.4f}{last}")
-    print(f"examples/s          {r['examples_per_second']:,.0f}")
+    print(f"online error        {r['online_error']:.4f}" + (f"  ({', '.join(notes)})" if notes else ""))
+    print(f"examples/s          {r['examples_per_second']:,.0f}" + ("  (all candidates)" if search is not None else ""))
     print(f"support vectors     {r['n_support']}")
     if "n_support_average" in r:
         print(f"SVs of the average  {r['n_support_average']}")

@@ -218,6 +218,72 @@ def _add_standardize_args(p):
     )
 
 
+def _tune_grid_arg(text):
+    """--tune-grid NAME=v1,v2,...: (name, [value texts]); the values are parsed as the
+    learner's parameter types once the learner is known (_tuning._user_grid)."""
+    name, sep, values = text.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"must be NAME=v1,v2,... (e.g. lam=1e-5,1e-4); got {text!r}")
+    items = [v.strip() for v in values.split(",")]
+    if not values.strip():
+        raise argparse.ArgumentTypeError(f"{name}: no values (give NAME=v1,v2,...)")
+    if "" in items:
+        raise argparse.ArgumentTypeError(f"{name}: empty value in {values!r}")
+    return name, items
+
+
+def _tune_eta_arg(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not value > 1 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number > 1; got {text!r}")
+    return value
+
+
+def _add_tune_args(p):
+    """--tune and its --tune-* options (each of which implies --tune)."""
+    p.add_argument(
+        "--tune",
+        action="store_true",
+        help="choose the learner's parameters on the stream, in the same single pass: every candidate of a "
+        "grid (default: a data-driven grid, e.g. bsgd: gamma around the median heuristic of the first chunk x lam "
+        "tied to the file's length, known unless --classes spares the scan that counts it) learns the file "
+        "prequentially, successive halving keeps the best 1/eta at each rung, and the winner is the model "
+        "(train: written to -o). Parameters fixed by other options are left out of the default grid. Prints "
+        "the chosen parameters and the table of candidates",
+    )
+    p.add_argument(
+        "--tune-grid",
+        type=_tune_grid_arg,
+        action="append",
+        default=None,
+        metavar="NAME=V1,V2,...",
+        help="search these values of the learner's parameter NAME (its Python name, e.g. lam, C, gamma, "
+        "variant, maintenance; repeatable), parsed as that parameter's type (numbers, names, true/false; "
+        "budget 0 = no budget); given, it replaces the default grid: the grid is every combination of the "
+        "values given, the other parameters stay as the options set them. Implies --tune",
+    )
+    p.add_argument(
+        "--tune-eta",
+        type=_tune_eta_arg,
+        default=None,
+        metavar="ETA",
+        help="--tune's halving rate: a rung keeps the best ceil(n / ETA) candidates, and rungs are ETA times "
+        "apart (default 3). Implies --tune",
+    )
+    p.add_argument(
+        "--tune-jobs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="--tune's threads running the candidates (default: every core); the result does not depend "
+        "on it. Implies --tune",
+    )
+
+
 def _add_model_args(p):
     """The options of train and evaluate: the learner and its parameters, and the training file's reading."""
     _add_learner_args(p)
@@ -226,6 +292,7 @@ def _add_model_args(p):
     _add_kernel_args(p)
     _add_reading_args(p)
     _add_standardize_args(p)
+    _add_tune_args(p)
 
 
 # The learners that read each learner-specific option (its default is None, so that an

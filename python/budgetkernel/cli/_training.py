@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,8 +43,20 @@ def _check_labels_are_classes(classes, source):
         )
 
 
+class _Plan(NamedTuple):
+    """What reading the training file needs; n_rows is its length when the plan's scan for the
+    classes counted it (None for a pipe, or when --classes spared that scan)."""
+
+    n_features: int
+    zero_based: bool
+    label_dtype: np.dtype
+    classes: np.ndarray
+    n_rows: int | None = None
+
+
 def _plan_training(args, path):
-    """What reading the training file needs: (n_features, zero_based, label_dtype, classes).
+    """What reading the training file needs: a _Plan (n_features, zero_based, label_dtype,
+    classes, n_rows).
 
     A file is scanned once (which also validates it) for what the options do not give.
     A pipe (e.g. ``/dev/stdin``) can be read only once, so it needs --n-features and
@@ -64,18 +77,20 @@ def _plan_training(args, path):
         if args.epochs > 1:
             raise ValueError(f"--epochs {args.epochs} reads the data again, which a pipe ({path}) cannot do")
         label_dtype = np.int64 if args.classes.dtype.kind in "iu" else np.float64
-        return args.n_features, zero_based is True, np.dtype(label_dtype), args.classes
+        return _Plan(args.n_features, zero_based is True, np.dtype(label_dtype), args.classes)
     n_features, offset, label_dtype = _plan_svmlight(path, args.n_features, zero_based, None)
-    classes = args.classes
+    classes, n_rows = args.classes, None
     if classes is None:
         seen = set()
+        n_rows = 0  # counted on the way: --tune's n_expected
         for _, y in iter_svmlight(
             path, n_features=n_features, zero_based=offset == 0, label_dtype=label_dtype, chunk_size=args.chunk_size
         ):
             seen.update(np.unique(y).tolist())
+            n_rows += len(y)
         classes = np.array(sorted(seen))
         _check_labels_are_classes(classes, f"{path}")
-    return n_features, offset == 0, label_dtype, classes
+    return _Plan(n_features, offset == 0, label_dtype, classes, n_rows)
 
 
 _ROW_ERROR = re.compile(r"X row (\d+) (.*)", re.DOTALL)
@@ -139,7 +154,7 @@ class _TrainingStream:
         self.lines = None
 
     def __iter__(self):
-        n_features, zero_based, label_dtype, classes = self.plan
+        n_features, zero_based, label_dtype, classes = self.plan[:4]
         chunks = iter_svmlight(
             self.path,
             n_features=n_features,
@@ -183,11 +198,25 @@ class _TrainingStream:
             yield X, y
 
 
+def _scaler(args):
+    """The StreamingStandardizer of --standardize (None without it)."""
+    if args.standardize or args.standardize_warmup is not None:
+        return StreamingStandardizer(n_warmup=args.standardize_warmup or args.chunk_size)
+    return None
+
+
+def _record_reading(clf, plan, scaler):
+    """What the model file keeps of how the training file was read (train and train --tune alike)."""
+    # Saved with the model, so that `predict` reads test files with the same index base
+    # (guessing it per file shifts the features of a sparse file that never uses index 0).
+    clf._svmlight_zero_based = plan[1]
+    # Saved with the model too (only the CLI applies them: see _standardized)
+    clf._standardize_stats = None if scaler is None else (scaler.mean_, scaler.scale_)
+
+
 def _train_stream(clf, args, path, plan, progress):
     classes = plan[3]
-    scaler = None
-    if args.standardize or args.standardize_warmup is not None:
-        scaler = StreamingStandardizer(n_warmup=args.standardize_warmup or args.chunk_size)
+    scaler = _scaler(args)
     result = None
     seconds = 0.0
     for epoch in range(args.epochs):
@@ -203,11 +232,7 @@ def _train_stream(clf, args, path, plan, progress):
     # cover every pass, the online error stays the last pass's (the callers say so).
     result["train_seconds"] = seconds
     result["examples_per_second"] = result["examples"] * args.epochs / seconds if seconds > 0 else float("nan")
-    # Saved with the model, so that `predict` reads test files with the same index base
-    # (guessing it per file shifts the features of a sparse file that never uses index 0).
-    clf._svmlight_zero_based = plan[1]
-    # Saved with the model too (only the CLI applies them: see _standardized)
-    clf._standardize_stats = None if scaler is None else (scaler.mean_, scaler.scale_)
+    _record_reading(clf, plan, scaler)
     return result
 
 
