@@ -53,6 +53,12 @@ def _same_as_oracle(path, block=1 << 20, **kwargs):
     want = _outcome(oracle.iter_svmlight, path, **kwargs)
     with _block_size(block):
         got = _outcome(libsvm.iter_svmlight, path, **kwargs)
+    if got[1] is not None and any(words in got[1] for words in _TOO_LARGE):
+        # An index past 2^63 - 1: the reader refuses the width of the chunk that holds it, up
+        # front; the oracle fails too, inside numpy or on a bad value it meets first on that
+        # line (found by Hypothesis: a float32 overflow after the index).
+        assert want[1] is not None and got[0] == want[0][: len(got[0])], (path.read_bytes()[:300], kwargs, want[1])
+        return want
     assert got == want, (path.read_bytes()[:300], kwargs, got[1], want[1])
     return want
 
