@@ -133,16 +133,16 @@ def _default_grid(search, args, X, n_expected):
 
 
 def _marks(search):
-    """Each candidate's (examples, mistakes) so far; empty before the first chunk."""
-    return [(c.counters_["examples"], c.counters_["mistakes"]) for c in getattr(search, "candidates_", [])]
+    """Each candidate's (examples, mistakes) so far, as the search counts them (candidates of
+    IncrementalSVC's C path share a model); empty before the first chunk."""
+    return list(zip(search._seen, search._wrong)) if hasattr(search, "_seen") else []
 
 
 def _error_since(search, marks):
     """The current best's prequential error since ``marks`` (all zero for the first pass)."""
     i = search.best_index_
     e0, m0 = marks[i] if marks else (0, 0)
-    c = search.candidates_[i].counters_
-    return (c["mistakes"] - m0) / max(c["examples"] - e0, 1)
+    return (search._wrong[i] - m0) / max(search._seen[i] - e0, 1)
 
 
 def _tune_pass(search, args, chunks, plan, n_expected, bar):
