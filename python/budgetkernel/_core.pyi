@@ -1,5 +1,6 @@
 """Type stub of the private compiled core (``_core`` and its AVX2 twin ``_core_avx2``)."""
 
+from collections.abc import Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -10,6 +11,12 @@ simd: str
 
 def cpu_has_avx2_fma() -> bool: ...
 def load_model_info(data: bytes) -> dict[str, Any]: ...
+
+# One chunk through many learners (many.cpp): models[i].partial_fit(X, y) for every i, on
+# n_jobs threads with the GIL released; the same bytes as calling each in turn.
+def partial_fit_many(
+    models: Sequence[_Learner], X: npt.NDArray[np.float64], y: npt.NDArray[np.int32], n_jobs: int
+) -> None: ...
 
 class _Learner:
     n_features: int

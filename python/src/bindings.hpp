@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "many.hpp"        // register_many: the learner classes partial_fit_many takes
 #include "model_lock.hpp"  // UseGuard, run_guarded, read_guarded, write_released
 
 namespace py = pybind11;
@@ -149,12 +150,14 @@ void def_state_methods(Cls& cls) {
           py::arg("data"));
 }
 
-/// The methods shared by every learner class L (an OnlineLearner with save/load).
+/// The methods shared by every learner class L (an OnlineLearner with save/load), and L's
+/// place among the classes partial_fit_many takes.
 template <class L, class Cls>
 void def_learner_common(Cls& cls) {
   def_chunk_methods<L>(cls);
   def_single_example_methods<L>(cls);
   def_state_methods<L>(cls);
+  register_many<L>();
 }
 
 /// A copy of a matrix as a new numpy array.
@@ -221,3 +224,4 @@ void wrap_passive_aggressive(py::module_& m);
 void wrap_perceptron(py::module_& m);
 void wrap_svm(py::module_& m);
 void wrap_sparse(py::module_& m);
+void wrap_many(py::module_& m);

@@ -21,14 +21,18 @@
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace py = pybind11;
 namespace bk = budgetkernel;
@@ -52,7 +56,8 @@ namespace bk = budgetkernel;
 /// under its own read starts at once (the outer read already keeps writers out), and any
 /// other nesting (a change while the thread reads or writes, a read while it writes) raises
 /// RuntimeError instead of waiting for itself. With those, a waiting thread holds no use, so
-/// waits cannot form a cycle.
+/// waits cannot form a cycle. (UseGuards, below, waits while it holds uses, but only of
+/// learners at lower addresses than the one it waits for: a lock order, which forms none.)
 ///
 /// A wait is also interruptible as a Python lock's acquire is: Ctrl-C in a main thread that
 /// waits behind a long chunk of another thread raises KeyboardInterrupt there (it used to be
@@ -61,27 +66,34 @@ class UseGuard {
  public:
   UseGuard(const void* learner, bool write) : m_learner(learner), m_write(write) {
     if (!enter_nested(learner, write)) wait_for_turn(learner, write);
+    if (!push_held({&m_learner, 1, write})) {
+      release(learner, write);  // undo the registration just made
+      notify();
+      throw too_many_nested();
+    }
   }
   ~UseGuard() {  // the GIL is held again here: guards are made before releasing it
-    Held& held = held_here();  // uses end in reverse order of their start (scoped guards)
-    --held.n;
-    auto it = table().find(m_learner);
-    Uses& u = it->second;
-    u.active = m_write ? 0 : u.active - 1;
-    if (u.active == 0 && u.writers_waiting == 0) table().erase(it);
+    --held_here().n;  // uses end in reverse order of their start (scoped guards)
+    release(m_learner, m_write);
     notify();
   }
   UseGuard(const UseGuard&) = delete;
   UseGuard& operator=(const UseGuard&) = delete;
 
  private:
+  friend class UseGuards;
   struct Uses {
     int active = 0;           // > 0: that many readers; -1: a writer
     int writers_waiting = 0;  // writers queued for this learner (readers wait behind them)
   };
   struct Use {
-    const void* learner;
+    const void* const* learners;  // one learner, or a UseGuards' list (sorted by address)
+    std::size_t n;
     bool write;
+    bool holds(const void* learner) const {
+      return n == 1 ? learners[0] == learner
+                    : std::binary_search(learners, learners + n, learner, std::less<const void*>());
+    }
   };
   struct Held {  // the uses this thread holds, innermost last (almost always 0 or 1)
     static constexpr int kMax = 16;
@@ -94,13 +106,12 @@ class UseGuard {
   static bool enter_nested(const void* learner, bool write) {
     Held& held = held_here();
     for (int i = 0; i < held.n; ++i) {
-      if (held.uses[i].learner != learner) continue;
+      if (!held.uses[i].holds(learner)) continue;
       if (write || held.uses[i].write)
         throw std::runtime_error(
             "a model was used again by code that runs while the same thread uses it (a finalizer or "
             "callback); only reading it there is possible");
       ++table()[learner].active;
-      push_held(learner, false);
       return true;
     }
     return false;
@@ -114,7 +125,6 @@ class UseGuard {
       if (write ? u.active == 0 : u.active >= 0 && u.writers_waiting == 0) {
         if (queued) --u.writers_waiting;
         u.active = write ? -1 : u.active + 1;
-        push_held(learner, write);
         return;
       }
       if (write && !queued) {
@@ -164,16 +174,23 @@ class UseGuard {
     thread_local Held h{};
     return h;
   }
-  static void push_held(const void* learner, bool write) {
+  /// Records a use this thread holds; false when 16 are held already (only a runaway
+  /// recursion of finalizers gets there).
+  static bool push_held(const Use& use) {
     Held& held = held_here();
-    if (held.n == Held::kMax) {  // 16 nested uses: only a runaway recursion of finalizers
-      Uses& u = table()[learner];  // undo the registration just made
-      u.active = write ? 0 : u.active - 1;
-      if (u.active == 0 && u.writers_waiting == 0) table().erase(learner);
-      notify();
-      throw std::runtime_error("too many nested uses of budgetkernel models in one thread");
-    }
-    held.uses[held.n++] = {learner, write};
+    if (held.n == Held::kMax) return false;
+    held.uses[held.n++] = use;
+    return true;
+  }
+  static std::runtime_error too_many_nested() {
+    return std::runtime_error("too many nested uses of budgetkernel models in one thread");
+  }
+  /// Ends a registered use of `learner` in the table (the caller notifies).
+  static void release(const void* learner, bool write) {
+    auto it = table().find(learner);
+    Uses& u = it->second;
+    u.active = write ? 0 : u.active - 1;
+    if (u.active == 0 && u.writers_waiting == 0) table().erase(it);
   }
   static void unqueue(const void* learner) {
     Uses& u = table()[learner];
@@ -203,6 +220,54 @@ class UseGuard {
   bool m_write;
 };
 
+/// Write uses of several learners held together for one call (partial_fit_many): what as many
+/// write UseGuards would do, with two differences. They are taken in order of address, so two
+/// calls that share learners wait for each other instead of each holding a learner the other
+/// waits for. And they are one entry of this thread's held uses (a use nested in any of them
+/// raises as for a UseGuard), so their number is not limited by the nesting depth. A wait
+/// interrupted by a signal handler (Ctrl-C) gives back the uses taken so far.
+class UseGuards {
+ public:
+  /// `learners`: distinct learners (the caller rejects a learner given twice).
+  explicit UseGuards(std::vector<const void*> learners) : m_learners(std::move(learners)) {
+    std::sort(m_learners.begin(), m_learners.end(), std::less<const void*>());
+    for (const void* l : m_learners) UseGuard::enter_nested(l, true);  // raises if nested
+    // Held from the start and grown as uses are taken: a signal handler that runs while a
+    // later learner is waited for and uses one already taken must raise, not wait for itself.
+    if (!UseGuard::push_held({m_learners.data(), 0, true})) throw UseGuard::too_many_nested();
+    UseGuard::Use& held = UseGuard::held_here().uses[UseGuard::held_here().n - 1];
+    try {
+      for (const void* l : m_learners) {
+        UseGuard::wait_for_turn(l, true);
+        ++held.n;
+      }
+    } catch (...) {
+      end(held.n);
+      throw;
+    }
+  }
+  ~UseGuards() { end(m_learners.size()); }
+  UseGuards(const UseGuards&) = delete;
+  UseGuards& operator=(const UseGuards&) = delete;
+
+ private:
+  /// Ends the uses of the first `taken` learners and this thread's record of them.
+  void end(std::size_t taken) {
+    --UseGuard::held_here().n;
+    for (std::size_t i = 0; i < taken; ++i) UseGuard::release(m_learners[i], true);
+    UseGuard::notify();
+  }
+  std::vector<const void*> m_learners;
+};
+
+/// Runs Python's signal handlers, taking the GIL for it: whether one raised (Ctrl-C's
+/// KeyboardInterrupt), whose exception is then set in this thread. Outside the main thread
+/// Python runs no handlers and this returns false.
+inline bool python_signal_raised() {
+  py::gil_scoped_acquire gil;
+  return PyErr_CheckSignals() != 0;
+}
+
 /// Runs f(bk::StopPoll*), a chunk loop of the core, with the GIL released, and lets Python's
 /// signal handlers stop it between two examples (stop_poll.hpp). Without this, Ctrl-C (or
 /// Jupyter's "interrupt kernel") during partial_fit, decision_function or predict was seen
@@ -214,10 +279,7 @@ class UseGuard {
 /// the rows before the one it stopped at learned.
 template <class F>
 void run_released(F&& f) {
-  bk::StopPoll poll([](void*) {
-    py::gil_scoped_acquire gil;
-    return PyErr_CheckSignals() != 0;
-  });
+  bk::StopPoll poll([](void*) { return python_signal_raised(); });
   bool stopped = false;
   {
     py::gil_scoped_release release;
@@ -228,6 +290,26 @@ void run_released(F&& f) {
     }
   }
   if (stopped) throw py::error_already_set();
+}
+
+/// bk::run_tasks (parallel.hpp) with the GIL released, stopped by Ctrl-C as run_released is:
+/// the worker threads cannot run Python's signal handlers, so the calling thread, which only
+/// waits for them, takes the GIL about every 20 ms to run them. A handler that raised stops
+/// every task at its next example (each keeps the rows before its stop learned; tasks not
+/// started did nothing), and its exception is raised here once all threads have ended. A
+/// task's own exception propagates as run_tasks rethrows it (the lowest-numbered task's).
+inline void run_tasks_released(std::size_t n_tasks, int n_jobs,
+                               const std::function<void(std::size_t, bk::StopPoll*)>& task) {
+  bool signalled = false;
+  {
+    py::gil_scoped_release release;
+    try {
+      bk::run_tasks(n_tasks, n_jobs, task, [&signalled] { return signalled = python_signal_raised(); });
+    } catch (const bk::Interrupted&) {
+      if (!signalled) throw;  // a task stopped itself: not a stop of ours, report it as it is
+    }
+  }
+  if (signalled) throw py::error_already_set();
 }
 
 /// run_released under a UseGuard of `learner` (write: exclusive use) held for the whole run.

@@ -64,5 +64,6 @@ PYBIND11_MODULE(BUDGETKERNEL_MODULE_NAME, m) {
   wrap_perceptron(m);
   wrap_svm(m);
   wrap_sparse(m);
+  wrap_many(m);
   wrap_libsvm(m);
 }

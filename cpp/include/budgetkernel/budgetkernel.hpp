@@ -5,6 +5,7 @@
 #include "version.hpp"
 #include "common.hpp"
 #include "stop_poll.hpp"
+#include "parallel.hpp"
 #include "kernel.hpp"
 #include "sv_store.hpp"
 #include "incremental_inverse.hpp"
