@@ -7,21 +7,9 @@ import pytest
 
 import budgetkernel
 from budgetkernel import cli, datasets
-from budgetkernel._native import core
 from budgetkernel.cli import _training
 from budgetkernel.model_selection import PrequentialSearch
 from budgetkernel.preprocessing import StreamingStandardizer
-
-# Until the core's partial_fit_many lands (issue 27, the C++ side), the search's batch call is
-# stood in for by the loop it replaces: each model learns the chunk in turn. (The lead removes
-# this once the core has it.)
-if not hasattr(core, "partial_fit_many"):
-
-    def _partial_fit_many(models, X, y, n_threads):
-        for m in models:
-            m.partial_fit(X, y)
-
-    core.partial_fit_many = _partial_fit_many
 
 CHUNK = 400
 

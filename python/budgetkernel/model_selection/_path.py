@@ -58,20 +58,20 @@ def _run_group(search, group, members, X, yi):
     cands = search.candidates_
     holder = next(i for i in group if "_model" in cands[i].__dict__)
     model = cands[holder]._model
-    at = holder  # the candidate whose C the model is at
     examples = model.counters["examples"]
     try:
         for i in members:
             model.set_C(float(cands[i].C))
-            at = i
             wrong = int((model.predict(X) != yi).sum())
             search._seen[i] += len(yi)
             search._wrong[i] += wrong
         best = members[0] if len(members) == 1 else min(members, key=lambda i: (search._errors([i])[0], i))
         model.set_C(float(cands[best].C))
-        at = best
         model.partial_fit(X, yi)
-    finally:  # also after Ctrl-C: the model goes to the candidate whose C it is at
+    finally:
+        # Also after Ctrl-C, which can land between a set_C that ended and the next line: the
+        # model goes to the candidate whose C it is at, read from the model itself.
+        at = next(i for i in group if float(cands[i].C) == model.params.C)
         if at != holder:
             cands[at].__dict__["_model"] = model
             del cands[holder].__dict__["_model"]
