@@ -135,6 +135,10 @@ def test_distributions_are_sampled_reproducibly():
     a = _stream(PrequentialSearch(BudgetedPAClassifier(budget=20), grid, n_candidates=5, random_state=1), X, y)
     b = _stream(PrequentialSearch(BudgetedPAClassifier(budget=20), grid, n_candidates=5, random_state=1), X, y)
     assert len(a.candidate_params_) == 5 and a.candidate_params_ == b.candidate_params_
+    assert [c.random_state for c in a.candidates_] == [c.random_state for c in b.candidates_]
+    g = _stream(PrequentialSearch(BudgetedPAClassifier(budget=20), grid, n_candidates=5,
+                                  random_state=np.random.default_rng(1)), X, y)  # a Generator too
+    assert len(g.candidate_params_) == 5
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ import sys
 import time
 
 from ..model_selection import PrequentialSearch, default_grid
-from ..model_selection._grids import candidate_params
+from ..model_selection._grids import build_candidates, candidate_params
 from ..stream import ProgressBar
 from ._options import _LEARNER_OPTIONS, _gamma_arg
 from ._training import _locate_row_error, _record_reading, _scaler, _TrainingStream
@@ -113,7 +113,7 @@ def _build_search(clf, args):
     grid = _user_grid(clf, args)
     if grid is not None:
         try:  # every candidate's parameters through the estimator's own checks
-            candidate_params(clf, grid, None, None)
+            build_candidates(clf, candidate_params(clf, grid, None, None))
         except (ValueError, TypeError) as e:
             raise ValueError(f"--tune-grid: {e}") from None
     return PrequentialSearch(

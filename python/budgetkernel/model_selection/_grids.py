@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 
-__all__ = ["candidate_params", "default_grid", "median_gamma"]
+__all__ = ["build_candidates", "candidate_params", "default_grid", "median_gamma"]
 
 _GAMMA_FACTORS = (0.25, 1.0, 4.0)
 _MEDIAN_ROWS = 500
@@ -130,27 +130,31 @@ def _check_grid(estimator, grid):
 def candidate_params(estimator, grid, n_candidates, random_state):
     """The candidates' parameter dicts, in a fixed order: every point of a grid of lists, or
     ``n_candidates`` draws (scikit-learn's ParameterSampler, seeded by random_state) when the
-    grid holds a distribution or n_candidates is given. Each is checked by building the
-    candidate (its _validate_params) before anything learns."""
+    grid holds a distribution or n_candidates is given. Names and shapes are checked here;
+    the values by build_candidates."""
     grids = _check_grid(estimator, grid)
     sampled = n_candidates is not None or any(_is_distribution(v) for g in grids for v in g.values())
-    if sampled:
-        if n_candidates is None:
-            raise ValueError("param_grid holds a distribution: pass n_candidates, the number of draws")
-        if isinstance(n_candidates, bool) or not isinstance(n_candidates, numbers.Integral) or n_candidates < 1:
-            raise ValueError(f"n_candidates must be a positive int; got {n_candidates!r}")
-        seed = random_state if isinstance(random_state, numbers.Integral) else 0
-        params = list(ParameterSampler(grids, int(n_candidates), random_state=seed))
-    else:
-        params = list(ParameterGrid(grids))
-    for p in params:
-        check_candidate(estimator, p)
-    return params
+    if not sampled:
+        return list(ParameterGrid(grids))
+    if n_candidates is None:
+        raise ValueError("param_grid holds a distribution: pass n_candidates, the number of draws")
+    if isinstance(n_candidates, bool) or not isinstance(n_candidates, numbers.Integral) or n_candidates < 1:
+        raise ValueError(f"n_candidates must be a positive int; got {n_candidates!r}")
+    return list(ParameterSampler(grids, int(n_candidates), random_state=random_state))
 
 
-def check_candidate(estimator, params):
-    """A candidate's parameters through its estimator's own checks (ValueError naming them)."""
-    try:
-        clone(estimator).set_params(**params)._validate_params()
-    except (ValueError, TypeError) as e:
-        raise type(e)(f"candidate {params}: {e}") from None
+def build_candidates(estimator, params, seeds=None):
+    """A clone of ``estimator`` per parameter dict (random_state set to its seed, where one is
+    given), each through the estimator's own checks: a bad value raises, naming the
+    candidate, before anything learns."""
+    out = []
+    for p, seed in zip(params, seeds or [None] * len(params)):
+        c = clone(estimator).set_params(**p)
+        if seed is not None:
+            c.set_params(random_state=seed)
+        try:
+            c._validate_params()
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"candidate {p}: {e}") from None
+        out.append(c)
+    return out

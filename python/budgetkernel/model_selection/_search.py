@@ -22,9 +22,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import OnlineClassifierMixin, _curve_point
 from .._labels import check_targets, encode
 from .._native import core as _core
-from .._validation import _check_random_state, validated
+from .._validation import _check_random_state, _seed, validated
 from . import _path, _schedule
-from ._grids import candidate_params, default_grid
+from ._grids import build_candidates, candidate_params, default_grid
 from ._report import format_results, results_table
 
 __all__ = ["PrequentialSearch"]
@@ -178,8 +178,9 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         grid = self.param_grid
         if grid is None:  # empty only with nothing to tune (then the estimator alone)
             grid = default_grid(proto, Xv, n_expected) or {"n_epochs": [self.estimator.n_epochs]}
-        params = candidate_params(self.estimator, grid, self.n_candidates, self.random_state)
-        candidates = [self._candidate(p, seed) for p, seed in zip(params, self._seeds(len(params)))]
+        base = None if self.random_state is None else _seed(self.random_state)
+        params = candidate_params(self.estimator, grid, self.n_candidates, None if base is None else base % 2**32)
+        candidates = build_candidates(self.estimator, params, self._seeds(base, len(params)))
         # IncrementalSVC over C: one model per group walks its C values (_path); else one each.
         self._groups = _path.groups(self.estimator, params)
         for c in candidates:
@@ -206,24 +207,13 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self._position = 0
         return Xv, yv
 
-    def _candidate(self, params, seed):
-        c = clone(self.estimator).set_params(**params)
-        if seed is not None:
-            c.set_params(random_state=seed)
-        c._validate_params()
-        return c
-
-    def _seeds(self, n):
-        """Each candidate's random_state: the estimator's own if set (the same for all, as a
-        one-candidate search must equal the estimator), else drawn from the search's."""
-        if getattr(self.estimator, "random_state", None) is not None or self.random_state is None:
-            return [None] * n
-        rng = np.random.default_rng(self.random_state if isinstance(self.random_state, numbers.Integral) else None)
-        if isinstance(self.random_state, np.random.Generator):
-            rng = self.random_state
-        elif isinstance(self.random_state, np.random.RandomState):
-            rng = np.random.default_rng(self.random_state.randint(0, 2**31 - 1))
-        return [int(s) for s in rng.integers(0, 2**63, size=n)]
+    def _seeds(self, base, n):
+        """Each candidate's random_state: the estimator's own if it has one (the same for all,
+        as a one-candidate search must equal the estimator), else drawn from ``base``, the
+        search's random_state drawn once (None: None)."""
+        if base is None or getattr(self.estimator, "random_state", None) is not None:
+            return None
+        return [int(s) for s in np.random.default_rng(base).integers(0, 2**63, size=n)]
 
     # --------------------------------------------------------------- fitting
     def fit(self, X, y):
