@@ -47,19 +47,21 @@ def test_one_candidate_is_the_estimator_alone(case):
     np.testing.assert_array_equal(search.decision_function(X[:50]), alone.decision_function(X[:50]))
 
 
+def _window(rung, rungs, eta=3):
+    """Where the window judged at ``rung`` starts: the latest mark (0, a power of two from 16,
+    an earlier rung) at most rung / eta."""
+    marks = [0] + [2**k for k in range(4, 40) if 2**k < rung] + [r for r in rungs if r < rung]
+    return max(m for m in marks if m * eta <= rung + eta)
+
+
 def _loop_rung_errors(est, X, y, rungs):
     """Prequential error over each rung's window, by predict_one then learn_one per example."""
-    classes, mistakes, errors, last = np.unique(y), 0, [], 0
+    classes, wrong = np.unique(y), []
     for t, (x, label) in enumerate(zip(X, y), start=1):
-        if t > 1:
-            mistakes += est.predict_one(x) != label
-        elif label != classes[0]:  # the first example: an empty model predicts classes_[0]
-            mistakes += 1
+        # the first example: an empty model predicts classes_[0]
+        wrong.append(est.predict_one(x) != label if t > 1 else label != classes[0])
         est.learn_one(x, label, classes=classes if t == 1 else None)
-        if t in rungs:
-            errors.append(mistakes / (t - last))
-            mistakes, last = 0, t
-    return errors
+    return [float(np.mean(wrong[_window(r, rungs) : r])) for r in rungs]
 
 
 @pytest.mark.parametrize("cls", [BudgetedSGDClassifier, BudgetedPAClassifier, KernelPerceptron])
@@ -101,7 +103,9 @@ def test_keep_breaks_ties_by_position():
 def test_rung_schedule():
     assert rung_schedule(27, 3, first_rung=100) == [100, 300, 900]
     assert rung_schedule(27, 3, n_expected=36_000) == [1000, 3000, 9000]  # the last at a quarter
-    assert rung_schedule(27, 3, n_expected=1000) == [100, 300, 900]  # at least 100 first
+    assert rung_schedule(27, 3, n_expected=1000) == [200, 600, 1800]  # at least 100 per class first
+    assert rung_schedule(27, 3, n_expected=36_000, n_classes=26) == [2600, 7800, 23400]
+    assert rung_schedule(27, 3) == [1000, 3000, 9000]
     assert rung_schedule(1, 3) == []
 
 
@@ -124,8 +128,8 @@ def test_default_grid_uses_the_median_heuristic_and_the_stream_length():
     d = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)[np.triu_indices(400, 1)]
     assert gm == pytest.approx(1.0 / np.median(d), rel=1e-9)
     grid = default_grid(BudgetedSGDClassifier(), X, n_expected=10_000)
-    assert grid["gamma"] == pytest.approx([gm / 4, gm, gm * 4])
-    assert grid["lam"][0] == pytest.approx(1 / (0.1 * 10_000)) and grid["lam"][-1] == pytest.approx(1 / (1000 * 10_000))
+    assert grid["gamma"] == pytest.approx([gm, gm * 4, gm * 16])
+    assert grid["lam"][0] == pytest.approx(1 / (1e-4 * 10_000)) and grid["lam"][-1] == pytest.approx(1 / (10 * 10_000))
     assert len(grid["gamma"]) * len(grid["lam"]) == 27
 
 
@@ -260,19 +264,22 @@ def test_svc_over_C_walks_the_regularisation_path():
     alone = IncrementalSVC(**search.best_params_).fit(X, y)
     np.testing.assert_allclose(best.decision_function(X), alone.decision_function(X), atol=1e-6)
 
-    blocks, pos = [], 0  # the blocks _path predicts in: chunks of 300 = rung pieces here
-    while pos < 300:
-        stop = min(300, pos + max(_path._MIN_BLOCK, pos // _path._BLOCK_FRACTION))
-        blocks.append((pos, stop))
-        pos = stop
+    blocks, pos = [], 0  # the blocks _path predicts in: pieces end at marks (16, 32, ...) and the rung
+    for end in (16, 32, 64, 128, 256, 300):
+        while pos < end:
+            stop = min(end, pos + max(_path._MIN_BLOCK, pos // _path._BLOCK_FRACTION))
+            blocks.append((pos, stop))
+            pos = stop
+    start = _window(300, [300])  # 64
     res = search.results_
     for params, errs in zip(res["params"], res["rung_errors"]):
         svc, wrong = IncrementalSVC(**params), 0
         for a, b in blocks:
-            if a == 0:
-                wrong += int((y[a:b] != -1).sum())  # an empty model predicts classes_[0]
+            if a == 0:  # an empty model predicts classes_[0]
+                miss = int((y[a:b] != -1).sum())
                 svc.partial_fit(X[a:b], y[a:b], classes=[-1, 1])
             else:
-                wrong += int((svc.predict(X[a:b]) != y[a:b]).sum())
+                miss = int((svc.predict(X[a:b]) != y[a:b]).sum())
                 svc.partial_fit(X[a:b], y[a:b])
-        assert errs[0] == pytest.approx(wrong / 300)
+            wrong += miss if a >= start else 0
+        assert errs[0] == pytest.approx(wrong / (300 - start))

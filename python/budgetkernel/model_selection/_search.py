@@ -30,10 +30,12 @@ from ._report import format_results, results_table
 __all__ = ["PrequentialSearch"]
 
 _JUDGES = ("window", "cumulative")
+# The first power-of-two mark (_window_start).
+_FIRST_MARK = 16
 # What _start sets (fit starts over without them).
 _FITTED = (
     "candidate_params_", "candidates_", "classes_", "n_features_in_", "feature_names_in_", "rungs_", "_alive",
-    "_seen", "_wrong", "_marks", "_rung_errors", "_dropped_at", "_position", "_groups",
+    "_seen", "_wrong", "_marks", "_next_mark", "_rung_errors", "_dropped_at", "_position", "_groups",
 )
 
 
@@ -64,7 +66,8 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         eta times apart.
     first_rung : int or None, default=None
         Examples before the first halving. None: the last halving at a quarter of
-        ``n_expected`` (at least 100 for the first), or 1000 when the length is unknown.
+        ``n_expected``, or the first at 1000 when the length is unknown; the first at least
+        100 per class.
     n_expected : int or None, default=None
         The expected stream length (``fit`` knows it): places the rungs and sets the default
         grid's lam for the Pegasos learners.
@@ -197,11 +200,14 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_features_in_ = candidates[0].n_features_in_
         if "feature_names_in_" in proto.__dict__:
             self.feature_names_in_ = proto.feature_names_in_
-        self.rungs_ = _schedule.rung_schedule(len(params), self.eta, self.first_rung, n_expected)
+        self.rungs_ = _schedule.rung_schedule(len(params), self.eta, self.first_rung, n_expected, len(self.classes_))
         self._alive = list(range(len(params)))  # best first after each halving
         self._seen = [0] * len(params)  # examples each candidate predicted (and learned)
         self._wrong = [0] * len(params)  # ... and its prequential mistakes among them
-        self._marks = [(0, 0)] * len(params)  # (seen, wrong) at the last rung
+        # (position, seen, wrong) of each candidate at each rung and each power of two: a
+        # window starts at the latest mark at most 1/eta of the position back (_window_start)
+        self._marks = [[(0, 0, 0)] for _ in params]
+        self._next_mark = _FIRST_MARK
         self._rung_errors = [[] for _ in params]
         self._dropped_at = [None] * len(params)
         self._position = 0
@@ -284,14 +290,20 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.candidates_[self.best_index_]
 
     def _feed(self, X, y):
-        """Hands a validated chunk to the survivors, split at the rungs."""
+        """Hands a validated chunk to the survivors, split at the marks and rungs."""
         yi = np.ascontiguousarray(encode(self._lead().__dict__, y), dtype=np.int32)
         start = 0
         while start < len(yi):
+            stop = len(yi)
             rung = self._next_rung()
-            stop = len(yi) if rung is None else min(len(yi), start + rung - self._position)
+            if rung is not None:
+                stop = min(stop, start + min(rung, self._next_mark) - self._position)
             self._run(X[start:stop], yi[start:stop])
             start = stop
+            if rung is not None and self._position >= self._next_mark:
+                self._mark(self._alive)
+                while self._next_mark <= self._position:
+                    self._next_mark *= 2
             if rung is not None and self._position >= rung:
                 self._halve()
 
@@ -299,6 +311,22 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if len(self._alive) <= 1:
             return None
         return self.rungs_[len(self._rung_errors[self._alive[0]])]
+
+    def _mark(self, indices):
+        for i in indices:
+            self._marks[i].append((self._position, self._seen[i], self._wrong[i]))
+
+    def _window_start(self, i):
+        """(seen, wrong) of candidate i where its window starts: the latest mark at most
+        position / eta ('window': at a rung, the previous rung, as rungs are eta apart; before
+        the first, a power of two, which leaves out the first burst of learning), or the
+        start ('cumulative')."""
+        if self.judge == "cumulative":
+            return 0, 0
+        for pos, seen, wrong in reversed(self._marks[i]):
+            if pos * self.eta <= self._position + self.eta:  # rungs are rounded to whole examples
+                return seen, wrong
+        return 0, 0
 
     def _run(self, X, yi):
         """One piece of a chunk through every survivor: their core learners in one call, in
@@ -323,11 +351,11 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self._position += learned
 
     def _errors(self, indices):
-        """Prequential error of each candidate, over its window since the last rung ('window')
-        or over everything it saw ('cumulative'); inf for one that saw nothing."""
+        """Prequential error of each candidate over its window (_window_start); inf for one
+        that saw nothing there."""
         out = []
         for i in indices:
-            e0, m0 = self._marks[i] if self.judge == "window" else (0, 0)
+            e0, m0 = self._window_start(i)
             n = self._seen[i] - e0
             out.append((self._wrong[i] - m0) / n if n > 0 else float("inf"))
         return out
@@ -341,8 +369,7 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         for i in set(alive) - set(kept):
             self._dropped_at[i] = self._position
         self._alive = kept
-        for i in kept:
-            self._marks[i] = (self._seen[i], self._wrong[i])
+        self._mark(kept)
 
     # ---------------------------------------------------------------- results
     @property
