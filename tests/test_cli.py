@@ -467,7 +467,7 @@ def test_standardize_helps_on_raw_breast_cancer_and_predict_applies_it(breast_ca
     raw = _test_accuracy(capsys.readouterr().out)
     assert cli.main(["evaluate", str(path), "--test", str(path), "--standardize", *common]) == 0
     standardized = _test_accuracy(capsys.readouterr().out)
-    assert raw < 0.9 and standardized > 0.95, (raw, standardized)
+    assert standardized > 0.95 and standardized - raw > 0.05, (raw, standardized)
     # train + predict: the model file carries the statistics, predict applies them
     model = d / "m.bkm"
     assert cli.main(["train", str(path), "-o", str(model), "--standardize", *common]) == 0

@@ -308,7 +308,7 @@ def test_learner_options_keep_their_defaults(train_file, capsys):
     common = ["--gamma", "2", "-q"]
     assert cli.main(["train", str(train_file), "-o", model, "--learner", "pa", *common]) == 0
     m = budgetkernel.load(model)
-    assert (m.budget, m.C, m.variant, m.loss, m.pa_type) == (100, 1.0, "simple", "hinge", 1)
+    assert (m.budget, m.C, m.variant, m.loss, m.pa_type) == (100, 1.0, "nn", "hinge", 1)
     assert cli.main(["train", str(train_file), "-o", model, "--learner", "spa", *common]) == 0
     m = budgetkernel.load(model)
     assert (m.alpha, m.beta, m.eta) == (1.0, 20.0, 1.0)

@@ -140,7 +140,7 @@ def test_bsgd_step_whose_norm_squared_overflows_matches_linear_pegasos(lam, sqno
     # the linear kernel is linear Pegasos (batch_size=1), which never squares that far.
     X, y = _huge_rows(sqnorm=sqnorm)
     Xt = X[:50]
-    kernel = BudgetedSGDClassifier(budget=None, kernel="linear", lam=lam).fit(X, y)
+    kernel = BudgetedSGDClassifier(budget=None, kernel="linear", lam=lam, average=False).fit(X, y)
     linear = budgetkernel.LinearPegasosClassifier(lam=lam).fit(X, y)
     df = kernel.decision_function(Xt)
     assert np.all(np.isfinite(df))

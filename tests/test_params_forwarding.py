@@ -86,8 +86,11 @@ def test_defaults_are_the_cores(cls, params_cls):
             assert value == theirs, f"{cls.__name__}: default {name}={value!r}, the core's {theirs!r}"
 
 
-def test_linear_pegasos_default_lam_is_kernel_pegasos_lam():
-    assert LinearPegasosClassifier().lam == _core.BSGDParams().lam
+def test_linear_pegasos_keeps_the_papers_lam():
+    # BSGD's default lam (1e-3, with averaging) was measured against tuned settings on the
+    # benchmark streams (bench/tuning.py); the linear baseline keeps the Pegasos paper's 1e-4.
+    assert LinearPegasosClassifier().lam == 1e-4
+    assert _core.BSGDParams().lam == BudgetedSGDClassifier().lam == 1e-3
 
 
 # Invalid values and the core's message each gets, with the value as written appended.

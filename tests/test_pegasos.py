@@ -118,7 +118,7 @@ def test_large_budget_equals_unbudgeted_exactly(maintenance, n_classes):
 def test_linear_kernel_equals_linear_pegasos(n_classes):
     X, y = multiclass_blobs(500, n_classes, 4)
     lam = 1e-2
-    k = BudgetedSGDClassifier(budget=None, kernel="linear", lam=lam).fit(X, y)
+    k = BudgetedSGDClassifier(budget=None, kernel="linear", lam=lam, average=False).fit(X, y)
     lin = LinearPegasosClassifier(lam=lam, batch_size=1).fit(X, y)
     w_kernel = k.support_vectors_.T @ k.dual_coef_  # w = sum_j alpha_j x_j
     np.testing.assert_allclose(w_kernel, lin.coef_.T, rtol=1e-10, atol=1e-10)

@@ -89,7 +89,7 @@ def test_numpy_bools_are_bools(cls, name):
 @pytest.mark.parametrize("bad", ["yes", None, 1.5, -1])
 def test_bsgd_average_is_a_bool_or_a_start(bad):
     X, y = data()
-    with pytest.raises(ValueError, match=r"^average must be True, False or a positive integer \(the example"):
+    with pytest.raises(ValueError, match=r"^average must be True, False, 'auto' or a positive integer \(the example"):
         BudgetedSGDClassifier(budget=10, average=bad).fit(X, y)
 
 

@@ -33,7 +33,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
     ----------
     budget : int or None, default=100
         Maximum number of support vectors B; None for unbudgeted PA.
-    variant : {'simple', 'nn', 'project', 'random'}, default='simple'
+    variant : {'simple', 'nn', 'project', 'random'}, default='nn'
         Which SVs absorb the removed one: 'simple' = BPA-S (only the new example, O(B)),
         'nn' = BPA-NN (the new example and the removed SV's nearest neighbour, expected
         O(B)), 'project' = BPA-P (all remaining SVs, O(B^2) with a maintained inverse),
@@ -75,7 +75,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
     def __init__(
         self,
         budget=100,
-        variant="simple",
+        variant="nn",
         loss="hinge",
         pa_type=1,
         C=1.0,

@@ -37,8 +37,11 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         Budget maintenance: merge the smallest SV with its best partner (RBF only, O(B)),
         project the smallest SV onto the rest (O(B^2)), or remove an SV (O(B)).
         'project-exact' projects the SV whose projection degrades the model least (eq. 17).
-    lam : float, default=1e-4
-        Regularisation parameter lambda of the SVM objective.
+    lam : float, default=1e-3
+        Regularisation parameter lambda of the SVM objective. The default, with
+        ``average=True``, was the best single setting measured across the project's benchmark
+        streams (bench/tuning.py); the best lam depends on the stream's length (C = 1 /
+        (lam n)): :class:`~budgetkernel.model_selection.PrequentialSearch` chooses it.
     kernel : {'rbf', 'linear', 'poly'}, default='rbf'
     gamma : float or 'scale', default='scale'
         Kernel coefficient; 'scale' uses 1 / (n_features * X.var()) of the first chunk seen
@@ -51,9 +54,11 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     coef0 : float, default=0.0
         Independent term of the polynomial kernel: >= 0 (with coef0 < 0 it is not positive
         semi-definite, which the learner's steps assume) and |coef0|^degree <= 1e300.
-    average : bool or int, default=False
+    average : bool, int or 'auto', default='auto'
         Predict with an average of the iterates instead of the last one: True averages from
-        the first example, an int t0 >= 1 from example t0 on. The averaged coefficients live
+        the first example, an int t0 >= 1 from example t0 on; 'auto' is True with merging,
+        projection or no budget and False with removal (which drops the averaged coefficients
+        an SV holds: measured worse with the average, merging and projection better). The averaged coefficients live
         on the same SVs and follow every budget-maintenance step (a merge combines them by
         eq. 22, a projection projects them), so the averaged model has the same B SVs;
         learning itself is unchanged. ``dual_coef_`` stays the last iterate;
@@ -98,12 +103,12 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         self,
         budget=100,
         maintenance="merge",
-        lam=1e-4,
+        lam=1e-3,
         kernel="rbf",
         gamma="scale",
         degree=3,
         coef0=0.0,
-        average=False,
+        average="auto",
         average_decay=10.0,
         n_epochs=1,
         shuffle=False,
@@ -128,12 +133,14 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         # the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("maintenance", self.maintenance, _MAINTENANCE)
-        if not isinstance(self.average, (bool, np.bool_)):
+        if not isinstance(self.average, (bool, np.bool_)) and not (
+            isinstance(self.average, str) and self.average == "auto"
+        ):
             try:
                 _check_positive("average", self.average, integer=True)
             except ValueError:
                 raise ValueError(
-                    "average must be True, False or a positive integer (the example from which to average); "
+                    "average must be True, False, 'auto' or a positive integer (the example from which to average); "
                     f"got {self.average!r}"
                 ) from None
         self._check_shared_and_forward()
@@ -146,15 +153,25 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         else:  # merging and removal keep the kernel matrix of the SVs (GramCache)
             how = "merging" if self.maintenance == "merge" else "removal"
             plan.append(((budget + 1) ** 2 * 8, f"kernel-matrix cache of {how}", "(budget + 1)^2 float64 values"))
-        if bool(self.average):  # (valid here: True or a start t0 >= 1)
+        if self._averages():
             n_out = 1 if n_classes == 2 else n_classes
             plan.append(((budget + 1) * n_out * 8, "averaged coefficients", "(budget + 1) x n_outputs float64 values"))
         return plan
 
     def _average_start(self):
+        """``average`` as the core's average_start: 0 off, t0 >= 1, -1 'auto' (the core
+        resolves it by the maintenance)."""
+        if isinstance(self.average, str):
+            return -1
         if isinstance(self.average, (bool, np.bool_)):
             return 1 if self.average else 0
         return int(self.average)
+
+    def _averages(self):
+        """Whether the model averages (valid parameters): 'auto' as the core resolves it."""
+        if isinstance(self.average, str):
+            return self.budget is None or not self.maintenance.startswith("remove")
+        return bool(self.average)
 
     def _core_fields(self, gamma):
         """These parameters as the fields of the core's BSGDParams (the seed aside: it is drawn
@@ -176,10 +193,12 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     @classmethod
     def _params_from_core(cls, model):
         """As the base's, with the core's average_start (0 = off, t0 >= 1) as ``average``:
-        True for t0 = 1."""
+        True for t0 = 1, and 'auto' where that is what 'auto' resolves to."""
         params, fitted = super()._params_from_core(model)
         start = model.params.average_start
         params["average"] = start if start > 1 else bool(start)
+        if start == int(cls(budget=params["budget"], maintenance=params["maintenance"])._averages()):
+            params["average"] = "auto"  # what 'auto' gives with this maintenance: the default's name
         return params, fitted
 
     @property

@@ -124,13 +124,13 @@ def _add_learner_args(p):
         default=None,
         help="bsgd: budget maintenance (default merge); perceptron: budget rule (default random)",
     )
-    p.add_argument("--lam", type=float, default=None, help="bsgd / bogd: regularisation (default 1e-4 / 0.01)")
+    p.add_argument("--lam", type=float, default=None, help="bsgd / bogd: regularisation (default 1e-3 / 0.01)")
 
 
 def _add_pa_args(p):
     """The options of Budgeted Passive-Aggressive (--learner pa)."""
     p.add_argument("--C", type=float, default=None, help="pa: aggressiveness C (default 1)")
-    p.add_argument("--variant", choices=sorted(_VARIANTS), default=None, help="pa: BPA variant (default simple)")
+    p.add_argument("--variant", choices=sorted(_VARIANTS), default=None, help="pa: BPA variant (default nn)")
     p.add_argument("--loss", choices=sorted(_LOSSES), default=None, help="pa: hinge or ramp loss (default hinge)")
     p.add_argument("--pa-type", type=int, choices=[0, 1, 2], default=None, help="pa: 0 hard, 1 PA-I (default), 2 PA-II")
 
@@ -151,7 +151,7 @@ def _add_step_and_averaging_args(p):
         action=argparse.BooleanOptionalAction,
         default=None,
         help="pa / bogd / spa: predict with the mean of all classifiers (default: spa yes, i.e. SPA-avg; "
-        "pa and bogd no); bsgd: polynomial-decay averaging (average=True)",
+        "pa and bogd no); bsgd: polynomial-decay averaging (average, default yes)",
     )
 
 
