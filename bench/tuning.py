@@ -44,10 +44,6 @@ Per stream, learner (BSGD merge, BPA, KernelPerceptron, BOGD) and budget B in {1
   the same run, and, as the ceiling of that ratio, one model fed by predict_one + learn_one
   against the same model's partial_fit in chunks.
 
-The C++ batch call ``partial_fit_many`` is replaced by a Python loop over the candidates when
-the core has none (noted in the output): the search's times then include a Python call per
-candidate and chunk, and n_jobs=None runs on one thread.
-
 ``--quick``: 3,000-example synthetic streams (two of them), one order of three real sets,
 two learners, B = 100 only, no river throughput beyond 1,000 examples (< 1 min).
 
@@ -70,18 +66,10 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from budgetkernel import BOGDClassifier, BudgetedPAClassifier, BudgetedSGDClassifier, KernelPerceptron
-from budgetkernel._native import core
 from budgetkernel.datasets import make_stream_and_test
 from budgetkernel.model_selection import PrequentialSearch
 
 from _common import env_md, environment, md_table, parser, write_results
-
-SHIMMED = not hasattr(core, "partial_fit_many")
-if SHIMMED:  # until the C++ batch call lands: the same calls, one candidate after another
-    def _pfm(models, X, y, n_jobs):
-        for m in models:
-            m.partial_fit(X, y)
-    core.partial_fit_many = _pfm
 
 CHUNK = 1000
 LONG_SET = 10_000  # a real set at least this long is run in one order only (its test set is large)
@@ -556,15 +544,12 @@ def run_suite(args):
 
 def markdown(records, river_version, river_rows, env, args, seconds):
     long_n = 5000
-    shim = ("core.partial_fit_many is **not** in this build: the search ran the candidates one after "
-            "another from Python (same calls), so n_jobs=None ran on one thread. "
-            if SHIMMED else "")
     parts = [
         f"# PrequentialSearch vs the best of its grid in hindsight ({seconds:.0f} s)", "",
         "gap = oracle - search, test accuracy points (mean over the orders of a real set); picked rank = "
         "the oracle rank of the search's pick (1 = the oracle's config); t/1 = search training time / median "
         "time of one candidate alone, one core; after setup = without the time to build the candidates "
-        "(grid, clones, models) on the first chunk. " + shim, "",
+        "(grid, clones, models) on the first chunk.", "",
         "## Search (default: window judge, last rung at n/4) vs oracle", "", search_table(records), "",
         "## Variants: which choice closes the gap", "", variant_summary(records, long_n), "",
         "Mean gap per stream (over learners and B):", "", variant_by(records, "stream"), "",
@@ -601,7 +586,6 @@ def main():
     args.n_orders = args.n_orders or (1 if q else 5)
     args.reps = args.reps or (1 if q else 3)
     env = environment()
-    env["partial_fit_many"] = "python loop (shim)" if SHIMMED else "core"
     t0 = time.perf_counter()
     records = run_suite(args)
     river_version, river_rows = (None, []) if args.no_river else river_suite(args)
