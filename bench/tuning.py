@@ -68,6 +68,7 @@ from sklearn.preprocessing import StandardScaler
 from budgetkernel import BOGDClassifier, BudgetedPAClassifier, BudgetedSGDClassifier, KernelPerceptron
 from budgetkernel.datasets import make_stream_and_test
 from budgetkernel.model_selection import PrequentialSearch
+from budgetkernel.model_selection._grids import build_candidates
 
 from _common import env_md, environment, md_table, parser, write_results
 
@@ -101,7 +102,7 @@ VARIANTS = {  # name -> PrequentialSearch keywords (n_train -> dict)
     "default": lambda n: {},
     "naive": lambda n: {"judge": "cumulative", "first_rung": 1000},
     "cumulative": lambda n: {"judge": "cumulative"},
-    "window-1000": lambda n: {"first_rung": 1000},
+    "early": lambda n: {"first_rung": max(200, n // 36)},  # the last rung at n/4 without the 1000 floor
     "late": lambda n: {"first_rung": max(100, n // 18)},
 }
 
@@ -395,6 +396,35 @@ def river_suite(args):
     return river.__version__, out
 
 
+def long_timing(args):
+    """The time bound on long streams (where a search's fixed cost is amortised): the default
+    search over a checkerboard stream of --n-long examples against each of its 27 candidates
+    alone (median), one core, and its wall time with every core."""
+    n = 20_000 if args.quick else args.n_long
+    Xtr, ytr, Xte, yte = standardise_pair(*synthetic("checkerboard", n, args.n_test, args.seed))
+    classes = np.unique(ytr)
+    rows = []
+    for learner in ("bsgd", "bpa"):
+        est = LEARNERS[learner](budget=100, random_state=0)
+        s, t_search = search(est, Xtr, ytr, classes)
+        alone = [stream_fit(c, Xtr, ytr, classes) for c in build_candidates(est, s.candidate_params_)]
+        t_one = float(np.median([t for _, t in alone]))
+        _, wall = search(est, Xtr, ytr, classes, n_jobs=None)
+        rows.append({"learner": learner, "n": n, "search_s": t_search, "one_median_s": t_one,
+                     "ratio": t_search / t_one, "wall_ratio": wall / t_one, "search_acc": accuracy(s, Xte, yte),
+                     "oracle_acc": max(accuracy(e, Xte, yte) for e, _ in alone)})
+        print(f"long {learner}: search {t_search:.2f}s one {t_one:.3f}s ratio {rows[-1]['ratio']:.2f} "
+              f"wall {rows[-1]['wall_ratio']:.2f}", file=sys.stderr, flush=True)
+    return rows
+
+
+def long_table(rows):
+    return md_table(["learner", "n train", "search s (1 core)", "one candidate s (median)", "t/1", "wall/1 (all cores)",
+                     "oracle %", "search %"],
+                    [[r["learner"], r["n"], f"{r['search_s']:.2f}", f"{r['one_median_s']:.3f}", f"{r['ratio']:.2f}",
+                      f"{r['wall_ratio']:.2f}", f"{r['oracle_acc']:.2f}", f"{r['search_acc']:.2f}"] for r in rows])
+
+
 def standardise_pair(Xtr, ytr, Xte, yte):
     Xtr, Xte = standardise(Xtr, Xte)
     return Xtr, ytr, Xte, yte
@@ -542,7 +572,7 @@ def run_suite(args):
     return records
 
 
-def markdown(records, river_version, river_rows, env, args, seconds):
+def markdown(records, river_version, river_rows, env, args, seconds, long_rows):
     long_n = 5000
     parts = [
         f"# PrequentialSearch vs the best of its grid in hindsight ({seconds:.0f} s)", "",
@@ -551,6 +581,8 @@ def markdown(records, river_version, river_rows, env, args, seconds):
         "time of one candidate alone, one core; after setup = without the time to build the candidates "
         "(grid, clones, models) on the first chunk.", "",
         "## Search (default: window judge, last rung at n/4) vs oracle", "", search_table(records), "",
+        "## Time on a long stream (the fixed cost of building 27 candidates amortised)", "",
+        long_table(long_rows), "",
         "## Variants: which choice closes the gap", "", variant_summary(records, long_n), "",
         "Mean gap per stream (over learners and B):", "", variant_by(records, "stream"), "",
         "Mean gap per learner and B (over streams):", "", variant_by(records, "learner"), "",
@@ -579,6 +611,7 @@ def main():
     p.add_argument("--n-orders", type=int, default=None, help="orders of each small real set (5; 1 --quick)")
     p.add_argument("--reps", type=int, default=None, help="timed runs of the default search (3; 1 --quick)")
     p.add_argument("--no-river", action="store_true", help="skip the river comparison")
+    p.add_argument("--n-long", type=int, default=200_000, help="the long stream of the time bound (20000 --quick)")
     args = p.parse_args()
     q = args.quick
     args.n_train = args.n_train or (3000 if q else 20000)
@@ -588,11 +621,12 @@ def main():
     env = environment()
     t0 = time.perf_counter()
     records = run_suite(args)
+    long_rows = long_timing(args)
     river_version, river_rows = (None, []) if args.no_river else river_suite(args)
     seconds = time.perf_counter() - t0
-    md = markdown(records, river_version, river_rows, env, args, seconds)
+    md = markdown(records, river_version, river_rows, env, args, seconds, long_rows)
     write_results("tuning", {"protocol": __doc__, "env": env, "seconds": seconds, **compact(records),
-                             "river_version": river_version, "river": river_rows}, md, args)
+                             "river_version": river_version, "river": river_rows, "long": long_rows}, md, args)
 
 
 def compact(records):

@@ -103,8 +103,9 @@ def test_keep_breaks_ties_by_position():
 def test_rung_schedule():
     assert rung_schedule(27, 3, first_rung=100) == [100, 300, 900]
     assert rung_schedule(27, 3, n_expected=36_000) == [1000, 3000, 9000]  # the last at a quarter
-    assert rung_schedule(27, 3, n_expected=1000) == [200, 600, 1800]  # at least 100 per class first
-    assert rung_schedule(27, 3, n_expected=36_000, n_classes=26) == [2600, 7800, 23400]
+    assert rung_schedule(27, 3, n_expected=360_000) == [10_000, 30_000, 90_000]
+    assert rung_schedule(27, 3, n_expected=1000) == [1000, 3000, 9000]  # at least 1000 first
+    assert rung_schedule(27, 3, n_expected=36_000, n_classes=26) == [2600, 7800, 23400]  # 100 per class
     assert rung_schedule(27, 3) == [1000, 3000, 9000]
     assert rung_schedule(1, 3) == []
 

@@ -66,8 +66,7 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         eta times apart.
     first_rung : int or None, default=None
         Examples before the first halving. None: the last halving at a quarter of
-        ``n_expected``, or the first at 1000 when the length is unknown; the first at least
-        100 per class.
+        ``n_expected``, the first at least 1000 examples and 100 per class.
     n_expected : int or None, default=None
         The expected stream length (``fit`` knows it): places the rungs and sets the default
         grid's lam for the Pegasos learners.
@@ -201,17 +200,21 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if "feature_names_in_" in proto.__dict__:
             self.feature_names_in_ = proto.feature_names_in_
         self.rungs_ = _schedule.rung_schedule(len(params), self.eta, self.first_rung, n_expected, len(self.classes_))
-        self._alive = list(range(len(params)))  # best first after each halving
-        self._seen = [0] * len(params)  # examples each candidate predicted (and learned)
-        self._wrong = [0] * len(params)  # ... and its prequential mistakes among them
+        self._start_record(len(params))
+        return Xv, yv
+
+    def _start_record(self, n):
+        """The search's record of n fresh candidates, all alive, at the start of the stream."""
+        self._alive = list(range(n))  # best first after each halving
+        self._seen = [0] * n  # examples each candidate predicted (and learned)
+        self._wrong = [0] * n  # ... and its prequential mistakes among them
         # (position, seen, wrong) of each candidate at each rung and each power of two: a
         # window starts at the latest mark at most 1/eta of the position back (_window_start)
-        self._marks = [[(0, 0, 0)] for _ in params]
+        self._marks = [[(0, 0, 0)] for _ in range(n)]
         self._next_mark = _FIRST_MARK
-        self._rung_errors = [[] for _ in params]
-        self._dropped_at = [None] * len(params)
+        self._rung_errors = [[] for _ in range(n)]
+        self._dropped_at = [None] * n
         self._position = 0
-        return Xv, yv
 
     def _seeds(self, base, n):
         """Each candidate's random_state: the estimator's own if it has one (the same for all,
