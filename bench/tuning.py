@@ -49,7 +49,7 @@ two learners, B = 100 only, no river throughput beyond 1,000 examples (< 1 min).
 
     python bench/tuning.py [--quick] [--seed 0] [--n-train 20000] [--n-orders 5] [--no-river]
 
-About 6.5 minutes on a 2-core VM (river optional: pip install river).
+About 11 minutes on a 2-core VM (river optional: in the bench extra).
 """
 
 from __future__ import annotations
