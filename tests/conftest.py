@@ -10,8 +10,10 @@ A ``Case`` holds only the parameters that make it what it is (a maintenance rule
 ...) through ``Case.make``, which passes a parameter only to a class that takes it.
 """
 
+import _thread
 import inspect
 import os
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -166,3 +168,44 @@ def pipe_fed_with():
     yield feed
     for r in read_fds:
         os.close(r)
+
+
+# ----------------------------------------------------------------------------- threads and Ctrl-C
+
+
+def interrupted(call, delay=0.3):
+    """Runs call() with a simulated Ctrl-C after ``delay`` seconds. Should the call end first
+    (which would mean it cannot be interrupted), the test waits for the interrupt in a sleep,
+    so that it cannot land in pytest's own code, and the callers' checks that the call stopped
+    part-way fail. Nothing here asserts a time: the callers count the rows learned.
+
+    Python's own SIGINT handler is installed for the call: a process that a shell without job
+    control starts in the background (``pytest &`` in a script) inherits SIGINT ignored, and
+    then interrupt_main does nothing. Seen 2026-11-28: the exact SVM's fit of 100,000 examples
+    ran on for 20 minutes, its poll calling PyErr_CheckSignals with the handler SIG_IGN."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(delay, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            call()
+            time.sleep(60)
+    finally:
+        timer.cancel()
+        timer.join()
+        signal.signal(signal.SIGINT, old)
+
+
+class Started:
+    """Array-like that sets ``event`` when it is converted: the call it is given to then goes
+    straight into its chunk (no sleep that a loaded machine could outrun)."""
+
+    def __init__(self, a):
+        self.a, self.shape, self.event = a, a.shape, threading.Event()
+
+    def __len__(self):
+        return len(self.a)
+
+    def __array__(self, dtype=None, copy=None):
+        self.event.set()
+        return self.a if dtype is None else self.a.astype(dtype)

@@ -26,7 +26,7 @@ from budgetkernel import (
     KernelPerceptron,
     datasets,
 )
-from conftest import LEARNERS, cases
+from conftest import LEARNERS, Started, cases
 
 X, Y = datasets.noisy_checkerboard(20_000, random_state=0)
 # an unbudgeted perceptron errs on ~1/3 of these and keeps every mistake: a chunk of n costs
@@ -59,21 +59,6 @@ class Gate:
             self.barrier.wait(self.timeout)
         except threading.BrokenBarrierError:
             pass
-        return self.a if dtype is None else self.a.astype(dtype)
-
-
-class Started:
-    """Array-like that sets `event` when it is converted: the call it is given to then goes
-    straight into its chunk (no sleep that a loaded machine could outrun)."""
-
-    def __init__(self, a):
-        self.a, self.shape, self.event = a, a.shape, threading.Event()
-
-    def __len__(self):
-        return len(self.a)
-
-    def __array__(self, dtype=None, copy=None):
-        self.event.set()
         return self.a if dtype is None else self.a.astype(dtype)
 
 

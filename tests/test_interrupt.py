@@ -8,16 +8,14 @@ fit or partial_fit has learned exactly the rows before the stop (the same model 
 learner trained on that prefix), and goes on learning from there.
 """
 
-import _thread
-import signal
 import threading
-import time
 
 import numpy as np
 import pytest
 
 from budgetkernel import BudgetedPAClassifier, BudgetedSGDClassifier, IncrementalSVC
 from budgetkernel.datasets import checkerboard, noisy_checkerboard
+from conftest import interrupted
 
 pytestmark = pytest.mark.skipif(
     threading.current_thread() is not threading.main_thread(), reason="signals reach the main thread only"
@@ -29,27 +27,6 @@ def _stream(n, seed=0):
     return np.ascontiguousarray(X, dtype=np.float64), y
 
 
-def _interrupted(call, delay=0.3):
-    """Runs call() with a simulated Ctrl-C after ``delay`` seconds. Should the call end first
-    (which would mean it cannot be interrupted), the test waits for the interrupt in a sleep,
-    so that it cannot land in pytest's own code, and the callers' checks that the call stopped
-    part-way fail. Nothing here asserts a time: the checks count the rows learned.
-
-    Python's own SIGINT handler is installed for the call: a process that a shell without job
-    control starts in the background (``pytest &`` in a script) inherits SIGINT ignored, and
-    then interrupt_main does nothing. Seen 2026-11-28: the exact SVM's fit of 100,000 examples
-    ran on for 20 minutes, its poll calling PyErr_CheckSignals with the handler SIG_IGN."""
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(delay, _thread.interrupt_main)
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            call()
-            time.sleep(60)
-    finally:
-        timer.cancel()
-        timer.join()
-        signal.signal(signal.SIGINT, old)
 
 
 def test_ctrl_c_stops_partial_fit_and_keeps_the_rows_learned():
@@ -57,7 +34,7 @@ def test_ctrl_c_stops_partial_fit_and_keeps_the_rows_learned():
     X, y = _stream(200_000)
     est = BudgetedSGDClassifier(budget=None, gamma=4.0, lam=1e-4, random_state=0)
     est.partial_fit(X[:10], y[:10], classes=[-1, 1])
-    _interrupted(lambda: est.partial_fit(X[10:], y[10:]))
+    interrupted(lambda: est.partial_fit(X[10:], y[10:]))
     learned = est.n_seen_
     assert 10 < learned < 200_000
     assert est.prequential_curve_[-1][0] == learned  # the curve ends where the model does
@@ -77,7 +54,7 @@ def test_ctrl_c_stops_partial_fit_and_keeps_the_rows_learned():
 def test_ctrl_c_stops_the_exact_svm_and_keeps_what_it_learned():
     X, y = _stream(100_000, seed=1)
     est = IncrementalSVC(C=10.0, gamma=2.0)
-    _interrupted(lambda: est.fit(X, y))
+    interrupted(lambda: est.fit(X, y))
     # a stopped fit publishes the model of the rows it learned, like a stopped partial_fit
     learned = est.n_seen_
     assert 0 < learned < 100_000
@@ -87,7 +64,7 @@ def test_ctrl_c_stops_the_exact_svm_and_keeps_what_it_learned():
 
     # a weighted chunk stops too, its learned rows kept
     w = np.full(len(y), 2.0)
-    _interrupted(lambda: est.partial_fit(X[learned:], y[learned:], sample_weight=w[learned:]))
+    interrupted(lambda: est.partial_fit(X[learned:], y[learned:], sample_weight=w[learned:]))
     more = est.n_seen_
     assert learned < more < 100_000
     prefix.partial_fit(X[learned:more], y[learned:more], sample_weight=w[learned:more])
@@ -100,8 +77,8 @@ def test_ctrl_c_stops_prediction():
     assert est.n_support_ > 500
     big = np.tile(X, (4_000, 1))  # 12,000,000 rows x ~1,000+ SVs: many seconds of kernel rows
     before = est.decision_function(X[:50])
-    _interrupted(lambda: est.decision_function(big))
-    _interrupted(lambda: est.predict(big))
+    interrupted(lambda: est.decision_function(big))
+    interrupted(lambda: est.predict(big))
     np.testing.assert_array_equal(est.decision_function(X[:50]), before)
 
 
@@ -112,7 +89,7 @@ def test_ctrl_c_stops_partial_fit_active_between_labels():
     est = BudgetedPAClassifier(loss="ramp", budget=None, gamma=2.0).partial_fit(X, y, classes=[-1, 1])
     big, labels = np.tile(X, (200, 1)), np.tile(y, 200)
     seen = est.n_seen_
-    _interrupted(lambda: est.partial_fit_active(big, lambda i, x: labels[i]))
+    interrupted(lambda: est.partial_fit_active(big, lambda i, x: labels[i]))
     assert seen < est.n_seen_ < seen + len(big)
     assert est.prequential_curve_[-1][0] == est.n_seen_
 
@@ -124,7 +101,7 @@ def test_ctrl_c_stops_set_C_and_leaves_the_svm_as_it_was():
     est = IncrementalSVC(C=1.0, gamma=4.0).fit(X, y)
     state = est.machine_state()
     before = est.decision_function(X[:200])
-    _interrupted(lambda: est.set_C(1000.0))
+    interrupted(lambda: est.set_C(1000.0))
     assert est.C == 1.0
     np.testing.assert_array_equal(est.machine_state()["alpha"], state["alpha"])
     np.testing.assert_array_equal(est.decision_function(X[:200]), before)
@@ -139,7 +116,7 @@ def test_ctrl_c_stops_a_search_and_every_candidate_keeps_its_prefix():
     est = BudgetedSGDClassifier(budget=None, lam=1e-4, random_state=0)
     search = PrequentialSearch(est, {"gamma": [1.0, 4.0, 16.0]}, first_rung=150_000, n_jobs=3)
     search.partial_fit(X[:10], y[:10], classes=[-1, 1])
-    _interrupted(lambda: search.partial_fit(X[10:], y[10:]))
+    interrupted(lambda: search.partial_fit(X[10:], y[10:]))
     probe = X[:300]
     for cand in search.candidates_:
         learned = cand.n_seen_
@@ -158,7 +135,7 @@ def test_ctrl_c_stops_the_svc_path_search_consistently():
 
     X, y = _stream(100_000, seed=1)
     search = PrequentialSearch(IncrementalSVC(gamma=2.0), {"C": [1.0, 10.0]}, first_rung=90_000)
-    _interrupted(lambda: search.partial_fit(X, y, classes=[-1, 1]))
+    interrupted(lambda: search.partial_fit(X, y, classes=[-1, 1]))
     (holder,) = [c for c in search.candidates_ if "_model" in c.__dict__]  # one model, at its C
     learned = holder.n_seen_
     assert 0 < learned < 100_000

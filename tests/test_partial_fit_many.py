@@ -18,7 +18,7 @@ import pytest
 
 from budgetkernel import datasets
 from budgetkernel._native import core
-from conftest import LEARNERS, SMALL, VARIANTS, cases
+from conftest import LEARNERS, SMALL, VARIANTS, Started, cases, interrupted
 
 X, Y = datasets.noisy_checkerboard(400, random_state=0)
 X = np.ascontiguousarray(X, dtype=np.float64)
@@ -145,21 +145,6 @@ YL_INDEX = (YL > 0).astype(np.int32)
 PERCEPTRON = cases("perceptron-unbudgeted")[0]
 
 
-class Started:
-    """Array-like that sets `event` when it is converted: the call it is given to then goes
-    straight into its chunk."""
-
-    def __init__(self, a):
-        self.a, self.shape, self.event = a, a.shape, threading.Event()
-
-    def __len__(self):
-        return len(self.a)
-
-    def __array__(self, dtype=None, copy=None):
-        self.event.set()
-        return self.a if dtype is None else self.a.astype(dtype)
-
-
 def test_a_model_another_thread_uses_is_waited_for():
     long_chunk = slice(0, 15_000)
     busy, idle = fitted(PERCEPTRON, gamma=2.0), fitted(PERCEPTRON, gamma=1.0)
@@ -199,21 +184,6 @@ def test_two_calls_sharing_models_in_opposite_orders_do_not_deadlock():
     assert a.counters["examples"] == b.counters["examples"] == 50 + 8_000
 
 
-def interrupted(call, delay=0.3):
-    """Runs call() with a simulated Ctrl-C after `delay` seconds (as tests/test_interrupt.py
-    does: Python's own SIGINT handler installed; should the call end first, the interrupt lands
-    in a sleep and the caller's checks that the call stopped part-way fail)."""
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(delay, _thread.interrupt_main)
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            call()
-            time.sleep(60)
-    finally:
-        timer.cancel()
-        timer.join()
-        signal.signal(signal.SIGINT, old)
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals reach the main thread")
