@@ -54,6 +54,19 @@ def _window(rung, rungs, eta=3):
     return max(m for m in marks if m * eta <= rung + eta)
 
 
+@pytest.mark.parametrize("case", LEARNERS, ids=repr)
+def test_every_learner_is_searched_with_its_default_grid(case):
+    X, y = _data(1500)
+    est = case.make(**{k: v for k, v in SMALL.items() if k != "gamma"})
+    search = _stream(PrequentialSearch(est, random_state=0), X, y)
+    grid = default_grid(est, X[:250], None)
+    assert len(search.candidate_params_) == int(np.prod([len(v) for v in grid.values()])) >= 9
+    assert set(search.best_params_) == set(grid)
+    assert search.n_seen_ == 1500
+    if case.accepts("kernel"):  # (a linear model cannot learn the checkerboard)
+        assert search.score(X, y) > 0.6
+
+
 def _loop_rung_errors(est, X, y, rungs):
     """Prequential error over each rung's window, by predict_one then learn_one per example."""
     classes, wrong = np.unique(y), []
