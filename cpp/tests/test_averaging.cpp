@@ -130,8 +130,26 @@ TEST_CASE("averaged learners resume bit for bit; Model predicts with the average
       CHECK(resumed.averaged_iterates() == full.averaged_iterates());
       CHECK(resumed.counters().mistakes == full.counters().mistakes);
     }
-  CHECK_THROWS(KernelPegasos(2, 2, params(Maintenance::Merge, 10, -1)));
+  CHECK_THROWS(KernelPegasos(2, 2, params(Maintenance::Merge, 10, -2)));  // -1 is kAverageAuto
   CHECK_THROWS(KernelPegasos(2, 2, params(Maintenance::Merge, 10, 1, -1.0)));
 }
 
 TEST_MAIN()
+
+TEST_CASE("the default averaging is resolved by the maintenance: on with merging, projection or no budget, off with removal") {
+  CHECK(BSGDParams().average_start == BSGDParams::kAverageAuto);
+  const Stream s = make_stream(300, 2, 3);
+  for (Maintenance m : all_strategies) {
+    for (Index budget : {Index(0), Index(20)}) {
+      const bool removal = budget > 0 && (m == Maintenance::RemoveRandom || m == Maintenance::RemoveOldest ||
+                                          m == Maintenance::RemoveSmallest);
+      KernelPegasos k(2, 2, params(m, budget, BSGDParams::kAverageAuto));
+      CHECK(k.params().average_start == (removal ? 0 : 1));  // the model (and its file) holds the start
+      k.partial_fit(s.X, s.y.data());
+      CHECK((k.averaged_iterates() > 0) == !removal);
+      KernelPegasos same(2, 2, params(m, budget, removal ? 0 : 1));
+      same.partial_fit(s.X, s.y.data());
+      CHECK(same.predictor_coefficients() == k.predictor_coefficients());
+    }
+  }
+}

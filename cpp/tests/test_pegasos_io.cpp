@@ -59,6 +59,7 @@ TEST_CASE("kernel Pegasos with the linear kernel equals linear Pegasos") {
     const Stream s = make_stream(800, c, 2);
     BSGDParams p = params(Maintenance::Project, 0);
     p.kernel = Kernel(KernelType::Linear);
+    p.average_start = 0;  // the last iterate, as the linear Pegasos predicts with
     KernelPegasos k(2, c, p);
     LinearPegasos lin(2, c, p.lam, 1);
     k.partial_fit(s.X, s.y.data());
