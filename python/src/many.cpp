@@ -62,9 +62,13 @@ void partial_fit_many(const py::sequence& models, const CArray& X, const LabelAr
 
   // The rows and labels every model checks (check_chunk, as its partial_fit would), so that a
   // bad row or label raises before any model learns (the models may differ: kernel, classes).
-  run_tasks_released(learners.size(), n_jobs, [&](std::size_t i, bk::StopPoll*) {
-    learners[i].check(learners[i].learner, Xm, labels);
-  });
+  // One pass of O(rows x features) each, in this thread: no pool of threads started for it
+  // (learn_one of a search hands over one row per call). Each partial_fit checks its chunk
+  // again, a pass that costs about 1/B of its learning.
+  {
+    py::gil_scoped_release release;
+    for (const ManyLearner& l : learners) l.check(l.learner, Xm, labels);
+  }
   // Each task trains its own model on the shared, read-only chunk, alone from start to end:
   // a model's result is the one of its own partial_fit and cannot depend on n_jobs or on
   // which thread ran it. Ctrl-C stops every model at a row (run_tasks_released).

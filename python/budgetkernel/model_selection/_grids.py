@@ -31,6 +31,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 
 __all__ = ["build_candidates", "candidate_params", "default_grid", "median_gamma"]
@@ -45,10 +46,7 @@ def median_gamma(X):
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     rows = X[np.linspace(0, n - 1, min(n, _MEDIAN_ROWS)).astype(int)] if n > _MEDIAN_ROWS else X
-    sq = np.einsum("ij,ij->i", rows, rows)
-    D = sq[:, None] + sq[None, :] - 2.0 * rows @ rows.T
-    iu = np.triu_indices(len(rows), k=1)
-    dist = np.maximum(D[iu], 0.0)
+    dist = euclidean_distances(rows, squared=True)[np.triu_indices(len(rows), k=1)]
     dist = dist[dist > 0]
     if dist.size == 0:
         return 1.0 / d

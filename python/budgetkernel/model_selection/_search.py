@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numbers
 import os
-import threading
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
@@ -22,7 +21,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import OnlineClassifierMixin, _curve_point
 from .._labels import check_targets, encode
 from .._native import core as _core
-from .._validation import _check_random_state, _seed, validated
+from .._publish import _PublishedStateMixin
+from .._validation import _check_choice, _check_positive, _check_random_state, _seed, validated
 from . import _path, _schedule
 from ._grids import build_candidates, candidate_params, default_grid
 from ._report import format_results, results_table
@@ -39,7 +39,7 @@ _FITTED = (
 )
 
 
-class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Successive halving over a parameter grid, on the stream, in one pass.
 
     Every candidate (the wrapped estimator with one point of the grid) sees the same examples
@@ -138,33 +138,22 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise TypeError(
                 f"estimator must be a budgetkernel classifier; got {type(self.estimator).__name__}"
             )
-        if isinstance(self.eta, bool) or not isinstance(self.eta, numbers.Real) or not self.eta > 1:
-            raise ValueError(f"eta must be a number > 1; got {self.eta!r}")
-        for name in ("first_rung", "n_expected"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
-                raise ValueError(f"{name} must be a positive int or None; got {v!r}")
-        if self.judge not in _JUDGES:
-            raise ValueError(f"judge must be one of {_JUDGES}; got {self.judge!r}")
-        if self.n_jobs is not None and (
-            isinstance(self.n_jobs, bool) or not isinstance(self.n_jobs, numbers.Integral)
-            or not (self.n_jobs >= 1 or self.n_jobs == -1)
-        ):
-            raise ValueError(f"n_jobs must be a positive int, -1 or None; got {self.n_jobs!r}")
+        _check_positive("eta", self.eta)
+        if not self.eta > 1:
+            raise ValueError(f"eta must be > 1 (a rung keeps 1 / eta of the candidates); got {self.eta!r}")
+        _check_positive("first_rung", self.first_rung, integer=True, allow_none=True)
+        _check_positive("n_expected", self.n_expected, integer=True, allow_none=True)
+        _check_choice("judge", self.judge, _JUDGES)
+        if not (isinstance(self.n_jobs, numbers.Integral) and self.n_jobs == -1):  # -1: every core
+            _check_positive("n_jobs", self.n_jobs, integer=True, allow_none=True)
         _check_random_state(self.random_state)
 
     def _threads(self):
         return os.cpu_count() or 1 if self.n_jobs in (None, -1) else int(self.n_jobs)
 
-    def _lock(self):
-        lock = self.__dict__.get("_state_lock")
-        if lock is None:
-            lock = self.__dict__.setdefault("_state_lock", threading.RLock())
-        return lock
-
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.pop("_state_lock", None)  # each copy makes its own
+        state.pop("_lock", None)  # a lock cannot be pickled; each copy makes its own (_state_lock)
         return state
 
     # ------------------------------------------------------------- building
@@ -233,7 +222,7 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        with self._lock():
+        with self._state_lock():
             for attr in _FITTED:
                 self.__dict__.pop(attr, None)
             epochs = getattr(self.estimator, "n_epochs", 1)
@@ -258,7 +247,7 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        with self._lock():
+        with self._state_lock():
             if "_alive" not in self.__dict__:
                 if classes is None:
                     raise ValueError("classes must be passed on the first call to partial_fit")
@@ -272,7 +261,7 @@ class PrequentialSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Learns one example (a 1-D array, or a dict as the estimators take it) with every
         surviving candidate. Before the first chunk, gamma's grid comes from this example
         alone (the median heuristic needs two rows: 1 / n_features)."""
-        with self._lock():
+        with self._state_lock():
             if "_alive" not in self.__dict__:
                 proto = clone(self.estimator)
                 v, names = proto._as_vector(x)
