@@ -25,10 +25,11 @@ __all__ = ["halvings", "keep", "rung_schedule"]
 
 # The least first rung, and the least per class: ranking on fewer examples measures who learns
 # fastest, not who ends best. A candidate's error over its first r examples reflects about
-# r / n_classes examples of each class (digits, 10 classes, 1,257 examples: a first rung of 100
-# ended 3-5 points below the best configuration in hindsight, one of 1,000 within 0-2); and
-# over 96 stream x learner x budget cells (bench/tuning.py) a first rung of at least 1,000 left
-# a mean gap of 1.39 points against 1.62 for n/36 alone, 54 cells within a point against 48.
+# r / n_classes examples of each class (digits, 10 classes, 1,257 examples, BSGD B = 100, three
+# orders: a first rung of 100 ended 3.2-5.7 points below the best configuration in hindsight,
+# one of 1,000 0.5-2.1); and over 96 stream x learner x budget cells (bench/tuning.py) a first
+# rung of at least 1,000 left a mean gap of 1.39 points against 1.73 for n/36 alone, 54 cells
+# within a point against 43.
 MIN_FIRST_RUNG = 1000
 MIN_RUNG_PER_CLASS = 100
 

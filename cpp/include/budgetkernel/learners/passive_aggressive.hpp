@@ -37,8 +37,8 @@ struct PAParams {
   PALoss loss = PALoss::Hinge;  ///< Ramp = PA^R / BPA^R (eq. 13-15, 18-19)
   Index budget = 0;             ///< B; 0 = unbudgeted PA
   /// BPA-NN by default: the same O(B) order of cost as BPA-S and, measured against the best
-  /// of a grid in hindsight on 12 streams (bench/tuning.py), 4.8 points below it on average
-  /// where BPA-S was 7.9. (Averaging measured better still, but its average keeps every
+  /// of a grid in hindsight on 12 streams (bench/tuning.py), 5.3 points below it on average
+  /// where BPA-S was 8.4. (Averaging measured better still, but its average keeps every
   /// removed SV: not a budget, so not a default.)
   BPAVariant variant = BPAVariant::NearestNeighbor;
   std::uint64_t seed = 0;  ///< generator of the Random variant (PA+Rand)

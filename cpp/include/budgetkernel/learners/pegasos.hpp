@@ -16,7 +16,7 @@ struct BSGDParams {
   /// regularisation lambda of eq. (1); eta_t = 1 / (lambda t). The default (and average_start's)
   /// came from measuring defaults against the best of a grid in hindsight on 12 streams at
   /// B = 100 and 500 with merging (bench/tuning.py): lam = 1e-3 with averaging from the start
-  /// was 5.3 points below on average, the paper's lam = 1e-4 without averaging 9.7.
+  /// was 6.2 points below on average, the paper's lam = 1e-4 without averaging 10.6.
   double lam = 1e-3;
   Index budget = 0;                       ///< B; 0 = no budget (kernel Pegasos)
   Maintenance maintenance = Maintenance::Merge;
