@@ -7,6 +7,7 @@ worker processes exercises real serialisation and a worker killed mid-fit.
 
 import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from budgetkernel import BudgetedPAClassifier, BudgetedSGDClassifier, datasets  
 
 
 def _client(**kw):
-    return Client(processes=False, threads_per_worker=1, dashboard_address=None, **kw)
+    return Client(processes=False, threads_per_worker=1, dashboard_address=":0", **kw)
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,7 @@ def client():
 @pytest.fixture(scope="module")
 def process_client():
     """Two worker processes: every model crosses a process boundary (real pickling)."""
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         with Client(cluster) as c:
             yield c
 
@@ -223,31 +224,64 @@ def test_a_failing_task_names_round_and_partition(client):
 # ------------------------------------------------------------ a worker dies
 def test_a_worker_killed_mid_fit_changes_nothing(process_client, client):
     """A worker process killed while rounds run: its task is retried elsewhere and its
-    partition recomputed, so the model is the one of an undisturbed fit (or the fit raises;
-    never a partial model)."""
-    X, y = datasets.checkerboard(40000, random_state=14)
-    est = BudgetedSGDClassifier(budget=30, gamma=2.0, random_state=0)
-    ref = bkd.fit(est, *_darray(X, y, 20000), client=client, sync_every=1000)
-    pids = process_client.run(os.getpid)
+    partition recomputed from the graph, so the model is the one of an undisturbed fit."""
+    X, y = _slow_data(14)
+    est = _slow_learner()
+    ref = bkd.fit(est, *_darray(X, y, 10000), client=client, n_epochs=2)
+    out = _fit_killing_a_worker(process_client, est, *_darray(X, y, 10000), n_epochs=2)
+    assert "error" not in out, out.get("error")
+    assert _bytes(out["model"]) == _bytes(ref)
+    assert [r["examples"] for r in out["model"].mixing_history_] == [r["examples"] for r in ref.mixing_history_]
+
+
+def test_a_task_lost_past_the_retries_raises(process_client):
+    """When dask gives the task up (KilledWorker: no failure allowed here), the fit raises,
+    naming the round and the partition, instead of mixing the partitions that survived."""
+    def allow(n, dask_scheduler=None):
+        old, dask_scheduler.allowed_failures = dask_scheduler.allowed_failures, n
+        return old
+
+    X, y = _slow_data(15)
+    old = process_client.run_on_scheduler(allow, 0)
+    try:
+        out = _fit_killing_a_worker(process_client, _slow_learner(), *_darray(X, y, 10000), n_epochs=2)
+    finally:
+        process_client.run_on_scheduler(allow, old)
+    assert "model" not in out
+    assert isinstance(out["error"], RuntimeError)
+    assert re.search(r"round \d+ failed in partition [01] \(rows \d+:\d+\): KilledWorker", str(out["error"]))
+
+
+def _slow_data(seed):
+    return datasets.noisy_checkerboard(20000, random_state=seed)
+
+
+def _slow_learner():
+    """A learner whose rounds take a good fraction of a second on a partition of _slow_data
+    (projection costs O(B^2) per example once the budget is full), so that the kill lands
+    while a round's task runs."""
+    return BudgetedSGDClassifier(budget=100, maintenance="project", gamma=2.0, lam=1e-5, random_state=0)
+
+
+def _fit_killing_a_worker(client, est, X, y, **kw):
+    """dask.fit in a thread, the process of a worker running one of its rounds killed; returns
+    {"model": ...} or {"error": the RuntimeError}, once the cluster has its workers back."""
+    pids = client.run(os.getpid)
     out = {}
 
     def run():
         try:
-            out["model"] = bkd.fit(est, *_darray(X, y, 20000), client=process_client, sync_every=1000)
+            out["model"] = bkd.fit(est, X, y, client=client, **kw)
         except RuntimeError as e:
             out["error"] = e
 
     thread = threading.Thread(target=run)
     thread.start()
-    victim = _worker_running_a_round(process_client, thread)
-    os.kill(pids[victim], signal.SIGKILL)
+    os.kill(pids[_worker_running_a_round(client, thread)], signal.SIGKILL)
     thread.join(120)
     assert not thread.is_alive()
-    if "error" in out:
-        assert "partition" in str(out["error"]) and "round" in str(out["error"])
-    else:
-        assert _bytes(out["model"]) == _bytes(ref)
-        assert [r["examples"] for r in out["model"].mixing_history_] == [r["examples"] for r in ref.mixing_history_]
+    client.wait_for_workers(len(pids), timeout=60)
+    return out
 
 
 def _worker_running_a_round(client, thread, timeout=30):

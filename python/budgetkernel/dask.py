@@ -152,7 +152,7 @@ def _client_or_local(client):
         yield client
         return
     n = os.cpu_count() or 1
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         with Client(cluster) as local:
             yield local
 
