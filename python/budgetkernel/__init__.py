@@ -8,6 +8,7 @@ in a header-only C++ core; these estimators follow scikit-learn's conventions an
 
 from . import datasets
 from ._base import load
+from ._combine import combine
 from ._native import core as _selected_core
 from .passive_aggressive import BudgetedPAClassifier
 from .pegasos import BudgetedSGDClassifier, LinearPegasosClassifier
@@ -28,6 +29,7 @@ __all__ = [
     "ReservoirSVC",
     "SparsePAClassifier",
     "TwinVectorMachine",
+    "combine",
     "datasets",
     "load",
     "__version__",

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "many.hpp"        // register_many: the learner classes partial_fit_many takes
@@ -150,6 +152,62 @@ void def_state_methods(Cls& cls) {
           py::arg("data"));
 }
 
+/// Whether learner L can be combined (has combine_from, learners/combine.hpp).
+template <class L, class = void>
+struct has_combine : std::false_type {};
+template <class L>
+struct has_combine<L, std::void_t<decltype(&L::combine_from)>> : std::true_type {};
+
+/// L.combine(models, weights, budget, class_maps, n_classes, base) -> (L, report dict):
+/// budgetkernel::combine. Each model is copied under its own read use (so any number of
+/// models, one model given twice, or a model another thread is training all work), then the
+/// copies are combined with the GIL released.
+template <class L, class Cls>
+void def_combine(Cls& cls) {
+  cls.def_static(
+      "combine",
+      [](const py::sequence& models, std::vector<double> weights, bk::Index budget,
+         std::vector<std::vector<std::int32_t>> class_maps, bk::Index n_classes, const L* base) {
+        std::vector<L> copies;
+        copies.reserve(models.size());
+        for (std::size_t i = 0; i < models.size(); ++i) {
+          py::handle h = models[i];
+          if (!py::isinstance<L>(h))
+            throw py::type_error("combine: models[" + std::to_string(i) + "] is a " +
+                                 std::string(py::str(py::type::handle_of(h).attr("__name__"))) + ", not a " +
+                                 std::string(py::str(py::type::of<L>().attr("__name__"))));
+          const L& m = h.cast<const L&>();
+          UseGuard use(&m, false);
+          copies.push_back(m);
+        }
+        std::vector<L> base_copy;
+        if (base) {
+          UseGuard use(base, false);
+          base_copy.push_back(*base);
+        }
+        std::vector<const L*> ptrs;
+        for (const L& m : copies) ptrs.push_back(&m);
+        const bk::CombineOptions opt{std::move(weights), budget, std::move(class_maps), n_classes};
+        bk::CombineReport rep;
+        L out;
+        {
+          py::gil_scoped_release nogil;
+          out = bk::combine(ptrs, opt, base_copy.empty() ? nullptr : &base_copy[0], &rep);
+        }
+        py::dict r;
+        r["degradation"] = rep.degradation;
+        r["union_size"] = rep.union_size;
+        r["duplicates"] = rep.duplicates;
+        r["reductions"] = rep.reductions;
+        return py::make_tuple(std::move(out), r);
+      },
+      py::arg("models"), py::arg("weights") = std::vector<double>{}, py::arg("budget") = -1,
+      py::arg("class_maps") = std::vector<std::vector<std::int32_t>>{}, py::arg("n_classes") = 0,
+      py::arg("base") = nullptr,
+      "The weighted average sum_k w_k f_k of models of this class (budgetkernel::combine); returns "
+      "(model, report).");
+}
+
 /// The methods shared by every learner class L (an OnlineLearner with save/load), and L's
 /// place among the classes partial_fit_many takes.
 template <class L, class Cls>
@@ -157,6 +215,7 @@ void def_learner_common(Cls& cls) {
   def_chunk_methods<L>(cls);
   def_single_example_methods<L>(cls);
   def_state_methods<L>(cls);
+  if constexpr (has_combine<L>::value) def_combine<L>(cls);
   register_many<L>();
 }
 

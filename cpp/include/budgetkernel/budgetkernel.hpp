@@ -22,6 +22,7 @@
 #include "io.hpp"
 #include "libsvm.hpp"
 #include "learners/learner_base.hpp"
+#include "learners/combine.hpp"
 #include "learners/pegasos.hpp"
 #include "learners/kernel_expansion.hpp"
 #include "learners/uniform_average.hpp"

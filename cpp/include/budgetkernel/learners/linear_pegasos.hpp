@@ -3,6 +3,7 @@
 /// Linear Pegasos (Shalev-Shwartz, Singer & Srebro, ICML 2007) with mini-batches and the ball
 /// projection, binary or Crammer-Singer multi-class. Equation numbers refer to the BSGD paper.
 
+#include "combine.hpp"
 #include "learner_base.hpp"
 #include "pegasos_common.hpp"
 
@@ -72,6 +73,50 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     Eigen::Map<Vector> f(out, n_outputs());
     f.noalias() = m_w.transpose() * x;
     f *= m_scale;
+  }
+
+  /// combine() of one model is a copy of it; a linear model keeps no SVs, so no budget applies.
+  bool combine_is_copy(Index budget) const { return budget <= 0; }
+  Index combine_size() const { return 0; }
+
+  /// This model becomes sum_k w_k f_k of `models` (learners/combine.hpp): W = sum_k w_k s_k W_k,
+  /// exact (the ball ||W|| <= 1/sqrt(lam) is convex, so W stays in it). Pending partial
+  /// mini-batches are mixed too, not dropped: the gradient sums by the same weights, their
+  /// size as the weighted mean of the models' (at least 1 while a gradient is pending, at
+  /// most batch_size - 1), so the next step averages over about as many examples as it sums.
+  void combine_from(const std::vector<const LinearPegasos*>& models, const CombinePlan& plan,
+                    const LinearPegasos* base, CombineReport& rep) {
+    detail::require(plan.budget <= 0, "combine: a linear model keeps no support vectors, so no budget applies");
+    for (const LinearPegasos* m : models)
+      detail::require(m->m_lam == models[0]->m_lam && m->m_k == models[0]->m_k,
+                      "combine: the models' lam or batch_size differ");
+    reset(models[0]->m_d, plan.n_classes, models[0]->m_lam, models[0]->m_k);
+    RowMatrix W = RowMatrix::Zero(m_d, n_outputs()), G = W;
+    double in_batch = 0.0;
+    for (std::size_t k = 0; k < models.size(); ++k) {
+      const LinearPegasos& m = *models[k];
+      const RowMatrix Wk = m.m_scale * m.m_w, Gk = m.m_grad;
+      for (Index r = 0; r < m_d; ++r) {
+        plan.add_row(k, Wk.row(r).data(), Wk.cols(), W.row(r).data());
+        plan.add_row(k, Gk.row(r).data(), Gk.cols(), G.row(r).data());
+      }
+      in_batch += plan.w[k] * static_cast<double>(m.m_in_batch);
+    }
+    m_w = W;
+    m_grad = G;
+    const bool pending = !G.isZero(0.0) || in_batch > 0.0;
+    if (m_k > 1)  // (with batch_size 1 nothing is ever pending)
+      m_in_batch = std::clamp<Index>(static_cast<Index>(std::llround(in_batch)), pending ? 1 : 0, m_k - 1);
+    std::vector<const Counters*> counts;
+    std::vector<std::int64_t> steps;
+    for (const LinearPegasos* m : models) {
+      counts.push_back(&m->m_count);
+      steps.push_back(m->m_t);
+    }
+    m_count = detail::combined_counters(counts, base ? &base->m_count : nullptr);
+    m_t = detail::combined_count(steps, base ? &base->m_t : nullptr);
+    rep.union_size = 0;
+    metadata = models[0]->metadata;
   }
 
   void save(FieldMap& fm) const {

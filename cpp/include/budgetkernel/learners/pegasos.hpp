@@ -5,6 +5,7 @@
 /// Equation numbers refer to that paper. Linear Pegasos is in linear_pegasos.hpp.
 
 #include "../budget/maintainer.hpp"
+#include "combine.hpp"
 #include "learner_base.hpp"
 #include "pegasos_common.hpp"
 
@@ -127,15 +128,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   double scale() const { return m_scale; }
   /// ||w||^2: the incrementally kept value, or recomputed in O(B^2 d) while the learner only
   /// bounds it (see the class comment).
-  double norm2() const {
-    if (norm_exact()) return m_norm2;
-    const Index n = m_sv.size();
-    Vector krow(n + 1);
-    return m_scale * m_scale * expansion_norm2([&](Index i) {
-      m_sv.kernel_row(m_p.kernel, m_sv.x(i).transpose(), m_sv.sqnorm()(i), krow);
-      return krow.data();
-    });
-  }
+  double norm2() const { return norm_exact() ? m_norm2 : exact_norm2(); }
   /// The kept value: ||w||^2 when norm_exact(), else an upper bound of it (class comment).
   double norm2_bound() const { return m_norm2; }
   /// Whether norm2_bound() is ||w||^2 itself.
@@ -205,6 +198,63 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
       m_sv.dots_rows(X.middleRows(i, b), D);
       for (Index r = 0; r < b; ++r) decision(X.row(i + r).data(), out.row(i + r).data(), D.row(r).data());
     });
+  }
+
+  /// combine() of one model within `budget` is a copy of it (learners/combine.hpp).
+  bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
+  Index combine_size() const { return m_sv.size(); }
+
+  /// This model becomes sum_k w_k f_k of `models` (learners/combine.hpp): the union of their
+  /// SVs with coefficients w_k s_k alpha (scale 1), and, when any of them predicts with its
+  /// averaged iterate, sum_k w_k of their predictors as the averaged coefficients (a model
+  /// not yet averaging contributes its last iterate). Over the budget, the SVs enter most
+  /// important first and each overflow runs this learner's maintenance step (merging,
+  /// projection or removal), which maps the averaged coefficients as it maps alpha (eq. 22
+  /// for a merge); rep.degradation is the ||Delta w||^2 of w_t that those steps report
+  /// (eq. 14). ||w||^2 is recomputed exactly; the random generator is model 0's.
+  void combine_from(const std::vector<const KernelPegasos*>& models, const CombinePlan& plan, const KernelPegasos* base,
+                    CombineReport& rep) {
+    BSGDParams p = models[0]->m_p;
+    for (const KernelPegasos* m : models) check_combinable(p, m->m_p);
+    if (plan.budget >= 0) p.budget = plan.budget;
+    reset(models[0]->m_d, plan.n_classes, p);
+    m_rng = models[0]->m_rng;
+    const bool averaged =
+        std::any_of(models.begin(), models.end(), [](const KernelPegasos* m) { return m->predicts_averaged(); });
+    detail::ExpansionUnion u(m_d, n_outputs(), averaged ? n_outputs() : 0);
+    for (std::size_t k = 0; k < models.size(); ++k) {
+      const KernelPegasos& m = *models[k];
+      const RowMatrix A = m.coefficients(), P = m.predictor_coefficients();
+      u.add(plan, k, m.m_sv.X(), m.m_sv.size(), A, &P, m.m_sv.ids());
+    }
+    rep.union_size = u.size();
+    rep.duplicates = u.duplicates();
+    for (Index r : detail::combine_order(u, m_p.budget, m_p.kernel)) {
+      const Eigen::Map<const Vector> x(u.x(r), m_d);
+      const double xsq = x.squaredNorm();
+      if (m_krow.size() < m_sv.size() + 1) resize_work(2 * (m_sv.size() + 1));
+      m_sv.kernel_row(m_p.kernel, x, xsq, m_krow);
+      const Index i = m_sv.push(x, u.alpha(r), u.id(r));
+      if (averaged) m_sv.C().row(i) = u.carried(r).transpose();
+      m_maint.on_push(m_sv, m_krow, m_p.kernel.self(xsq));
+      if ((m_p.budget > 0 && m_sv.size() > m_p.budget) || m_maint.must_reduce()) {
+        rep.degradation += m_maint.reduce(m_sv, m_p.kernel, m_rng).degradation;
+        ++rep.reductions;
+      }
+    }
+    std::vector<const Counters*> counts;
+    for (const KernelPegasos* m : models) counts.push_back(&m->m_count);
+    m_count = detail::combined_counters(counts, base ? &base->m_count : nullptr);
+    m_count.degradation += rep.degradation;
+    m_count.maintenance += rep.reductions;
+    if (averaged) {
+      std::vector<std::int64_t> avg;
+      for (const KernelPegasos* m : models) avg.push_back(m->m_avg_count);
+      m_avg_count = (std::max)(std::int64_t{1}, detail::combined_count(avg, base ? &base->m_avg_count : nullptr));
+    }
+    m_norm2 = exact_norm2();
+    m_exact_since = m_count.examples;
+    metadata = models[0]->metadata;
   }
 
   void save(FieldMap& fm) const {
@@ -392,6 +442,29 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     const double rho = (m_p.average_decay + 1.0) / (static_cast<double>(++m_avg_count) + m_p.average_decay);
     const Index n_sv = m_sv.size();
     m_sv.C().topRows(n_sv) += rho * (m_scale * m_sv.A().topRows(n_sv) - m_sv.C().topRows(n_sv));
+  }
+
+  /// ||w||^2 recomputed from the SVs, O(B^2 d).
+  double exact_norm2() const {
+    const Index n = m_sv.size();
+    Vector krow(n + 1);
+    return m_scale * m_scale * expansion_norm2([&](Index i) {
+      m_sv.kernel_row(m_p.kernel, m_sv.x(i).transpose(), m_sv.sqnorm()(i), krow);
+      return krow.data();
+    });
+  }
+
+  /// combine_from's check: the models must share every parameter but the seed.
+  static void check_combinable(const BSGDParams& a, const BSGDParams& b) {
+    const auto same = [](bool ok, const char* what) {
+      detail::require(ok, std::string("combine: the models' ") + what + " differ");
+    };
+    same(detail::same_kernel(a.kernel, b.kernel), "kernels");
+    same(a.lam == b.lam, "lam");
+    same(a.budget == b.budget, "budgets");
+    same(a.maintenance == b.maintenance, "maintenance strategies");
+    same(a.average_start == b.average_start && a.average_decay == b.average_decay, "averaging parameters");
+    same(a.bound_norm == b.bound_norm, "bound_norm settings");
   }
 
   /// sum_ij alpha_i . alpha_j K(i, j) over the stored (unscaled) coefficients, with row(i)

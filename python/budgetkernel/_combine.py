@@ -1,0 +1,168 @@
+"""combine: the weighted average of several fitted models of one estimator class, as one model.
+
+The work is the core's (``budgetkernel::combine``, learners/combine.hpp): the union of the
+models' support vectors with weighted coefficients, reduced to the budget by the learner's own
+maintenance. This module checks the estimators, maps their classes onto the union of their
+labels, and wraps the combined core model in an estimator of the same class.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
+
+from ._labels import class_set
+
+__all__ = ["combine"]
+
+# Parameters that never reach the core model: models that differ only in these combine.
+_PYTHON_ONLY = frozenset({"n_epochs", "shuffle", "random_state"})
+
+
+def combine(models, weights=None, budget=None, *, base=None):
+    """The weighted average of fitted models of one class, as a model of that class.
+
+    The result's decision function is ``sum_k w_k f_k`` with the weights normalised to sum
+    1: exactly, when the union of the models' support vectors fits the budget (an SV that
+    several models hold is kept once, its coefficients added); otherwise the union is reduced
+    to the budget by the learner's own maintenance (merging, projection, removal, ...), the
+    most important SVs kept first, and the weight degradation of that reduction is reported.
+    Its classes are the union of the models' classes. It keeps learning (``partial_fit``),
+    saves, loads and pickles like any model. For a :class:`TwinVectorMachine` the twins are
+    pooled with their counts, reduced by the TVM's own merging, and its exact SVM is retrained
+    on them.
+
+    Parameters
+    ----------
+    models : sequence of fitted estimators of one class
+        With the same hyper-parameters (``random_state`` aside) and number of features.
+    weights : array-like of shape (n_models,), default=None
+        Non-negative, finite, not all zero. None: the examples each model saw (``n_seen_``).
+    budget : int, default=None
+        Support vectors the result keeps; None: the models' own budget. Its ``budget``
+        parameter is set to it.
+    base : estimator, default=None
+        The model every one of ``models`` continued from (iterative parameter mixing, as
+        :func:`budgetkernel.dask.fit` does): the result's counters then count base's
+        examples once (Pegasos' step size depends on that count).
+
+    Returns
+    -------
+    estimator
+        A fitted estimator of the models' class, with ``combine_report_``: a dict with the
+        ``degradation`` (sum of ||Delta w||^2 of the reduction), ``union_size`` (distinct SVs),
+        ``duplicates`` (SVs held by several models) and ``reductions`` (maintenance steps).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from budgetkernel import BudgetedSGDClassifier, combine, datasets
+    >>> X, y = datasets.checkerboard(2000, random_state=0)
+    >>> parts = [BudgetedSGDClassifier(budget=50, gamma=2.0).fit(X[i::2], y[i::2]) for i in range(2)]
+    >>> mixed = combine(parts, weights=[0.5, 0.5], budget=100)
+    >>> f = 0.5 * parts[0].decision_function(X) + 0.5 * parts[1].decision_function(X)
+    >>> bool(np.allclose(mixed.decision_function(X), f))
+    True
+    """
+    models = _check_models(models)
+    template = models[0]
+    classes = _union_classes(models)
+    maps = [np.searchsorted(classes, m.classes_).astype(np.int32).tolist() for m in models]
+    w = [] if weights is None else _check_weights(weights, len(models))
+    b = -1 if budget is None else _check_budget(budget, template)
+    base_core = None
+    if base is not None:
+        _check_models([template, base])
+        base_core = base._model
+    cores = [m._model for m in models]
+    model, report = type(cores[0]).combine(cores, w, b, maps, len(classes), base_core)
+    return _wrap(template, model, classes, budget, report, len(models) == 1)
+
+
+def _check_models(models):
+    if isinstance(models, (str, bytes)) or not hasattr(models, "__len__"):
+        raise TypeError("models must be a sequence of fitted estimators")
+    models = list(models)
+    if not models:
+        raise ValueError("combine needs at least one model")
+    cls = type(models[0])
+    if not hasattr(cls, "_core_class"):
+        raise TypeError(f"combine takes budgetkernel estimators, not {cls.__name__}")
+    for i, m in enumerate(models):
+        if type(m) is not cls:
+            raise TypeError(f"models[{i}] is a {type(m).__name__}, not a {cls.__name__}: combine takes one class")
+        check_is_fitted(m, "_model")
+        m._check_params_unchanged()
+        if not hasattr(type(m._model), "combine"):
+            raise TypeError(f"{cls.__name__} models cannot be combined")
+    ref = {k: v for k, v in models[0].get_params(deep=False).items() if k not in _PYTHON_ONLY}
+    for i, m in enumerate(models[1:], 1):
+        for k, v in m.get_params(deep=False).items():
+            if k not in _PYTHON_ONLY and not _same(v, ref.get(k)):
+                raise ValueError(f"models[{i}] has {k}={v!r}, models[0] {k}={ref.get(k)!r}: combine needs equal parameters")
+        if m.n_features_in_ != models[0].n_features_in_:
+            raise ValueError(
+                f"models[{i}] has {m.n_features_in_} features, models[0] {models[0].n_features_in_}"
+            )
+    return models
+
+
+def _same(a, b):
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # arrays (class_weight dicts of arrays, ...)
+        return a is b
+
+
+def _union_classes(models):
+    labels = np.concatenate([np.asarray(m.classes_) for m in models])
+    try:
+        return class_set(labels, "combine")
+    except TypeError:
+        raise ValueError("the models' classes cannot be ordered together (mixed label types)") from None
+
+
+def _check_weights(weights, n):
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"weights must have one entry per model ({n}), got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("weights must be finite and non-negative")
+    if not np.any(w > 0):
+        raise ValueError("weights must not all be zero")
+    return w.tolist()
+
+
+def _check_budget(budget, template):
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 1:
+        raise ValueError(f"budget must be a positive integer or None, got {budget!r}")
+    if "budget" not in template.get_params(deep=False):
+        raise ValueError(f"{type(template).__name__} keeps no budget: pass budget=None")
+    return int(budget)
+
+
+def _wrap(template, model, classes, budget, report, single):
+    """An estimator of template's class and parameters around the combined core model."""
+    est = clone(template)
+    if budget is not None:
+        est.set_params(budget=int(budget))
+    est._built_params = est.get_params(deep=False)
+    est._params_changed = False
+    est.classes_ = classes
+    est._label_index = {c: i for i, c in enumerate(classes.tolist())}
+    est.n_features_in_ = template.n_features_in_
+    if hasattr(template, "feature_names_in_"):
+        est.feature_names_in_ = template.feature_names_in_.copy()
+    est._set_feature_order(template._feature_order)
+    for k, v in template._extra_fitted().items():
+        setattr(est, k, v)
+    c = model.counters
+    est.prequential_curve_ = [(0, 0)] + ([(c["examples"], c["mistakes"])] if c["examples"] else [])
+    if single and model.to_bytes() == template._model.to_bytes():  # combine([m]): a copy, curve included
+        est.prequential_curve_ = list(template.prequential_curve_)
+    est._model = model
+    est.combine_report_ = dict(report)
+    return est
