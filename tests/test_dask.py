@@ -116,6 +116,13 @@ def test_same_partitions_any_number_of_workers(process_client):
     assert [r["examples"] for r in a.mixing_history_] == [r["examples"] for r in b.mixing_history_]
 
 
+def test_without_a_client_an_embedded_cluster(client):
+    X, y = datasets.checkerboard(4000, random_state=16)
+    est = BudgetedSGDClassifier(budget=30, gamma=2.0, random_state=0)
+    got = bkd.fit(est, *_darray(X, y, 2000))  # a LocalCluster of os.cpu_count() processes, closed after
+    assert _bytes(got) == _bytes(bkd.fit(est, *_darray(X, y, 2000), client=client))
+
+
 def test_four_partitions_close_to_one_stream(client):
     X, y = datasets.noisy_checkerboard(40000, random_state=5)
     Xt, yt = datasets.checkerboard(5000, random_state=6)

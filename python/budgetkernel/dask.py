@@ -153,7 +153,7 @@ def _client_or_local(client):
         return
     n = os.cpu_count() or 1
     with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
-        with Client(cluster) as local:
+        with Client(cluster, set_as_default=False) as local:  # the caller's default client stays theirs
             yield local
 
 
