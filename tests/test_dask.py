@@ -26,7 +26,7 @@ import pandas as pd  # noqa: E402
 from distributed import Client, LocalCluster  # noqa: E402
 
 import budgetkernel.dask as bkd  # noqa: E402
-from budgetkernel import BudgetedPAClassifier, BudgetedSGDClassifier, datasets  # noqa: E402
+from budgetkernel import BudgetedPAClassifier, BudgetedSGDClassifier, IncrementalSVC, datasets  # noqa: E402
 
 
 def _client(**kw):
@@ -139,7 +139,9 @@ def test_four_partitions_close_to_one_stream(client):
 def test_uneven_partitions_sit_rounds_out(client):
     X, y = datasets.checkerboard(20000, random_state=7)
     est = BudgetedSGDClassifier(budget=50, gamma=2.0, random_state=0)
-    got = bkd.fit(est, *_darray(X, y, (5000, 5000, 3000, 7000)), client=client, sync_every=2000, n_epochs=2)
+    dX = da.from_array(X, chunks=((5000, 5000, 3000, 7000), 2))
+    dy = da.from_array(y, chunks=4000)  # rechunked to X's partitions
+    got = bkd.fit(est, dX, dy, client=client, sync_every=2000, n_epochs=2)
     per_epoch = [8000, 7000, 4000, 1000]  # the 3000-row partition runs out in round 1, the others later
     assert [r["examples"] for r in got.mixing_history_] == per_epoch * 2
     assert [r["round"] for r in got.mixing_history_] == list(range(8))
@@ -226,6 +228,8 @@ def test_bad_inputs(client):
         bkd.fit(est, dX, dy, client=client, classes=[1])
     with pytest.raises(ValueError, match="budget"):
         bkd.fit(BudgetedSGDClassifier(budget=0), dX, dy, client=client)
+    with pytest.raises(ValueError, match="sync_every and n_epochs do not apply to IncrementalSVC"):
+        bkd.fit(IncrementalSVC(), dX, dy, client=client, sync_every=10)
 
 
 def test_a_failing_task_names_round_and_partition(client):

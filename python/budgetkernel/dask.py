@@ -94,6 +94,9 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
     """
     sync_every = _check_counts(sync_every, n_epochs)
     _check_estimator(estimator)
+    cascade = _is_cascade(estimator)
+    if cascade and (sync_every is not None or n_epochs != 1):
+        raise ValueError("sync_every and n_epochs do not apply to IncrementalSVC (trained as a cascade to the optimum)")
     x_parts, y_parts = _partitions(X, y)
     with _client_or_local(client) as client:
         blocks = client.compute(
@@ -101,13 +104,28 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
         )
         stats = client.gather(client.map(_block_stats, blocks, pure=False))
         start, classes = _starting_model(estimator, classes, stats)
-        if _is_cascade(estimator):
-            return _cascade(start, blocks, client, classes, sync_every, n_epochs)
-        model = _mix(client, start, blocks, [s["n"] for s in stats], sync_every, n_epochs, classes)
-    columns = getattr(X, "columns", None)
-    if columns is not None:  # a DataFrame: as fit on a pandas one, which predict then checks
-        model.feature_names_in_ = np.asarray([str(c) for c in columns], dtype=object)
+        fresh = "_model" not in start.__dict__
+        if cascade:
+            from ._cascade import cascade_fit
+
+            model = cascade_fit(start, blocks, client, classes)
+        else:
+            model = _mix(client, start, blocks, [s["n"] for s in stats], sync_every, n_epochs, classes)
+    names = _feature_names(X)
+    if fresh and names is not None:  # as fit on a pandas DataFrame (predict then checks them)
+        model.feature_names_in_ = names
     return model
+
+
+def _feature_names(X):
+    """The feature names fit would take from X's pandas partitions (None: not a DataFrame, or
+    not all str)."""
+    if not _is_frame(X):
+        return None
+    import pandas as pd
+    from sklearn.utils.validation import _get_feature_names
+
+    return _get_feature_names(pd.DataFrame(columns=X.columns))
 
 
 def _check_counts(sync_every, n_epochs):
@@ -131,15 +149,6 @@ def _is_cascade(estimator):
     from .svm import IncrementalSVC
 
     return isinstance(estimator, IncrementalSVC)
-
-
-def _cascade(start, blocks, client, classes, sync_every, n_epochs):
-    """The exact SVM's route: the cascade (budgetkernel._cascade), which has no rounds to size."""
-    if sync_every is not None or n_epochs != 1:
-        raise ValueError("sync_every and n_epochs do not apply to IncrementalSVC (trained as a cascade to the optimum)")
-    from ._cascade import cascade_fit
-
-    return cascade_fit(start, blocks, client, classes)
 
 
 @contextlib.contextmanager
