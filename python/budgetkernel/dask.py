@@ -382,6 +382,42 @@ def _train_round(payload, block, start, stop, classes):
     return {"model": out, "examples": est.n_seen_ - before, "train_s": t2 - t1, "serialise_s": (t1 - t0) + (t3 - t2)}
 
 
+# ------------------------------------------------ many learners on the workers
+def _partial_fit_many(client, models, X, yi):
+    """What ``_core.partial_fit_many(models, X, yi, n)`` does, spread over the workers of
+    ``client`` (for PrequentialSearch's candidates): the chunk is broadcast once, each worker
+    takes every n-th model (n = the workers) and returns them trained. Returns the trained core
+    models, new objects in the order of ``models`` (the same bytes as training them here)."""
+    if not models:
+        return []
+    n = min(len(models), max(1, len(client.scheduler_info(n_workers=-1)["workers"])))
+    [chunk] = client.scatter([(X, yi)], broadcast=True, hash=False)
+    groups = [list(range(j, len(models), n)) for j in range(n)]
+    futures = [
+        client.submit(_learn_models, [(type(models[i]).__name__, models[i].to_bytes()) for i in g], chunk,
+                      retries=1, pure=False)
+        for g in groups
+    ]
+    out = [None] * len(models)
+    for g, future in zip(groups, futures):
+        for i, data in zip(g, future.result()):
+            out[i] = type(models[i]).from_bytes(data)
+    return out
+
+
+def _learn_models(items, chunk):
+    """A worker's share: core models (class name, bytes) rebuilt with this worker's core, the
+    chunk learned by all of them on the worker's threads, returned as bytes."""
+    from distributed import get_worker
+
+    from ._native import core
+
+    X, yi = chunk
+    models = [getattr(core, name).from_bytes(data) for name, data in items]
+    core.partial_fit_many(models, X, yi, max(1, min(len(models), get_worker().state.nthreads)))
+    return [m.to_bytes() for m in models]
+
+
 # ----------------------------------------------------------------- prediction
 def predict(estimator, X):
     """Predicted labels of a dask array (a dask array of shape (n_samples,)) or DataFrame (a
