@@ -201,22 +201,6 @@ def test_grid_search_on_the_dask_joblib_backend(client):
     assert len(rand.cv_results_["params"]) == 3
 
 
-def test_partial_fit_many_on_the_workers(process_client):
-    """PrequentialSearch's candidates on a cluster: the same bytes as core.partial_fit_many here."""
-    from budgetkernel._native import core
-
-    X, y = datasets.checkerboard(3000, random_state=17)
-    ests = [BudgetedSGDClassifier(budget=30, gamma=g, random_state=0).partial_fit(X[:1000], y[:1000], classes=[-1, 1])
-            for g in (0.5, 1.0, 2.0)]
-    before = [_bytes(e) for e in ests]
-    Xc, yi = np.ascontiguousarray(X[1000:]), (y[1000:] > 0).astype(np.int32)
-    here = [type(e._model).from_bytes(e._model.to_bytes()) for e in ests]
-    core.partial_fit_many(here, Xc, yi, 1)
-    there = bkd._partial_fit_many(process_client, [e._model for e in ests], Xc, yi)
-    assert [m.to_bytes() for m in there] == [m.to_bytes() for m in here]
-    assert [_bytes(e) for e in ests] == before  # the models given are not changed
-
-
 # --------------------------------------------------------------- bad input
 def test_bad_inputs(client):
     X, y = datasets.checkerboard(100, random_state=12)

@@ -98,13 +98,14 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
     if cascade and (sync_every is not None or n_epochs != 1):
         raise ValueError("sync_every and n_epochs do not apply to IncrementalSVC (trained as a cascade to the optimum)")
     x_parts, y_parts = _partitions(X, y)
+    fresh = "_model" not in estimator.__dict__
     with _client_or_local(client) as client:
         blocks = client.compute(
             [dask.delayed(_as_block)(xp, yp, i) for i, (xp, yp) in enumerate(zip(x_parts, y_parts))]
         )
-        stats = client.gather(client.map(_block_stats, blocks, pure=False))
+        stats = client.gather(client.map(_block_stats, blocks, labels=fresh and classes is None,
+                                         moments=fresh and _scales(estimator), pure=False))
         start, classes = _starting_model(estimator, classes, stats)
-        fresh = "_model" not in start.__dict__
         if cascade:
             from ._cascade import cascade_fit
 
@@ -228,21 +229,19 @@ def _as_block(X, y, index):
     return X, y
 
 
-def _block_stats(block):
-    """What the driver needs of a partition without its data: its length, labels, and the
-    moments of its values for gamma='scale'."""
+def _block_stats(block, labels, moments):
+    """What the driver needs of a partition without its data: its length and width, its labels
+    when the classes are to be found, and the moments of its values for gamma='scale'."""
     from ._kernel_params import _scale_gamma
 
     X, y = block
     n = X.shape[0]
-    return {
-        "n": n,
-        "d": X.shape[1],
-        "labels": np.unique(y) if n else y[:0],
-        "mean": float(X.mean()) if n else 0.0,
-        "var": float(X.var()) if n else 0.0,
-        "scale_gamma": _scale_gamma(X) if n else None,
-    }
+    stats = {"n": n, "d": X.shape[1]}
+    if labels:
+        stats["labels"] = np.unique(y) if n else y[:0]
+    if moments and n:
+        stats.update(mean=float(X.mean()), var=float(X.var()), scale_gamma=_scale_gamma(X))
+    return stats
 
 
 # ------------------------------------------------------------ the first model
@@ -265,10 +264,16 @@ def _starting_model(estimator, classes, stats):
         classes = np.unique(np.concatenate([s["labels"] for s in stats if s["n"]]))
     classes = class_set(classes, type(estimator).__name__)
     start = clone(estimator)
-    if isinstance(start.get_params().get("gamma"), str) and start.gamma == "scale":
+    if _scales(start):
         start.set_params(gamma=_gamma_of_all(stats))
     start._validate_params()  # here, not as the same error from every partition's task
     return start, classes
+
+
+def _scales(estimator):
+    """Whether the estimator's gamma is 'scale' (resolved from the data)."""
+    gamma = estimator.get_params().get("gamma")
+    return isinstance(gamma, str) and gamma == "scale"
 
 
 def _gamma_of_all(stats):
@@ -380,42 +385,6 @@ def _train_round(payload, block, start, stop, classes):
     out = pickle.dumps(est, protocol=pickle.HIGHEST_PROTOCOL)
     t3 = time.perf_counter()
     return {"model": out, "examples": est.n_seen_ - before, "train_s": t2 - t1, "serialise_s": (t1 - t0) + (t3 - t2)}
-
-
-# ------------------------------------------------ many learners on the workers
-def _partial_fit_many(client, models, X, yi):
-    """What ``_core.partial_fit_many(models, X, yi, n)`` does, spread over the workers of
-    ``client`` (for PrequentialSearch's candidates): the chunk is broadcast once, each worker
-    takes every n-th model (n = the workers) and returns them trained. Returns the trained core
-    models, new objects in the order of ``models`` (the same bytes as training them here)."""
-    if not models:
-        return []
-    n = min(len(models), max(1, len(client.scheduler_info(n_workers=-1)["workers"])))
-    [chunk] = client.scatter([(X, yi)], broadcast=True, hash=False)
-    groups = [list(range(j, len(models), n)) for j in range(n)]
-    futures = [
-        client.submit(_learn_models, [(type(models[i]).__name__, models[i].to_bytes()) for i in g], chunk,
-                      retries=1, pure=False)
-        for g in groups
-    ]
-    out = [None] * len(models)
-    for g, future in zip(groups, futures):
-        for i, data in zip(g, future.result()):
-            out[i] = type(models[i]).from_bytes(data)
-    return out
-
-
-def _learn_models(items, chunk):
-    """A worker's share: core models (class name, bytes) rebuilt with this worker's core, the
-    chunk learned by all of them on the worker's threads, returned as bytes."""
-    from distributed import get_worker
-
-    from ._native import core
-
-    X, yi = chunk
-    models = [getattr(core, name).from_bytes(data) for name, data in items]
-    core.partial_fit_many(models, X, yi, max(1, min(len(models), get_worker().state.nthreads)))
-    return [m.to_bytes() for m in models]
 
 
 # ----------------------------------------------------------------- prediction
