@@ -299,7 +299,7 @@ def _gamma_of_all(stats):
 # --------------------------------------------------------------------- mixing
 def _mix(client, start, blocks, lengths, sync_every, n_epochs, classes):
     """The rounds of iterative parameter mixing; returns the last mixture with its history."""
-    n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
+    n_workers = len(client.nthreads())  # the broadcast sends one copy to each
     mixture, fitted, history = start, "_model" in start.__dict__, []
     for _ in range(n_epochs):
         offsets = [0] * len(blocks)
