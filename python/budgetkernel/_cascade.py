@@ -22,14 +22,22 @@ still trains on a superset of its own support vectors, and the check covers ever
 
 Every example gets a global row id (its block's offset plus its row) so that unions of
 support-vector sets keep one copy of each example, and node training sets are sorted by id
-(the result does not depend on the order in which tasks finish). The first-layer machines
-stay on their workers between passes and learn the fed-back support vectors incrementally
-(the exact SVM's warm start: adding examples to an optimum); feeding is idempotent by id,
-so a task that Dask reruns gives the same machine.
+(the result does not depend on the order in which tasks finish).
+
+Feedback with a warm start, as Graf et al. suggest (the first layer starts from the last
+layer's alphas): a feedback pass's first-layer SVM is a copy of the root (an optimum on its
+training set U, which holds the root's support vectors) that then learns the rest of its
+block, adding examples to an optimum as the exact incremental SVM does. Its problem is
+block + U, a superset of Graf et al.'s block + support vectors, which keeps their argument
+(every subproblem holds the last root's support vectors, so the root's objective cannot
+fall). The block's examples are learned in the order of their margin y f(x) under the root
+(ties by id): the few that violate the root's conditions go in while the machine is still
+small, and most of the others (y f >= 1) are stored without any bookkeeping step.
 """
 
 from __future__ import annotations
 
+import pickle
 import time
 from typing import NamedTuple
 
@@ -49,14 +57,15 @@ class _Rows(NamedTuple):
     y: np.ndarray
 
 
-class _Node:
+class _Node(NamedTuple):
     """One trained SVM of the cascade: its estimator (None when it holds no example) and the
     global ids and labels of what it learned, in the order learned (the core's example keys
-    are positions in that order). Mutable: a first-layer node learns the fed-back rows in
-    place (_feed)."""
+    are positions in that order). Never changed once made (a task may share it with others
+    on its worker)."""
 
-    def __init__(self, est, ids, y):
-        self.est, self.ids, self.y = est, ids, y
+    est: object
+    ids: np.ndarray
+    y: np.ndarray
 
 
 def cascade_fit(estimator, blocks, client, classes, *, tol=1e-8, max_passes=20):
@@ -96,13 +105,12 @@ def cascade_fit(estimator, blocks, client, classes, *, tol=1e-8, max_passes=20):
     if gamma is not None:
         params["gamma"] = gamma
     train = (cls, params, classes)
-    history, first, fed = [], None, None
+    history, root = [], None
     for p in range(max_passes):
         record = _pass_record(p)
-        first = _first_layer(client, blocks, offsets, first, fed, train, record)
-        root = _tree(client, first, train, record)
-        fed = client.submit(_support_rows, root, pure=False)
-        _check(client, blocks, offsets, root, fed, classes, tol, record)
+        first = _first_layer(client, blocks, offsets, root if p else None, train, record)
+        root = _tree(client, first, root, train, record)
+        _check(client, blocks, offsets, root, classes, tol, record)
         history.append(record)
         if record["violators"] == 0:
             break
@@ -112,7 +120,7 @@ def cascade_fit(estimator, blocks, client, classes, *, tol=1e-8, max_passes=20):
             f"after {max_passes} passes (max_passes); the root's dual objective rises every pass, so more passes "
             "or a larger tol end it"
         )
-    return _result(client, estimator, root, fed, train, history, len(blocks))
+    return _result(client, estimator, root, train, history, len(blocks))
 
 
 def _checked_params(estimator):
@@ -182,25 +190,27 @@ def _block_squares(block, mean):
 # ----------------------------------------------------------------- the layers
 
 
-def _first_layer(client, blocks, offsets, first, fed, train, record):
-    """Pass 1: one SVM per block, on its worker. Later passes: each first-layer SVM learns the
-    fed-back support vectors it does not hold yet. Returns the first layer's node futures."""
+def _first_layer(client, blocks, offsets, root, train, record):
+    """Pass 1: one SVM per block, on its worker. A feedback pass: the last root, copied to
+    each block's worker, learns that block (warm start, see the module comment). Returns
+    the first layer's node futures."""
     t = time.perf_counter()
-    if first is None:
+    if root is None:
         first = [client.submit(_train_block, b, int(o), train, pure=False) for b, o in zip(blocks, offsets)]
     else:
-        first = [client.submit(_feed, node, fed, train, pure=False) for node in first]
+        first = [client.submit(_warm_block, b, int(o), root, train, pure=False) for b, o in zip(blocks, offsets)]
     _layer_done(client, first, record, t)
     return first
 
 
-def _tree(client, nodes, train, record):
+def _tree(client, nodes, last_root, train, record):
     """Combines the nodes' support vectors pairwise (an odd one out goes down a layer as it
-    is) until one SVM, the root, is left; returns its future."""
+    is) until one SVM, the root, is left; returns its future. In a feedback pass each node
+    starts from the last root (warm start, as the first layer)."""
     while len(nodes) > 1:
         t = time.perf_counter()
         rows = [client.submit(_support_rows, n, pure=False) for n in nodes]
-        pairs = [client.submit(_train_union, rows[i], rows[i + 1], train, pure=False)
+        pairs = [client.submit(_train_union, rows[i], rows[i + 1], last_root, train, pure=False)
                  for i in range(0, len(nodes) - 1, 2)]
         nodes = pairs + nodes[len(pairs) * 2:]
         _layer_done(client, nodes, record, t)
@@ -215,7 +225,7 @@ def _layer_done(client, nodes, record, t):
     record["layer_sizes"].append([s[1] for s in sizes])
 
 
-def _check(client, blocks, offsets, root, fed, classes, tol, record):
+def _check(client, blocks, offsets, root, classes, tol, record):
     """The global KKT check on the workers (root broadcast to each block's task)."""
     t = time.perf_counter()
     found = client.gather([client.submit(_violations, b, int(o), root, classes, tol, pure=False)
@@ -231,10 +241,10 @@ def _check(client, blocks, offsets, root, fed, classes, tol, record):
         )
 
 
-def _result(client, estimator, root, fed, train, history, n_blocks):
+def _result(client, estimator, root, train, history, n_blocks):
     """The returned estimator: the root when it learned nothing but support vectors, else a
     fresh SVM on them; estimator's own parameters (gamma as given), the cascade's records."""
-    est, support_ids = client.submit(_final_node, root, fed, train, n_blocks, pure=False).result()
+    est, support_ids = client.submit(_final_node, root, train, n_blocks, pure=False).result()
     # the parameters as given (gamma_ holds the value resolved from all the data): trained
     # with them, so no pending change (OnlineClassifierMixin._built_params)
     est.gamma, est.shuffle = estimator.gamma, estimator.shuffle
@@ -263,25 +273,37 @@ def _train_block(block, offset, train):
     return _train(train, _Rows(np.arange(offset, offset + len(X), dtype=np.int64), X, np.asarray(y)))
 
 
-def _feed(node, rows, train):
-    """node's SVM after learning the rows it does not hold yet (in id order), extended in
-    place (the driver drops the node's previous future): a rerun of this task on the
-    extended node finds nothing new, so it gives the same machine."""
-    if node.est is None:  # an empty block
-        return _train(train, rows)
-    new = ~np.isin(rows.ids, node.ids)
-    if new.any():
-        node.est.partial_fit(rows.X[new], rows.y[new])
-        node.ids = np.concatenate([node.ids, rows.ids[new]])
-        node.y = np.concatenate([node.y, rows.y[new]])
-    return node
+def _warm_block(block, offset, root, train):
+    """The root's SVM after learning the block's examples it does not hold (_warm)."""
+    X, y = block
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    rows = _Rows(np.arange(offset, offset + len(X), dtype=np.int64), X, np.asarray(y))
+    return _warm(root, rows, train)
 
 
-def _train_union(a, b, train):
+def _train_union(a, b, last_root, train):
+    """An SVM on the union of two support-vector sets: fresh, or the last root's SVM learning
+    the rows it does not hold (_warm)."""
     ids, first = np.unique(np.concatenate([a.ids, b.ids]), return_index=True)
-    X = np.concatenate([a.X, b.X])[first]
-    y = np.concatenate([a.y, b.y])[first]
-    return _train(train, _Rows(ids, np.ascontiguousarray(X), y))
+    X = np.concatenate([a.X, b.X])[first] if len(ids) else np.zeros((0, 0))
+    rows = _Rows(ids, np.ascontiguousarray(X), np.concatenate([a.y, b.y])[first])
+    return _train(train, rows) if last_root is None else _warm(last_root, rows, train)
+
+
+def _warm(root, rows, train):
+    """A copy of the root's SVM (pickled and rebuilt: other tasks on this worker read it)
+    after learning the rows it does not hold, in the order of their margin under it (ties by
+    id): the few that violate its conditions go in while the machine is small, and most of
+    the others (y f >= 1) are stored without a bookkeeping step."""
+    if root.est is None:  # no SVM anywhere yet: the rows on their own
+        return _train(train, rows)
+    new = np.flatnonzero(~np.isin(rows.ids, root.ids))
+    est = pickle.loads(pickle.dumps(root.est))
+    if len(new) == 0:
+        return _Node(est, root.ids, root.y)
+    order = new[np.lexsort((rows.ids[new], _margins(est, rows.X[new], rows.y[new], train[2])))]
+    est.partial_fit(rows.X[order], rows.y[order])
+    return _Node(est, np.concatenate([root.ids, rows.ids[order]]), np.concatenate([root.y, rows.y[order]]))
 
 
 def _support_mask(node):
@@ -324,18 +346,24 @@ def _violations(block, offset, root, classes, tol):
     X, y = np.ascontiguousarray(X, dtype=np.float64)[outside], np.asarray(y)[outside]
     if root.est is None:
         return int(outside.sum()), 1.0
-    f = root.est.decision_function(X)
-    if len(classes) == 2:
-        margin = np.where(y == classes[1], 1.0, -1.0) * f
-    else:
-        margin = (np.where(y[:, None] == classes[None, :], 1.0, -1.0) * f).min(axis=1)
-    gap = 1.0 - margin
+    gap = 1.0 - _margins(root.est, X, y, classes)
     return int(np.sum(gap > tol)), float(max(gap.max(), 0.0))
 
 
-def _final_node(root, rows, train, n_blocks):
-    """The result's SVM: the root when it learned nothing but support vectors, or when it is
-    the one block's SVM (plain fit on all the data); else a fresh SVM on its support vectors."""
+def _margins(est, X, y, classes):
+    """min over the machines k of y_k f_k(x) (y_k = +1 for class k, else -1; binary: one
+    machine, +1 for classes[1])."""
+    f = est.decision_function(X)
+    if len(classes) == 2:
+        return np.where(y == classes[1], 1.0, -1.0) * f
+    return (np.where(y[:, None] == classes[None, :], 1.0, -1.0) * f).min(axis=1)
+
+
+def _final_node(root, train, n_blocks):
+    """The result's SVM and its support vectors' ids: the root when it learned nothing but
+    support vectors, or when it is the one block's SVM (plain fit on all the data); else a
+    fresh SVM on its support vectors (in id order)."""
+    rows = _support_rows(root)
     if root.est is not None and (n_blocks == 1 or len(rows.ids) == len(root.ids)):
         return root.est, rows.ids
     return _train(train, rows).est, rows.ids
