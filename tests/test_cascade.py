@@ -79,6 +79,9 @@ def test_same_machine_as_one_svm_on_all_data(client, kernel, params, seed, n_cla
     assert h[-1]["violators"] == 0 and h[-1]["n_support"] == m.n_support_
     assert [len(s) for s in h[0]["layer_sizes"]][0] == k and h[0]["layer_sizes"][-1] == [h[0]["n_support"]]
     assert all(len(r["layer_times"]) == len(r["layer_sizes"]) for r in h)
+    assert len(h[-1]["dual_objective"]) == _n_machines(ref)
+    for a, b in zip(h, h[1:]):
+        assert all(y <= x + 1e-12 * abs(x) for x, y in zip(a["dual_objective"], b["dual_objective"]))
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -110,6 +113,10 @@ def test_feedback_finds_what_the_first_pass_missed(client):
     h = m.cascade_history_
     assert len(h) > 1 and h[0]["violators"] > 0 and h[0]["max_violation"] > 1e-3
     assert h[-1]["violators"] == 0
+    # Graf et al.'s monotonicity: every pass's root holds the last root's training set, so its
+    # (minimised) dual objective never rises; here it falls while violators are found
+    dual = [r["dual_objective"][0] for r in h]
+    assert all(b < a for a, b in zip(dual, dual[1:]))
     _assert_same_machine(m, IncrementalSVC(C=10.0, gamma=2.0).fit(X, y), X)
 
 

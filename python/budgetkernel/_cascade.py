@@ -91,11 +91,13 @@ def cascade_fit(estimator, blocks, client, classes, *, tol=1e-8, max_passes=20):
     Returns
     -------
     IncrementalSVC
-        A new estimator (``estimator`` is left unfitted) trained on the final support vectors
-        in the order of their global ids: the machine one IncrementalSVC on all the data
-        gives, up to the solver's tolerance. Its ``n_seen_`` counts those support vectors.
-        ``support_ids_`` are their global row ids (block offset + row), ``cascade_history_``
-        one record per pass (see :func:`_pass_record`).
+        A new estimator (``estimator`` is left unfitted): the machine one IncrementalSVC on
+        all the data gives, up to the solver's tolerance. It is trained on the final support
+        vectors in the order of their global ids (the root itself when it holds nothing else;
+        with one block, the block's SVM: plain fit, bit for bit), so its ``n_seen_`` counts
+        the examples it learned, not the data. ``support_ids_`` are the support vectors'
+        global row ids (block offset + row), ``cascade_history_`` one record per pass (see
+        :func:`_pass_record`).
     """
     cls, params = _checked_params(estimator)
     classes = class_set(classes, cls.__name__)
@@ -108,7 +110,7 @@ def cascade_fit(estimator, blocks, client, classes, *, tol=1e-8, max_passes=20):
     history, root = [], None
     for p in range(max_passes):
         record = _pass_record(p)
-        first = _first_layer(client, blocks, offsets, root if p else None, train, record)
+        first = _first_layer(client, blocks, offsets, root, train, record)
         root = _tree(client, first, root, train, record)
         _check(client, blocks, offsets, root, classes, tol, record)
         history.append(record)
@@ -138,9 +140,13 @@ def _checked_params(estimator):
 
 def _pass_record(p):
     """The history record of pass p (0-based): per cascade layer (first layer, then the tree
-    down to the root) the examples each node trained on, its support vectors and the layer's
-    wall time; the KKT check's violators (examples outside the root's training set with
-    y f(x) < 1 - tol), its largest violation and wall time; the root's support vectors."""
+    down to the root; a node without a partner goes down a layer as it is) the examples each
+    node learned (``layer_examples``), its support vectors (``layer_sizes``) and the layer's
+    wall time in seconds (``layer_times``); the global KKT check's ``violators`` (examples
+    outside the root's training set with y f(x) < 1 - tol), its largest 1 - y f(x)
+    (``max_violation``) and wall time (``check_time``); the root's support vectors
+    (``n_support``) and its machines' dual objectives (``dual_objective``, the minimised
+    1/2 a'Qa - sum a of IncrementalSVC.machine_state: it never rises from pass to pass)."""
     return {"pass": p + 1, "layer_examples": [], "layer_sizes": [], "layer_times": []}
 
 
@@ -234,6 +240,7 @@ def _check(client, blocks, offsets, root, classes, tol, record):
     record["violators"] = int(sum(f[0] for f in found))
     record["max_violation"] = float(max(f[1] for f in found))
     record["n_support"] = record["layer_sizes"][-1][0]
+    record["dual_objective"] = client.submit(_dual_objectives, root, pure=False).result()
     if record["n_support"] == 0 and record["violators"]:
         raise ValueError(
             "cascade_fit: no partition holds more than one class, so no SVM of the cascade has a support vector "
@@ -308,9 +315,7 @@ def _warm(root, rows, train):
 
 def _support_mask(node):
     """Stored examples (in the order learned) with alpha > 0 in some machine."""
-    est = node.est
-    n_machines = 1 if len(est.classes_) == 2 else len(est.classes_)
-    states = [est.machine_state(k) for k in range(n_machines)]
+    states = _machine_states(node.est)
     keys = states[0]["key"]
     mask = np.zeros(len(node.ids), dtype=bool)
     for s in states:
@@ -348,6 +353,15 @@ def _violations(block, offset, root, classes, tol):
         return int(outside.sum()), 1.0
     gap = 1.0 - _margins(root.est, X, y, classes)
     return int(np.sum(gap > tol)), float(max(gap.max(), 0.0))
+
+
+def _dual_objectives(node):
+    return [] if node.est is None else [s["dual_objective"] for s in _machine_states(node.est)]
+
+
+def _machine_states(est):
+    """machine_state of every binary machine (one, or one per class: one-vs-rest)."""
+    return [est.machine_state(k) for k in range(1 if len(est.classes_) == 2 else len(est.classes_))]
 
 
 def _margins(est, X, y, classes):
