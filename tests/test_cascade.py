@@ -62,6 +62,7 @@ CASES = [  # kernel, parameters, seed, classes, partitions
     ("rbf", dict(C=1.0, gamma=0.5), 4, 3, 4),
     ("linear", dict(C=0.5), 5, 3, 3),
     ("poly", dict(C=1.0, gamma=0.5, degree=3, coef0=1.0), 6, 4, 5),
+    ("rbf", dict(C=5.0, gamma=0.5, ridge=1e-3), 14, 2, 3),  # the dual on K + ridge I
 ]
 
 
@@ -151,6 +152,17 @@ def test_partitions_with_one_class(client):
     pure = [client.scatter((X[:n0], y[:n0])), client.scatter((X[n0:], y[n0:]))]
     with pytest.raises(ValueError, match="shuffle the data"):
         cascade_fit(IncrementalSVC(gamma=0.5), pure, client, classes=[0, 1])
+
+
+def test_string_labels_and_an_empty_block(client):
+    X, y = _data(15, 300, 3)
+    labels = np.array(["ant", "bee", "cat"])[y]
+    blocks = _blocks(client, X, labels, 3) + [client.scatter((X[:0], labels[:0]))]
+    m = cascade_fit(IncrementalSVC(gamma=0.5), blocks, client, classes=["cat", "bee", "ant"])
+    ref = IncrementalSVC(gamma=0.5).fit(X, labels)
+    _assert_same_machine(m, ref, X)
+    np.testing.assert_array_equal(m.classes_, ref.classes_)
+    np.testing.assert_array_equal(m.predict(X), ref.predict(X))
 
 
 def test_rejected_inputs(client):

@@ -243,8 +243,8 @@ def _check(client, blocks, offsets, root, classes, tol, record):
     record["dual_objective"] = client.submit(_dual_objectives, root, pure=False).result()
     if record["n_support"] == 0 and record["violators"]:
         raise ValueError(
-            "cascade_fit: no partition holds more than one class, so no SVM of the cascade has a support vector "
-            "to pass on; shuffle the data across the partitions"
+            "cascade_fit: no SVM of the cascade has a support vector to pass on, since no partition holds more "
+            "than one class; shuffle the data across the partitions"
         )
 
 
@@ -292,7 +292,8 @@ def _train_union(a, b, last_root, train):
     """An SVM on the union of two support-vector sets: fresh, or the last root's SVM learning
     the rows it does not hold (_warm)."""
     ids, first = np.unique(np.concatenate([a.ids, b.ids]), return_index=True)
-    X = np.concatenate([a.X, b.X])[first] if len(ids) else np.zeros((0, 0))
+    # (an empty set's X has no width: left out, it adds no row that `first` could index)
+    X = np.concatenate([r.X for r in (a, b) if len(r.ids)])[first] if len(ids) else np.zeros((0, 0))
     rows = _Rows(ids, np.ascontiguousarray(X), np.concatenate([a.y, b.y])[first])
     return _train(train, rows) if last_root is None else _warm(last_root, rows, train)
 
