@@ -3,7 +3,11 @@ IncrementalSVC on all the data (dual objective, support vectors, decision values
 with LIBSVM, one partition = plain fit, the feedback loop doing real work, and one run on
 worker processes (real serialisation)."""
 
+import os
 import pickle
+import signal
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -186,3 +190,31 @@ def test_worker_processes():
         with distributed.Client(cluster) as c:
             m = cascade_fit(IncrementalSVC(C=1.0, gamma=0.5), _blocks(c, X, y, 4), c, classes=[0, 1, 2])
     _assert_same_machine(m, IncrementalSVC(C=1.0, gamma=0.5).fit(X, y), X)
+
+
+def test_a_worker_killed_mid_fit_changes_nothing():
+    """A worker process killed while the cascade runs: Dask reruns the lost tasks from their
+    lineage (every cascade task is a pure function of its inputs), so the fit gives the same
+    machine, or raises; never a silently partial model."""
+    X, y = checkerboard(4000, random_state=2)
+    parts = np.array_split(np.arange(len(X)), 4)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        with distributed.Client(cluster) as c:
+            # blocks with a lineage (made by tasks), so that the lost ones can be made again
+            blocks = [c.submit(lambda p: (X[p], y[p]), p, pure=False) for p in parts]
+            distributed.wait(blocks)
+            victim = next(iter(c.run(os.getpid).values()))
+            killed = []
+            timer = threading.Timer(0.5, lambda: (os.kill(victim, signal.SIGKILL), killed.append(time.monotonic())))
+            timer.start()
+            try:
+                m = cascade_fit(IncrementalSVC(C=10.0, gamma=2.0), blocks, c, classes=[-1, 1])
+            except Exception as e:  # a clear error is the other allowed outcome
+                m, error = None, e
+            done = time.monotonic()
+            timer.join()
+    assert killed and killed[0] < done, "the worker was killed only after the fit ended"
+    if m is None:
+        assert isinstance(error, (distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker))
+    else:
+        _assert_same_machine(m, IncrementalSVC(C=10.0, gamma=2.0).fit(X, y), X)
