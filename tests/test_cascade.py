@@ -28,6 +28,14 @@ def client():
         yield c
 
 
+@pytest.fixture(scope="module")
+def process_client():
+    """Two worker processes (real serialisation of blocks, machines and roots)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
 def _blocks(client, X, y, k):
     return [client.scatter((X[p], y[p])) for p in np.array_split(np.arange(len(X)), k)]
 
@@ -182,37 +190,35 @@ def test_rejected_inputs(client):
         cascade_fit(IncrementalSVC(), [blocks[0], client.scatter((X[:, :2], y))], client, classes=[0, 1])
 
 
-def test_worker_processes():
+def test_worker_processes(process_client):
     """Real serialisation: the blocks, the first-layer machines and the root travel between
     two worker processes."""
     X, y = _data(13, 400, 3)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
-        with distributed.Client(cluster) as c:
-            m = cascade_fit(IncrementalSVC(C=1.0, gamma=0.5), _blocks(c, X, y, 4), c, classes=[0, 1, 2])
+    c = process_client
+    m = cascade_fit(IncrementalSVC(C=1.0, gamma=0.5), _blocks(c, X, y, 4), c, classes=[0, 1, 2])
     _assert_same_machine(m, IncrementalSVC(C=1.0, gamma=0.5).fit(X, y), X)
 
 
-def test_a_worker_killed_mid_fit_changes_nothing():
+def test_a_worker_killed_mid_fit_changes_nothing(process_client):
     """A worker process killed while the cascade runs: Dask reruns the lost tasks from their
     lineage (every cascade task is a pure function of its inputs), so the fit gives the same
     machine, or raises; never a silently partial model."""
     X, y = checkerboard(4000, random_state=2)
     parts = np.array_split(np.arange(len(X)), 4)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
-        with distributed.Client(cluster) as c:
-            # blocks with a lineage (made by tasks), so that the lost ones can be made again
-            blocks = [c.submit(lambda p: (X[p], y[p]), p, pure=False) for p in parts]
-            distributed.wait(blocks)
-            victim = next(iter(c.run(os.getpid).values()))
-            killed = []
-            timer = threading.Timer(0.5, lambda: (os.kill(victim, signal.SIGKILL), killed.append(time.monotonic())))
-            timer.start()
-            try:
-                m = cascade_fit(IncrementalSVC(C=10.0, gamma=2.0), blocks, c, classes=[-1, 1])
-            except Exception as e:  # a clear error is the other allowed outcome
-                m, error = None, e
-            done = time.monotonic()
-            timer.join()
+    c = process_client  # (the nanny restarts the killed worker; this test runs last)
+    # blocks with a lineage (made by tasks), so that the lost ones can be made again
+    blocks = [c.submit(lambda p: (X[p], y[p]), p, pure=False) for p in parts]
+    distributed.wait(blocks)
+    victim = next(iter(c.run(os.getpid).values()))
+    killed = []
+    timer = threading.Timer(0.5, lambda: (os.kill(victim, signal.SIGKILL), killed.append(time.monotonic())))
+    timer.start()
+    try:
+        m = cascade_fit(IncrementalSVC(C=10.0, gamma=2.0), blocks, c, classes=[-1, 1])
+    except Exception as e:  # a clear error is the other allowed outcome
+        m, error = None, e
+    done = time.monotonic()
+    timer.join()
     assert killed and killed[0] < done, "the worker was killed only after the fit ended"
     if m is None:
         assert isinstance(error, (distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker))
