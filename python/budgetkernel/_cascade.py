@@ -103,7 +103,7 @@ def cascade_fit(estimator, blocks, client, classes, *, tol=1e-8, max_passes=20):
     classes = class_set(classes, cls.__name__)
     if not blocks:
         raise ValueError("cascade_fit needs at least one block")
-    offsets, gamma = _scan(client, blocks, isinstance(estimator.gamma, str))
+    offsets, gamma = _scan(client, blocks, classes, isinstance(estimator.gamma, str))
     if gamma is not None:
         params["gamma"] = gamma
     train = (cls, params, classes)
@@ -150,8 +150,9 @@ def _pass_record(p):
     return {"pass": p + 1, "layer_examples": [], "layer_sizes": [], "layer_times": []}
 
 
-def _scan(client, blocks, scale):
-    """Row offsets of the blocks and, when ``scale``, gamma='scale' of all the data:
+def _scan(client, blocks, classes, scale):
+    """Row offsets of the blocks (checked: the same width, labels in ``classes``) and, when
+    ``scale``, gamma='scale' of all the data:
     1 / (d var) with var the variance of every entry, as _scale_gamma takes it from one
     array (two passes here: the mean, then the squared deviations). One block: _scale_gamma
     itself on its worker, so that the cascade of one block is plain fit bit for bit."""
@@ -160,6 +161,10 @@ def _scan(client, blocks, scale):
     dims = {s[1] for s in stats}
     if len(dims) != 1:
         raise ValueError(f"the blocks have different numbers of features: {sorted(dims)}")
+    labels = [s[3] for s in stats if len(s[3])]  # (an empty block's labels may have any dtype)
+    unknown = np.setdiff1d(np.concatenate(labels), classes) if labels else []
+    if len(unknown):
+        raise ValueError(f"the blocks hold labels not in classes={classes.tolist()}: {unknown.tolist()}")
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     if not scale:
         return offsets, None
@@ -181,7 +186,7 @@ def _block_sums(block):
     X = np.asarray(X)
     if X.ndim != 2 or len(X) != len(y):
         raise ValueError(f"a block must be (X, y) with X 2-D and len(y) == len(X); got {X.shape}, {len(y)} labels")
-    return len(X), X.shape[1], float(np.sum(X, dtype=np.float64))
+    return len(X), X.shape[1], float(np.sum(X, dtype=np.float64)), np.unique(np.asarray(y))
 
 
 def _block_scale_gamma(block):
