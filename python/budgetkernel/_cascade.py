@@ -84,7 +84,11 @@ def cascade_fit(estimator, blocks, client, classes, *, tol=1e-8, max_passes=20):
         Every label of the data.
     tol : float, default=1e-8
         An example outside the root's training set violates the global Kuhn-Tucker conditions
-        when y f(x) < 1 - tol in some machine.
+        when y f(x) < 1 - tol in some machine. The solver's own conditions hold to ~1e-12
+        (it refuses a state off by 1e-6, svm/numerical_guard.hpp), and decision values are
+        accurate to about that, so 1e-8 finds every example that would change the optimum by
+        more than rounding; an example missed at that level changes the dual objective by
+        ~tol^2.
     max_passes : int, default=20
         Feedback passes before giving up (RuntimeError; Graf et al. report a few).
 
