@@ -188,6 +188,8 @@ def test_rejected_inputs(client):
         cascade_fit(IncrementalSVC(), [], client, classes=[0, 1])
     with pytest.raises(ValueError, match=r"labels not in classes=\[0, 2\]: \[1\]"):
         cascade_fit(IncrementalSVC(), blocks, client, classes=[0, 2])
+    with pytest.raises(ValueError, match="no example"):
+        cascade_fit(IncrementalSVC(), [client.scatter((X[:0], y[:0]))], client, classes=[0, 1])
     with pytest.raises(ValueError, match="numbers of features"):
         cascade_fit(IncrementalSVC(), [blocks[0], client.scatter((X[:, :2], y))], client, classes=[0, 1])
 

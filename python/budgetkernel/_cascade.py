@@ -6,8 +6,9 @@ sets are combined pairwise in a binary tree, each node training on the union of 
 children's support vectors, down to one SVM. Examples that are not support vectors of a
 subproblem are usually not support vectors of the whole problem either, but not always: the
 feedback loop adds the root's support vectors to every first-layer partition and runs the
-cascade again. Graf et al. show that the root's dual objective rises strictly from pass to
-pass until the global optimum, so the loop ends.
+cascade again. Graf et al. show that the root's dual objective (their W, maximised; the
+dual_objective of IncrementalSVC.machine_state is -W) rises strictly from pass to pass until
+the global optimum, so the loop ends.
 
 It ends here when the root's solution satisfies the Kuhn-Tucker conditions of the whole
 problem: the root is optimal on the examples it was trained on, so it is the global optimum
@@ -166,6 +167,8 @@ def _scan(client, blocks, classes, scale):
     if len(dims) != 1:
         raise ValueError(f"the blocks have different numbers of features: {sorted(dims)}")
     labels = [s[3] for s in stats if len(s[3])]  # (an empty block's labels may have any dtype)
+    if sizes.sum() == 0:
+        raise ValueError("the blocks hold no example")
     unknown = np.setdiff1d(np.concatenate(labels), classes) if labels else []
     if len(unknown):
         raise ValueError(f"the blocks hold labels not in classes={classes.tolist()}: {unknown.tolist()}")
