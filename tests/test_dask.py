@@ -129,7 +129,7 @@ def test_four_partitions_close_to_one_stream(client):
     est = BudgetedSGDClassifier(budget=100, gamma=2.0, lam=1e-3, random_state=0)
     one = clone(est).fit(X, y).score(Xt, yt)
     got = bkd.fit(est, *_darray(X, y, 10000), client=client)
-    assert got.score(Xt, yt) > one - 0.03
+    assert got.score(Xt, yt) > one - 0.02  # one-shot mixing; measured 0.952 against 0.964
     (record,) = got.mixing_history_
     assert record["examples"] == 40000 and record["bytes_sent"] > 0 and record["degradation"] >= 0
     assert all(record[k] >= 0 for k in ("train_s", "serialise_s", "combine_s", "wall_s"))
@@ -310,3 +310,15 @@ def _worker_running_a_round(client, thread, timeout=30):
                 return worker
         time.sleep(0.005)
     pytest.fail("no round was seen running")
+
+
+def test_incremental_svc_is_fitted_as_a_cascade(client):
+    """dask.fit(IncrementalSVC) is the cascade (_cascade.py, tested there): the exact SVM of all
+    the data, whatever the partitions."""
+    X, y = datasets.checkerboard(600, random_state=5)
+    one = IncrementalSVC(C=10.0, gamma=2.0).fit(X, y)
+    casc = bkd.fit(IncrementalSVC(C=10.0, gamma=2.0), *_darray(X, y, 200), client=client)
+    assert casc.cascade_history_
+    assert abs(casc.machine_state()["dual_objective"] - one.machine_state()["dual_objective"]) <= 1e-9 * abs(
+        one.machine_state()["dual_objective"])
+    np.testing.assert_allclose(casc.decision_function(X), one.decision_function(X), atol=1e-9)
