@@ -61,9 +61,20 @@ def _tuned(X, y, n_prefix):
     return BudgetedSGDClassifier(budget=100, random_state=0, **search.best_params_)
 
 
-def accuracy_section(args, client):
+def _scattered(client, X, y, k):
+    """X and y cut into k contiguous partitions that live on the workers (scattered once, not
+    embedded in every graph)."""
     import dask.array as da
 
+    cuts = np.array_split(np.arange(len(y)), k)
+    fx = client.scatter([np.ascontiguousarray(X[c]) for c in cuts])
+    fy = client.scatter([y[c] for c in cuts])
+    dX = da.concatenate([da.from_delayed(f, shape=(len(c), X.shape[1]), dtype=X.dtype) for f, c in zip(fx, cuts)])
+    dy = da.concatenate([da.from_delayed(f, shape=(len(c),), dtype=y.dtype) for f, c in zip(fy, cuts)])
+    return dX, dy
+
+
+def accuracy_section(args, client):
     from budgetkernel import dask as bkdask
 
     ks = [2, 4, 8, 16] if args.quick else [2, 4, 8, 16, 32, 64, 128, 256]
@@ -78,8 +89,7 @@ def accuracy_section(args, client):
         entry = {"params": {k: v for k, v in est.get_params().items() if k in ("gamma", "lam")},
                  "one_stream": base, "one_stream_s": t_one, "k": {}, "sync": {}}
         for k in ks:
-            dX = da.from_array(X, chunks=(-(-len(y) // k), X.shape[1]))
-            dy = da.from_array(y, chunks=-(-len(y) // k))
+            dX, dy = _scattered(client, X, y, k)
             t = time.perf_counter()
             fitted = bkdask.fit(est, dX, dy, client=client)
             h = fitted.mixing_history_
@@ -90,9 +100,8 @@ def accuracy_section(args, client):
                              "bytes_sent": sum(r["bytes_sent"] for r in h)}
         kmax = ks[-1]
         per_part = -(-len(y) // kmax)
+        dX, dy = _scattered(client, X, y, kmax)
         for rounds in (3, 10, 30):
-            dX = da.from_array(X, chunks=(per_part, X.shape[1]))
-            dy = da.from_array(y, chunks=per_part)
             fitted = bkdask.fit(est, dX, dy, client=client, sync_every=-(-per_part // rounds))
             entry["sync"][rounds] = fitted.score(Xt, yt)
         data[name] = entry
@@ -115,6 +124,7 @@ def _multiclass_block(n, seed):
 def speed_section(args, client):
     import dask
     import dask.array as da
+    from distributed import wait
 
     from budgetkernel import dask as bkdask
 
@@ -130,7 +140,7 @@ def speed_section(args, client):
     Xd = da.concatenate([da.from_delayed(b[0], shape=(half, 16), dtype=float) for b in blocks])
     yd = da.concatenate([da.from_delayed(b[1], shape=(half,), dtype=int) for b in blocks])
     Xd, yd = client.persist([Xd, yd])
-    dask.distributed.wait([Xd, yd])
+    wait([Xd, yd])
     parts = [_multiclass_block(half, args.seed + i) for i in range(2)]
     X = np.concatenate([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])
@@ -162,8 +172,6 @@ def speed_section(args, client):
 def cascade_section(args, client):
     from sklearn.svm import SVC
 
-    import dask.array as da
-
     from budgetkernel import dask as bkdask
 
     n = 2_000 if args.quick else 20_000
@@ -173,8 +181,7 @@ def cascade_section(args, client):
     one = IncrementalSVC(**params).fit(X, y)
     t_one = time.perf_counter() - t
     t = time.perf_counter()
-    casc = bkdask.fit(IncrementalSVC(**params), da.from_array(X, chunks=(n // 2, 2)), da.from_array(y, chunks=n // 2),
-                      client=client)
+    casc = bkdask.fit(IncrementalSVC(**params), *_scattered(client, X, y, 2), client=client)
     t_casc = time.perf_counter() - t
     ref = SVC(kernel="rbf", **params, tol=1e-6).fit(X, y)
     Xt, _ = datasets.checkerboard(5_000, random_state=args.seed + 8)

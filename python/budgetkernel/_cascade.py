@@ -44,7 +44,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._kernel_params import _scale_gamma
 from ._labels import class_set
 
 __all__ = ["cascade_fit"]
@@ -157,52 +156,24 @@ def _pass_record(p):
 
 def _scan(client, blocks, classes, scale):
     """Row offsets of the blocks (checked: the same width, labels in ``classes``) and, when
-    ``scale``, gamma='scale' of all the data:
-    1 / (d var) with var the variance of every entry, as _scale_gamma takes it from one
-    array (two passes here: the mean, then the squared deviations). One block: _scale_gamma
-    itself on its worker, so that the cascade of one block is plain fit bit for bit."""
-    stats = client.gather([client.submit(_block_sums, b, pure=False) for b in blocks])
-    sizes = np.array([s[0] for s in stats], dtype=np.int64)
-    dims = {s[1] for s in stats}
+    ``scale``, gamma='scale' of all the data as dask.fit resolves it (pooled moments; one
+    block: _scale_gamma itself on its worker, so that the cascade of one block is plain fit
+    bit for bit)."""
+    from .dask import _block_stats, _gamma_of_all
+
+    stats = client.gather([client.submit(_block_stats, b, True, scale, pure=False) for b in blocks])
+    sizes = np.array([s["n"] for s in stats], dtype=np.int64)
+    dims = {s["d"] for s in stats}
     if len(dims) != 1:
         raise ValueError(f"the blocks have different numbers of features: {sorted(dims)}")
-    labels = [s[3] for s in stats if len(s[3])]  # (an empty block's labels may have any dtype)
     if sizes.sum() == 0:
         raise ValueError("the blocks hold no example")
-    unknown = np.setdiff1d(np.concatenate(labels), classes) if labels else []
+    labels = [s["labels"] for s in stats if s["n"]]  # (an empty block's labels may have any dtype)
+    unknown = np.setdiff1d(np.concatenate(labels), classes)
     if len(unknown):
         raise ValueError(f"the blocks hold labels not in classes={classes.tolist()}: {unknown.tolist()}")
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    if not scale:
-        return offsets, None
-    if len(blocks) == 1:
-        return offsets, client.submit(_block_scale_gamma, blocks[0], pure=False).result()
-    d, n = dims.pop(), int(sizes.sum())
-    if n < 2:
-        return offsets, 1.0 / d
-    mean = sum(s[2] for s in stats) / (n * d)
-    var = sum(client.gather([client.submit(_block_squares, b, mean, pure=False) for b in blocks])) / (n * d)
-    if not np.isfinite(var):  # as _scale_gamma for entries whose squares overflow
-        return offsets, 1.0 / d
-    gamma = 1.0 / d / var if var > 0.0 else 1.0
-    return offsets, float(gamma) if np.isfinite(gamma) else 1.0
-
-
-def _block_sums(block):
-    X, y = block
-    X = np.asarray(X)
-    if X.ndim != 2 or len(X) != len(y):
-        raise ValueError(f"a block must be (X, y) with X 2-D and len(y) == len(X); got {X.shape}, {len(y)} labels")
-    return len(X), X.shape[1], float(np.sum(X, dtype=np.float64)), np.unique(np.asarray(y))
-
-
-def _block_scale_gamma(block):
-    return _scale_gamma(np.asarray(block[0], dtype=np.float64))
-
-
-def _block_squares(block, mean):
-    X = np.asarray(block[0], dtype=np.float64)
-    return float(np.sum((X - mean) ** 2))
+    return offsets, (float(_gamma_of_all(stats)) if scale else None)
 
 
 # ----------------------------------------------------------------- the layers
