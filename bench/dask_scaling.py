@@ -32,7 +32,7 @@ Sections (one run, one table each, and one plot):
 
 from __future__ import annotations
 
-import _common  # noqa: F401  (first: pins the thread pools)
+import _common  # first: pins the thread pools
 
 import time
 
