@@ -118,6 +118,21 @@ def test_single_model_is_a_copy(rule, multiclass):
     assert c.combine_report_["union_size"] == len(m.support_vectors_)
 
 
+@pytest.mark.parametrize("rule", RULES)
+def test_shared_support_vectors_are_kept_once(rule):
+    """A model combined with itself: every SV is a duplicate, kept once with its coefficients
+    added, so the result is the model's decision function within the same budget."""
+    (m,) = parts(rule, True, k=1)
+    mixed = budgetkernel.combine([m, copy.deepcopy(m)], weights=[0.25, 0.75])
+    rep = mixed.combine_report_
+    assert rep["union_size"] == rep["duplicates"] == len(m.support_vectors_)
+    assert rep["reductions"] == 0
+    Xt, _ = data(80, True, 97)
+    f = m.decision_function(Xt)
+    np.testing.assert_allclose(mixed.decision_function(Xt), f, rtol=0, atol=1e-12 * max(1.0, np.abs(f).max()))
+    np.testing.assert_array_equal(mixed.support_vectors_, m.support_vectors_)
+
+
 @pytest.mark.parametrize("weights", [[1.0, -1.0], [1.0, np.nan], [0.0, 0.0], [1.0], [1.0, 1.0, 1.0], [1.0, np.inf]])
 def test_weights_are_validated(weights):
     models = parts("random", False, k=2)

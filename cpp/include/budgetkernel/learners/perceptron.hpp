@@ -559,10 +559,12 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
             push_sv(xp, a, y, u.id(r));
           }
           break;
-        case PerceptronBudget::Random:
+        case PerceptronBudget::Random:  // the removals follow the loop
+          push_sv(xp, a, y, u.id(r));
+          break;
         case PerceptronBudget::Forgetron:
           push_sv(xp, a, y, u.id(r));
-          if (m_p.maintenance == PerceptronBudget::Forgetron && B > 0 && m_ex.size() > B) remove(oldest());
+          if (B > 0 && m_ex.size() > B) remove(oldest());
           break;
         case PerceptronBudget::MaxMargin:
           if (tracks_margins()) enter_margins(m_ex.score(xp), a);
@@ -592,9 +594,10 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
   /// base) like the counters, Q at most 15/32 M, the bound each update's shrink keeps (a sum
   /// of models' values keeps it, a base's subtraction may not). The combine's own removals
   /// are not charged to Q: the shrink spends the allowance 15/32 that an update earns, and a
-  /// combine makes no update, so the self-tuned rule would have to shrink the whole model
-  /// towards 0 to pay for a removal (changing no prediction but the weight of every later
-  /// update against it). Their damage ||alpha_r||^2 k_rr is the reported degradation instead.
+  /// combine makes no update, so the self-tuned rule would shrink the whole model to pay for
+  /// each removal, towards 0 once the models have spent their allowance (changing no
+  /// prediction, but the weight of every later update against the model). Their damage
+  /// ||alpha_r||^2 k_rr is the reported degradation instead.
   void combine_forgetron_state(const std::vector<const KernelPerceptron*>& models, const KernelPerceptron* base) {
     std::vector<std::int64_t> ms;
     double q = 0.0;
