@@ -19,6 +19,7 @@
 
 #include "../budget/projection.hpp"
 #include "../detail/random.hpp"
+#include "combine.hpp"
 #include "kernel_expansion.hpp"
 #include "learner_base.hpp"
 
@@ -77,7 +78,8 @@ struct PerceptronParams {
 /// for a removal (for the Forgetron: of the already shrunk SV; the shrink itself is not
 /// counted), ||u||^2 ||delta_t||^2 for a projected mistake (the distance between the
 /// projected and the perceptron's update). Projectron++'s margin-error steps are ordinary
-/// updates (they replace no addition), counted in updates only. Stop never does maintenance.
+/// updates (they replace no addition), counted in updates only. Stop never does maintenance
+/// (but for the SVs a combine() over the budget drops: see combine_from).
 class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
  public:
   /// A usable (1 feature, 2 classes, default parameters) learner, typically replaced by load().
@@ -143,7 +145,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
       case PerceptronBudget::Random:
         if (margin <= 0.0) {
           // The new SV always enters: a uniformly random one of the B stored leaves first.
-          if (full) remove(detail::uniform_index(m_rng, n));
+          if (full) remove_random();
           add(xp, y, t);
         }
         break;
@@ -156,7 +158,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
         break;
       case PerceptronBudget::MaxMargin:
         if (margin <= m_p.beta) {
-          if (tracks_margins()) enter_margins(kappa);
+          if (tracks_margins()) enter_margins(kappa, m_u);
           add(xp, y, t);
           if (m_p.budget > 0 && m_ex.size() > m_p.budget) remove_max_margin();
         }
@@ -173,6 +175,55 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
   void decision(const double* xp, double* out) const { m_ex.decision(xp, out); }
   void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
     m_ex.decision_rows(X, out, stop);
+  }
+
+  /// combine() of one model within `budget` is a copy of it (learners/combine.hpp).
+  bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
+  Index combine_size() const { return m_ex.size(); }
+
+  /// This model becomes sum_k w_k f_k of `models` (learners/combine.hpp): the union of their
+  /// SVs with mapped, weighted coefficient rows (CombinePlan::add_row), each SV's label mapped
+  /// to the result's classes (a point several models hold keeps its first copy's label).
+  /// Without a budget, or when the union fits it, every SV is kept: f is exact. Otherwise the
+  /// SVs enter most important first and each variant's own rule keeps the budget:
+  ///   Stop       the first B enter, the rest are dropped (a full Stoptron adds nothing);
+  ///   Random     the whole union enters, then uniformly random SVs leave (remove_random, as
+  ///              in step()) until B remain: a uniform B-subset, whatever the order;
+  ///   Forgetron  each overflow removes the oldest SV (smallest id; the ids are the models'
+  ///              example counters, comparable when they continued from one base), without
+  ///              the shrink: see combine_forgetron_state;
+  ///   MaxMargin  F is kept as step() keeps it (enter_margins with the SV's row), and each
+  ///              overflow removes the SV whose example keeps the largest margin without it;
+  ///   Projectron(++)  the first B enter K^{-1}; the next ones are projected onto their span
+  ///              (a mistake's cap branch, with the SV's row for u). eta is not applied: it
+  ///              decides whether a mistake earns an SV, and the union's SVs are kept exactly
+  ///              while the budget (a cap on the store) allows.
+  /// Removals count ||alpha_r||^2 k_rr, projections ||alpha_r||^2 ||delta_r||^2, and a Stop
+  /// drop ||alpha_r||^2 k_rr too (each the exact ||Delta w||^2 of its step); every removal,
+  /// projection or drop is one of rep.reductions. Projectron: a numerically dependent SV is
+  /// folded into the others as step() folds it (a reduction too), so that K^{-1} stays valid.
+  /// The random generator and the metadata are model 0's.
+  void combine_from(const std::vector<const KernelPerceptron*>& models, const CombinePlan& plan,
+                    const KernelPerceptron* base, CombineReport& rep) {
+    PerceptronParams p = models[0]->m_p;
+    for (const KernelPerceptron* m : models) check_combinable(p, m->m_p);
+    if (plan.budget >= 0) p.budget = plan.budget;
+    reset(models[0]->m_d, plan.n_classes, p);
+    m_rng = models[0]->m_rng;
+    std::vector<std::int32_t> labels;
+    const detail::ExpansionUnion u = combine_union(models, plan, labels);
+    rep.union_size = u.size();
+    rep.duplicates = u.duplicates();
+    enter_union(u, labels);  // counts the reduction in m_count (still zero before)
+    rep.degradation = m_count.degradation;
+    rep.reductions = m_count.maintenance;
+    std::vector<const Counters*> counts;
+    for (const KernelPerceptron* m : models) counts.push_back(&m->m_count);
+    m_count = detail::combined_counters(counts, base ? &base->m_count : nullptr);
+    m_count.degradation += rep.degradation;
+    m_count.maintenance += rep.reductions;
+    combine_forgetron_state(models, base);
+    metadata = models[0]->metadata;
   }
 
   void save(FieldMap& fm) const {
@@ -262,9 +313,15 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
 
   /// Kernel perceptron update: x_t enters with coefficient row u.
   void add(const double* xp, std::int32_t y, std::int64_t t) {
-    m_ex.push_last(xp, m_u, t);
-    m_label.push_back(y);
+    push_sv(xp, m_u, y, t);
     ++m_count.updates;
+  }
+
+  /// x (the example last scored, for the side structures that read its kernel row) enters
+  /// the store with coefficient row `a`, label y and id.
+  void push_sv(const double* xp, const Vector& a, std::int32_t y, std::int64_t id) {
+    m_ex.push_last(xp, a, id);
+    m_label.push_back(y);
   }
 
   /// Erases SV i (swap-with-last in the store and every side structure), counting the
@@ -277,6 +334,18 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     if (tracks_margins() && i != last) m_F.row(i) = m_F.row(last);
     m_label[static_cast<std::size_t>(i)] = m_label[static_cast<std::size_t>(last)];
     m_label.pop_back();
+  }
+
+  /// Random's maintenance: a uniformly random SV of the store leaves.
+  void remove_random() { remove(detail::uniform_index(m_rng, m_ex.size())); }
+
+  /// The oldest SV (smallest id; ties: the first in store order).
+  Index oldest() const {
+    const SupportVectors& sv = m_ex.sv();
+    Index r = 0;
+    for (Index i = 1; i < sv.size(); ++i)
+      if (sv.id(i) < sv.id(r)) r = i;
+    return r;
   }
 
   /// m_row.head(n) = k(x_j, x_i) for every SV j, with the exact diagonal k_ii. O(n d).
@@ -300,10 +369,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
   /// k_forgetron_st_train.m); the test checks them against "largest feasible phi" by bisection.
   void forget() {
     SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    Index r = 0;
-    for (Index i = 1; i < n; ++i)
-      if (sv.id(i) < sv.id(r)) r = i;
+    const Index r = oldest();
     sv_row(r);
     sv.scores(m_row, m_fr);  // f'(x_r)
     m_arow = sv.alpha(r).transpose();
@@ -333,12 +399,12 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     remove(r);
   }
 
-  /// MaxMargin bookkeeping before x_t enters: F_i += k(x_i, x_t) u for the current SVs and
-  /// F_t = f(x_t) + k(x_t, x_t) u. O(B c).
-  void enter_margins(double kappa) {
+  /// MaxMargin bookkeeping before x_t (the example last scored) enters with coefficient row
+  /// u: F_i += k(x_i, x_t) u for the current SVs and F_t = f(x_t) + k(x_t, x_t) u. O(B c).
+  void enter_margins(double kappa, const Vector& u) {
     const Index n = m_ex.size();
-    m_F.topRows(n).noalias() += m_ex.krow().head(n) * m_u.transpose();
-    m_F.row(n) = (m_ex.f() + kappa * m_u).transpose();
+    m_F.topRows(n).noalias() += m_ex.krow().head(n) * u.transpose();
+    m_F.row(n) = (m_ex.f() + kappa * u).transpose();
   }
 
   /// Margin of SV i's own example under the expansion without SV i: g = F_i - alpha_i k_ii,
@@ -395,21 +461,12 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     if (mistake) {
       if (delta <= m_p.eta || full) {
         if (n == 0) return;  // nothing to project onto (k(x_t, x_t) = 0): no change
-        sv.A().topRows(n).noalias() += beta.head(n) * m_u.transpose();
+        project_row(beta, m_u, s0);
         ++m_count.updates;
-        ++m_count.maintenance;
-        m_count.degradation += u2 * s0;
         return;
       }
       add(xp, y, t);
-      m_proj.on_push(sv, m_ex.krow(), kappa);
-      if (m_proj.pending()) {
-        // Numerically in the span after all: fold it into the others (a projection too).
-        const MaintenanceResult r = m_proj.reduce(sv);
-        m_label.pop_back();
-        ++m_count.maintenance;
-        m_count.degradation += r.degradation;
-      }
+      enter_projection(kappa);
       return;
     }
     const double L = 1.0 - margin;
@@ -419,6 +476,138 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     const double tau = (std::min)({L / q, 1.0, 2.0 * gap / q});
     sv.A().topRows(n).noalias() += (tau * beta.head(n)) * m_u.transpose();
     ++m_count.updates;
+  }
+
+  /// Projectron's projection of a point with coefficient row `a` onto the span of the SVs
+  /// (beta = K^{-1} k, s0 = ||delta||^2 from project_candidate): alpha += beta a^T instead of
+  /// a new SV, a maintenance step of degradation ||a||^2 ||delta||^2 (the residual a delta).
+  void project_row(const Vector& beta, const Vector& a, double s0) {
+    const Index n = m_ex.size();
+    m_ex.sv().A().topRows(n).noalias() += beta.head(n) * a.transpose();
+    ++m_count.maintenance;
+    m_count.degradation += a.squaredNorm() * s0;
+  }
+
+  /// After the last scored point was pushed: it enters K^{-1} (on_push with its kernel row);
+  /// one numerically in the span of the others after all is folded into them (a projection).
+  void enter_projection(double kappa) {
+    SupportVectors& sv = m_ex.sv();
+    m_proj.on_push(sv, m_ex.krow(), kappa);
+    if (m_proj.pending()) {
+      const MaintenanceResult r = m_proj.reduce(sv);
+      m_label.pop_back();
+      ++m_count.maintenance;
+      m_count.degradation += r.degradation;
+    }
+  }
+
+  /// combine_from's check: the models must share every parameter but the seed.
+  static void check_combinable(const PerceptronParams& a, const PerceptronParams& b) {
+    const auto same = [](bool ok, const char* what) {
+      detail::require(ok, std::string("combine: the models' ") + what + " differ");
+    };
+    same(detail::same_kernel(a.kernel, b.kernel), "kernels");
+    same(a.budget == b.budget, "budgets");
+    same(a.maintenance == b.maintenance, "maintenance rules");
+    same(a.eta == b.eta, "eta");
+    same(a.beta == b.beta, "beta");
+  }
+
+  /// The union of the models' SVs (ExpansionUnion), and labels[r] = the result's class of
+  /// union row r's example. The SVs go in one at a time, so that a new row (the union grew)
+  /// is told from a duplicate, which keeps the label of its first copy.
+  static detail::ExpansionUnion combine_union(const std::vector<const KernelPerceptron*>& models,
+                                              const CombinePlan& plan, std::vector<std::int32_t>& labels) {
+    const Index d = models[0]->m_d;
+    detail::ExpansionUnion u(d, plan.n_outputs(), 0);
+    RowMatrix x(1, d), a;
+    std::vector<std::int64_t> id(1);
+    for (std::size_t k = 0; k < models.size(); ++k) {
+      const SupportVectors& sv = models[k]->m_ex.sv();
+      a.resize(1, sv.n_coef());
+      for (Index i = 0; i < sv.size(); ++i) {
+        x.row(0) = sv.x(i);
+        a.row(0) = sv.alpha(i);
+        id[0] = sv.id(i);
+        const Index before = u.size();
+        u.add(plan, k, x, 1, a, nullptr, id);
+        const auto y = static_cast<std::size_t>(models[k]->m_label[static_cast<std::size_t>(i)]);
+        if (u.size() > before) labels.push_back(plan.maps[k][y]);
+      }
+    }
+    return u;
+  }
+
+  /// Feeds the union to the empty model by the rules of combine_from; the maintenance steps
+  /// count in m_count (maintenance, degradation) as in step().
+  void enter_union(const detail::ExpansionUnion& u, const std::vector<std::int32_t>& labels) {
+    const Index B = m_p.budget;
+    SupportVectors& sv = m_ex.sv();
+    Vector a(sv.n_coef());
+    for (const Index r : detail::combine_order(u, B, m_p.kernel)) {
+      const double* xp = u.x(r);
+      a = u.alpha(r);
+      const std::int32_t y = labels[static_cast<std::size_t>(r)];
+      const bool full = B > 0 && m_ex.size() >= B;
+      switch (m_p.maintenance) {
+        case PerceptronBudget::Stop:
+          if (full) {
+            const double xsq = Eigen::Map<const Vector>(xp, m_d).squaredNorm();
+            m_count.degradation += a.squaredNorm() * m_p.kernel.self(xsq);
+            ++m_count.maintenance;
+          } else {
+            push_sv(xp, a, y, u.id(r));
+          }
+          break;
+        case PerceptronBudget::Random:  // the removals follow the loop
+          push_sv(xp, a, y, u.id(r));
+          break;
+        case PerceptronBudget::Forgetron:
+          push_sv(xp, a, y, u.id(r));
+          if (B > 0 && m_ex.size() > B) remove(oldest());
+          break;
+        case PerceptronBudget::MaxMargin:
+          if (tracks_margins()) enter_margins(m_ex.score(xp), a);
+          push_sv(xp, a, y, u.id(r));
+          if (B > 0 && m_ex.size() > B) remove_max_margin();
+          break;
+        case PerceptronBudget::Projectron:
+        case PerceptronBudget::ProjectronPP: {
+          const double kappa = m_ex.score(xp);
+          if (full) {
+            double s = 0.0;
+            const Vector& beta = m_proj.project_candidate(m_ex.krow(), kappa, s);
+            project_row(beta, a, (std::max)(s, 0.0));
+          } else {
+            push_sv(xp, a, y, u.id(r));
+            enter_projection(kappa);
+          }
+          break;
+        }
+      }
+    }
+    if (m_p.maintenance == PerceptronBudget::Random)
+      while (B > 0 && m_ex.size() > B) remove_random();
+  }
+
+  /// The Forgetron's M (updates) and Q (damage) of a combined model: base + sum_k (v_k -
+  /// base) like the counters, Q at most 15/32 M, the bound each update's shrink keeps (a sum
+  /// of models' values keeps it, a base's subtraction may not). The combine's own removals
+  /// are not charged to Q: the shrink spends the allowance 15/32 that an update earns, and a
+  /// combine makes no update, so the self-tuned rule would shrink the whole model to pay for
+  /// each removal, towards 0 once the models have spent their allowance (changing no
+  /// prediction, but the weight of every later update against the model). Their damage
+  /// ||alpha_r||^2 k_rr is the reported degradation instead.
+  void combine_forgetron_state(const std::vector<const KernelPerceptron*>& models, const KernelPerceptron* base) {
+    std::vector<std::int64_t> ms;
+    double q = 0.0;
+    for (const KernelPerceptron* m : models) {
+      ms.push_back(m->m_m);
+      q += m->m_q;
+    }
+    if (base) q -= static_cast<double>(models.size() - 1) * base->m_q;
+    m_m = (std::min)(detail::combined_count(ms, base ? &base->m_m : nullptr), m_count.examples);
+    m_q = (std::min)(q, 15.0 / 32.0 * static_cast<double>(m_m));
   }
 
   PerceptronParams m_p;
