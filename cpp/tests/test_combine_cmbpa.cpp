@@ -90,7 +90,8 @@ double rkhs_dist2(const Kernel& k, const RowMatrix& X, const RowMatrix& A, const
   C << A, -B;
   double s = 0.0;
   for (Index i = 0; i < P.rows(); ++i)
-    for (Index j = 0; j < P.rows(); ++j) s += k.value(P.row(i).transpose(), P.row(j).transpose()) * C.row(i).dot(C.row(j));
+    for (Index j = 0; j < P.rows(); ++j)
+      s += k.value(P.row(i).transpose(), P.row(j).transpose()) * C.row(i).dot(C.row(j));
   return s;
 }
 
@@ -120,7 +121,8 @@ TEST_CASE("PA family: within the budget the combination is sum_k w_k f_k, averag
           train(a, s, 0, 300);
           train(b, s, 300, 600);
           CombineOptions opt;
-          opt.weights = {0.3, 0.9};
+          // (a vector, not the braces: assigning those is a -Wnonnull false positive of GCC 12)
+          opt.weights = std::vector<double>{0.3, 0.9};
           opt.budget = 0;  // the whole union
           CombineReport rep;
           PassiveAggressive out = combine<PassiveAggressive>({&a, &b}, opt, nullptr, &rep);
@@ -143,7 +145,7 @@ TEST_CASE("PA family over the budget: B SVs, exact average, one step's degradati
         train(b, s, 250, 500);
         const Index un = a.support_vectors().size() + b.support_vectors().size();
         CombineOptions whole;
-        whole.weights = {1.0, 1.0};
+        whole.weights = std::vector<double>{1.0, 1.0};
         whole.budget = 0;
         const PassiveAggressive ref = combine<PassiveAggressive>({&a, &b}, whole);
         for (Index budget : {un - 1, Index{12}}) {
@@ -204,7 +206,7 @@ TEST_CASE("SparsePA: the exact union, averaged too; no budget below it") {
       train(b, s, 300, 600);
       CombineReport rep;
       CombineOptions opt;
-      opt.weights = {2.0, 1.0};
+      opt.weights = std::vector<double>{2.0, 1.0};
       SparsePA out = combine<SparsePA>({&a, &b}, opt, nullptr, &rep);
       CHECK(out.support_vectors().size() == a.support_vectors().size() + b.support_vectors().size());
       CHECK(mixture_error<SparsePA>(out, {&a, &b}, {2.0 / 3.0, 1.0 / 3.0}) < 1e-12);
@@ -234,7 +236,7 @@ TEST_CASE("BOGD: exact within the budget; over it B SVs by discard_one, the aver
         train(a, s, 0, 250);
         train(b, s, 250, 500);
         CombineOptions opt;
-        opt.weights = {1.0, 3.0};
+        opt.weights = std::vector<double>{1.0, 3.0};
         opt.budget = 0;
         BOGD whole = combine<BOGD>({&a, &b}, opt);
         CHECK(mixture_error<BOGD>(whole, {&a, &b}, {0.25, 0.75}) < 1e-12);
