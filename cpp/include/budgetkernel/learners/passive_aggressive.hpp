@@ -374,6 +374,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     const Index moved = sv.erase(r);
     if (uses_nn()) m_nn.on_erase(sv, m_p.kernel, r, moved);
   }
+
   double u2() const { return n_outputs() == 1 ? 1.0 : 2.0; }
 
   /// Whether the label can change the update (ramp loss): binary |f| <= 1; multi-class the
