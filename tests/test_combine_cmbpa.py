@@ -158,7 +158,7 @@ def _rkhs_dist2(gamma, X1, A1, X2, A2):
 @pytest.mark.parametrize("averaged", [False, True])
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_pa_over_budget(variant, averaged, n_classes):
-    make = lambda: _pa(budget=12, variant=variant, averaged=averaged)  # noqa: E731
+    make = lambda: _pa(budget=12, variant=variant, averaged=averaged)
     models, X, y = _fit_parts(make, n_classes, n=500)
     Z = _probes()
     union = sum(m._model.n_support for m in models)
