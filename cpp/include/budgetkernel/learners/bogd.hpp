@@ -155,6 +155,52 @@ class BOGD : public OnlineLearner<BOGD> {
     m_avg.decision_rows(m_ex, X, n_classifiers(), out, stop);
   }
 
+  /// combine() of one model within `budget` is a copy of it (learners/combine.hpp).
+  bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
+  Index combine_size() const { return m_ex.size(); }
+
+  /// This model becomes sum_k w_k f_k of `models` (learners/combine.hpp): the union of their
+  /// SVs with coefficients w_k alpha and, averaged, sum_k w_k fbar_k as its average
+  /// (detail::averaged_union). Over the budget the SVs enter most important first and each
+  /// overflow of the B + 1 stored SVs runs BOGD's own step, discard_one() (the one step()
+  /// runs before adding x_t, here over the B + 1: one SV discarded at random, uniformly or
+  /// BOGD++'s way, the survivors rescaled so that the combined f is kept in expectation, then
+  /// clipped by max_coef), with model 0's generator. rep.degradation sums what the counter
+  /// sums for it, ||alpha_r||^2 k_rr of the discarded SV: the exact ||Delta w||^2 would add
+  /// the survivors' rescaling, a quadratic form over the whole store per step.
+  void combine_from(const std::vector<const BOGD*>& models, const CombinePlan& plan, const BOGD* base,
+                    CombineReport& rep) {
+    BOGDParams p = models[0]->m_p;
+    for (const BOGD* m : models) {
+      const BOGDParams& q = m->m_p;
+      detail::require_same(detail::same_kernel(p.kernel, q.kernel), "kernels");
+      detail::require_same(p.eta == q.eta && p.lam == q.lam, "step parameters (eta, lam)");
+      detail::require_same(p.budget == q.budget, "budgets");
+      detail::require_same(p.sampling == q.sampling, "sampling rules");
+      detail::require_same(p.max_coef == q.max_coef, "max_coef bounds");
+      detail::require_same(p.averaged == q.averaged, "averaged flags");
+    }
+    if (plan.budget >= 0) p.budget = plan.budget;
+    reset(models[0]->m_d, plan.n_classes, p);
+    m_rng = models[0]->m_rng;
+    const Counters count = detail::combined_counters_of(models, base);
+    const double N = static_cast<double>(count.examples) + 1.0;  // the result's n_classifiers()
+    const detail::ExpansionUnion u = detail::averaged_union(models, plan, N, m_avg);
+    rep.union_size = u.size();
+    rep.duplicates = u.duplicates();
+    const bool begun = m_avg.enabled() && m_p.budget > 0 && u.size() > m_p.budget;
+    SupportVectors& sv = m_ex.sv();
+    m_count = Counters{};  // counts discard_one's steps (finish_combined_counters)
+    for (Index r : detail::combine_order(u, m_p.budget, m_p.kernel)) {
+      const Index i = sv.push(Eigen::Map<const Vector>(u.x(r), m_d), u.alpha(r), u.id(r));
+      m_avg.enter(sv, i, u.carried(r), N, begun);
+      if (m_p.budget > 0 && sv.size() > m_p.budget) discard_one();
+    }
+    if (begun) m_avg.end_all(sv, N);
+    detail::finish_combined_counters(m_count, count, rep);
+    metadata = models[0]->metadata;
+  }
+
   /// Writes the whole state (learner "bogd"); a loaded learner resumes bit for bit.
   void save(FieldMap& fm) const {
     write_base(fm, "bogd");

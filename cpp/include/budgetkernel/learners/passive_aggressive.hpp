@@ -137,6 +137,52 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     m_avg.decision_rows(m_ex, X, n_classifiers(), out, stop);
   }
 
+  /// combine() of one model within `budget` is a copy of it (learners/combine.hpp).
+  bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
+  Index combine_size() const { return m_ex.size(); }
+
+  /// This model becomes sum_k w_k f_k of `models` (learners/combine.hpp): the union of their
+  /// SVs with coefficients w_k alpha, and with averaging sum_k w_k fbar_k as the average
+  /// (detail::averaged_union). Over the budget the SVs enter most important first, each
+  /// overflow of the B + 1 stored SVs runs the variant's own rule (reduce_stored), and BPA-P
+  /// activates its projection when the store is full, as step() does; BPA-NN's bookkeeping
+  /// and BPA-P's inverse follow every push, so partial_fit continues from a consistent state.
+  /// rep.degradation sums the exact ||Delta w||^2 of those steps. Counters: combined
+  /// (detail::combined_counters) plus the reduction's steps; the generator is model 0's.
+  void combine_from(const std::vector<const PassiveAggressive*>& models, const CombinePlan& plan,
+                    const PassiveAggressive* base, CombineReport& rep) {
+    PAParams p = models[0]->m_p;
+    for (const PassiveAggressive* m : models) check_combinable(p, m->m_p);
+    if (plan.budget >= 0) p.budget = plan.budget;
+    reset(models[0]->m_d, plan.n_classes, p);
+    m_rng = models[0]->m_rng;
+    const Counters count = detail::combined_counters_of(models, base);
+    const double N = static_cast<double>(count.examples) + 1.0;  // the result's n_classifiers()
+    const detail::ExpansionUnion u = detail::averaged_union(models, plan, N, m_avg);
+    rep.union_size = u.size();
+    rep.duplicates = u.duplicates();
+    const bool begun = m_avg.enabled() && m_p.budget > 0 && u.size() > m_p.budget;
+    SupportVectors& sv = m_ex.sv();
+    m_count = Counters{};  // counts the reduction's maintenance steps (finish_combined_counters)
+    for (Index r : detail::combine_order(u, m_p.budget, m_p.kernel)) {
+      if (uses_projection() && !m_proj.active() && sv.size() >= m_p.budget) activate_projection();
+      const double kappa = m_ex.score(u.x(r));
+      const Index i = m_ex.push_last(u.x(r), u.alpha(r), u.id(r));
+      m_avg.enter(sv, i, u.carried(r), N, begun);
+      if (uses_nn()) m_nn.on_push(sv, m_ex.krow());
+      if (m_proj.active()) {
+        m_proj.on_push(sv, m_ex.krow(), kappa);
+        if (m_proj.pending()) fold_pending();
+      }
+      if (m_p.budget > 0 && sv.size() > m_p.budget) reduce_stored();
+    }
+    if (begun) m_avg.end_all(sv, N);
+    detail::finish_combined_counters(m_count, count, rep);
+    m_obj.resize(0);  // the test hooks read as after load()
+    m_removed = -1;
+    metadata = models[0]->metadata;
+  }
+
  private:
   /// The PA / BPA step for an example with loss L > 0 (the ramp test passed).
   void update(const double* x, std::int32_t y, double kappa, double L) {
@@ -146,12 +192,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
         // Lazy activation (projection.hpp): until now BPA-P was plain PA. Activation may fold
         // numerically dependent SVs into the others; the model and the store order then
         // changed, so x is scored again and the step decided afresh under the budget.
-        if (m_avg.enabled()) m_snapshot = m_ex.sv();  // once per learner: folded SVs retire
-        const MaintenanceResult r = m_proj.activate(m_ex.sv(), m_p.kernel);
-        if (m_avg.enabled()) m_avg.retire_missing(m_snapshot, m_ex.sv());
-        if (m_ex.size() < n) {
-          m_count.degradation += r.degradation;
-          ++m_count.maintenance;
+        if (activate_projection()) {
           kappa = m_ex.score(x);
           const bool ramp_ok = m_p.loss == PALoss::Hinge || label_needed(m_ex.f());
           if (ramp_ok && wants_update(y, L) && kappa > 0.0)
@@ -274,6 +315,66 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
  private:
   bool uses_nn() const { return m_p.budget > 0 && m_p.variant == BPAVariant::NearestNeighbor; }
   bool uses_projection() const { return m_p.budget > 0 && m_p.variant == BPAVariant::Project; }
+
+  /// combine_from's check: the models must share every parameter but the seed.
+  static void check_combinable(const PAParams& a, const PAParams& b) {
+    detail::require_same(detail::same_kernel(a.kernel, b.kernel), "kernels");
+    detail::require_same(a.C == b.C, "C");
+    detail::require_same(a.pa_type == b.pa_type, "pa_type");
+    detail::require_same(a.loss == b.loss, "losses");
+    detail::require_same(a.budget == b.budget, "budgets");
+    detail::require_same(a.variant == b.variant, "variants");
+    detail::require_same(a.averaged == b.averaged, "averaged flags");
+  }
+
+  /// combine_from's maintenance step: the store holds B + 1 SVs and no new example is at hand.
+  /// The variant's rule of budgeted_update, read without x_t: for every stored r, Q(w^r) of
+  /// Proposition 1 (eq. 7-9) with t neither in S nor stepping, i.e. Q = 1/2 ||alpha_r||^2 res_r
+  /// (no tau term), r* = argmin by choose_candidate (r = t scored +inf), and x_r projected
+  /// onto S and removed:
+  ///   BPA-S:  S = {} (eq. 12 without t): res_r = k_rr, a plain removal;
+  ///   BPA-NN: S = {NN(r)}: nn_projection without t, alpha_NN += (k_rm / k_mm) alpha_r;
+  ///   BPA-P:  S = the other SVs (eq. 8-9): res_r = 1 / G_rr, the diagonal of the maintained
+  ///           inverse (objectives_project without x_t's border term), removed by reduce_at;
+  ///   PA+Rand: add_example's uniform removal among the B + 1 (remove_random).
+  /// Each degradation ||alpha_r||^2 res_r is the exact ||Delta w||^2 of the step.
+  void reduce_stored() {
+    if (m_p.variant == BPAVariant::Random) return remove_random();
+    SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    if (m_obj.size() != n + 1) m_obj.resize(n + 1);
+    double bm = 0.0, bt = 0.0;
+    for (Index r = 0; r < n; ++r) {
+      const double a2 = sv.alpha(r).squaredNorm();
+      switch (m_p.variant) {
+        case BPAVariant::Simple: m_obj(r) = 0.5 * a2 * m_p.kernel.self(sv.sqnorm()(r)); break;
+        case BPAVariant::NearestNeighbor: m_obj(r) = 0.5 * a2 * nn_projection(r, 0.0, bm, bt, false); break;
+        default: m_obj(r) = 0.5 * a2 / m_proj.inverse_diagonal(r); break;
+      }
+    }
+    m_obj(n) = std::numeric_limits<double>::infinity();
+    Index r = choose_candidate(n, false);
+    if (r == n) r = 0;  // no finite objective (a broken inverse): the first SV
+    m_removed = r;
+    ++m_count.maintenance;
+    const double a2 = sv.alpha(r).squaredNorm();
+    if (m_p.variant == BPAVariant::Project) {
+      m_avg.retire(sv, r);
+      m_count.degradation += m_proj.reduce_at(sv, r).degradation;
+      return;
+    }
+    double res = m_p.kernel.self(sv.sqnorm()(r));
+    if (m_p.variant == BPAVariant::NearestNeighbor) {
+      res = nn_projection(r, 0.0, bm, bt, false);
+      const Index m = m_nn.nn(r);
+      if (m != NearestNeighbors::none && bm != 0.0) sv.alpha(m) += bm * sv.alpha(r);
+    }
+    m_count.degradation += a2 * res;
+    m_avg.retire(sv, r);
+    const Index moved = sv.erase(r);
+    if (uses_nn()) m_nn.on_erase(sv, m_p.kernel, r, moved);
+  }
+
   double u2() const { return n_outputs() == 1 ? 1.0 : 2.0; }
 
   /// Whether the label can change the update (ramp loss): binary |f| <= 1; multi-class the
@@ -340,22 +441,44 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     if (nn) m_nn.push_queried(sv, m_ex.krow());
     if (m_proj.active()) {
       m_proj.on_push(sv, m_ex.krow(), kappa);
-      if (m_proj.pending()) {
-        // x_t is numerically in the span of the SVs: fold it into them (projection.hpp).
-        const MaintenanceResult r = m_proj.reduce(sv);
-        m_count.degradation += r.degradation;
-        ++m_count.maintenance;
-      }
+      if (m_proj.pending()) fold_pending();  // x_t is numerically in the span of the SVs
     }
-    if (m_p.variant == BPAVariant::Random && m_p.budget > 0 && sv.size() > m_p.budget) {
-      // PA+Rand: remove a uniformly random SV among the B + 1.
-      const Index p = detail::uniform_index(m_rng, m_p.budget + 1);
-      m_count.degradation += sv.alpha(p).squaredNorm() * m_p.kernel.self(sv.sqnorm()(p));
-      ++m_count.maintenance;
-      m_removed = p;
-      m_avg.retire(sv, p);
-      sv.erase(p);
-    }
+    if (m_p.variant == BPAVariant::Random && m_p.budget > 0 && sv.size() > m_p.budget) remove_random();
+  }
+
+  /// BPA-P: the newest SV is numerically in the span of the others; fold it into them
+  /// (projection.hpp). Its averaged sum retires with it: 0 for the example of a step, the
+  /// begun sum for an SV entering a combined model.
+  void fold_pending() {
+    m_avg.retire(m_ex.sv(), m_ex.size() - 1);
+    const MaintenanceResult r = m_proj.reduce(m_ex.sv());
+    m_count.degradation += r.degradation;
+    ++m_count.maintenance;
+  }
+
+  /// PA+Rand: remove a uniformly random SV among the B + 1.
+  void remove_random() {
+    SupportVectors& sv = m_ex.sv();
+    const Index p = detail::uniform_index(m_rng, m_p.budget + 1);
+    m_count.degradation += sv.alpha(p).squaredNorm() * m_p.kernel.self(sv.sqnorm()(p));
+    ++m_count.maintenance;
+    m_removed = p;
+    m_avg.retire(sv, p);
+    sv.erase(p);
+  }
+
+  /// BPA-P's lazy activation (projection.hpp) on a full store: K and its inverse are built,
+  /// and numerically dependent SVs may be folded into the others (they retire from the
+  /// average with their sums). Returns whether it folded any (then a counted maintenance step).
+  bool activate_projection() {
+    const Index n = m_ex.size();
+    if (m_avg.enabled()) m_snapshot = m_ex.sv();  // once per learner: folded SVs retire
+    const MaintenanceResult r = m_proj.activate(m_ex.sv(), m_p.kernel);
+    if (m_avg.enabled()) m_avg.retire_missing(m_snapshot, m_ex.sv());
+    if (m_ex.size() == n) return false;
+    m_count.degradation += r.degradation;
+    ++m_count.maintenance;
+    return true;
   }
 
   /// What budgeted_update learns about the candidate r = t (nothing removed): its step tau',
@@ -543,10 +666,12 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// coefficients b = K_S^{-1} k_r (bm on NN(r), bt on x_t). Solved by elimination against t
   /// first: the residual of NN(r) against t is s_m = k_mm - k_mt^2 / k_tt; when it vanishes
   /// (NN(r) in the span of x_t) or r has no other SV, S = {t} (BPA-S). O(1), one division.
-  double nn_projection(Index r, double inv_kappa, double& bm, double& bt) const {
+  /// `with_t` false (no new example, combine_from): S = {NN(r)} alone, i.e. the same
+  /// elimination with every k_.t = 0 (then bt = 0, s_m = k_mm, bm = k_rm / k_mm).
+  double nn_projection(Index r, double inv_kappa, double& bm, double& bt, bool with_t = true) const {
     const SupportVectors& sv = m_ex.sv();
     const Vector& krow = m_ex.krow();
-    const double krt = krow(r);
+    const double krt = with_t ? krow(r) : 0.0;
     const double krr = m_p.kernel.self(sv.sqnorm()(r));
     bt = krt * inv_kappa;
     bm = 0.0;
@@ -554,8 +679,9 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     const Index m = m_nn.nn(r);
     if (m != NearestNeighbors::none) {
       const double kmm = m_p.kernel.self(sv.sqnorm()(m));
-      const double kmt_k = krow(m) * inv_kappa;  // k_mt / k_tt
-      const double sm = kmm - krow(m) * kmt_k;
+      const double kmt = with_t ? krow(m) : 0.0;
+      const double kmt_k = kmt * inv_kappa;  // k_mt / k_tt
+      const double sm = kmm - kmt * kmt_k;
       if (sm > 1e-12 * kmm) {
         const double c = m_nn.kernel_value(r) - krt * kmt_k;  // <residual of r, residual of m>
         bm = c / sm;

@@ -101,6 +101,50 @@ class SparsePA : public OnlineLearner<SparsePA> {
     m_avg.decision_rows(m_ex, X, n_classifiers(), out, stop);
   }
 
+  /// combine() of one model is a copy of it: SPA keeps no budget, and a positive budget at
+  /// least its size asks for nothing (learners/combine.hpp).
+  bool combine_is_copy(Index budget) const { return budget <= 0 || budget >= m_ex.size(); }
+  Index combine_size() const { return m_ex.size(); }
+
+  /// This model becomes sum_k w_k f_k of `models` (learners/combine.hpp): SPA never removes an
+  /// SV and keeps no budget, so the result is the whole union, exact, with coefficients w_k
+  /// alpha and, averaged, sum_k w_k fbar_k as its average (detail::averaged_union).
+  /// expected_support() becomes base + sum_k (model_k - base) like the counters; the
+  /// generator and the sampling draw are model 0's.
+  /// \throws std::invalid_argument when plan.budget is positive and smaller than the union
+  /// ("SparsePA keeps no budget"), or when the models' parameters differ.
+  void combine_from(const std::vector<const SparsePA*>& models, const CombinePlan& plan, const SparsePA* base,
+                    CombineReport& rep) {
+    const SPAParams& p = models[0]->m_p;
+    for (const SparsePA* m : models) {
+      detail::require_same(detail::same_kernel(p.kernel, m->m_p.kernel), "kernels");
+      detail::require_same(p.alpha == m->m_p.alpha && p.beta == m->m_p.beta, "sampling parameters (alpha, beta)");
+      detail::require_same(p.eta == m->m_p.eta, "eta");
+      detail::require_same(p.averaged == m->m_p.averaged, "averaged flags");
+    }
+    SparsePA out(models[0]->m_d, plan.n_classes, p, models[0]->m_sampling);
+    out.m_rng = models[0]->m_rng;
+    const Counters count = detail::combined_counters_of(models, base);
+    const double N = static_cast<double>(count.examples) + 1.0;  // the result's n_classifiers()
+    const detail::ExpansionUnion u = detail::averaged_union(models, plan, N, out.m_avg);
+    detail::require(plan.budget <= 0 || u.size() <= plan.budget,
+                    "SparsePA keeps no budget: the union of the models' SVs (" + std::to_string(u.size()) +
+                        ") cannot be reduced to " + std::to_string(plan.budget) + "; combine them without a budget");
+    rep.union_size = u.size();
+    rep.duplicates = u.duplicates();
+    for (Index r = 0; r < u.size(); ++r) {
+      const Index i = out.m_ex.sv().push(Eigen::Map<const Vector>(u.x(r), models[0]->m_d), u.alpha(r), u.id(r));
+      out.m_avg.enter(out.m_ex.sv(), i, u.carried(r), N, false);
+    }
+    double rho = 0.0;
+    for (const SparsePA* m : models) rho += m->m_rho_sum;
+    if (base) rho -= static_cast<double>(models.size() - 1) * base->m_rho_sum;
+    out.m_rho_sum = (std::max)(rho, 0.0);
+    out.m_count = count;
+    out.metadata = models[0]->metadata;
+    *this = std::move(out);
+  }
+
   /// Writes the whole state (learner "spa"); with averaging also the averaged predictor
   /// that budgetkernel::Model uses. A loaded learner resumes bit for bit.
   void save(FieldMap& fm) const {

@@ -3,10 +3,13 @@
 /// The exact uniform average of every classifier an online kernel learner has held
 /// (online-to-batch conversion; the SPA paper's f_bar, Lu, Zhao & Hoi, SDM 2016).
 
+#include "combine.hpp"
 #include "kernel_expansion.hpp"
 #include "learner_base.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <utility>
 #include <vector>
 
 namespace budgetkernel {
@@ -56,14 +59,42 @@ class UniformAverage {
     m_retired.push(sv.x(i).transpose(), sv.C().row(i).transpose(), sv.id(i));
   }
 
-  /// Retires every SV of `before` (a copy of the store in the begun state) whose id is no
-  /// longer in `after`: for a maintenance step that may fold SVs it does not name.
+  /// Retires every SV of `before` (a copy of the store in the begun state) that is no longer
+  /// in `after`: for a maintenance step that may fold SVs it does not name. An SV is found by
+  /// its id, then its point: ids are unique along one stream, but a combined model
+  /// (combine_from) may hold several SVs of one id (from different models), never at one point.
   void retire_missing(const SupportVectors& before, const SupportVectors& after) {
     if (!m_on) return;
-    std::vector<std::int64_t> kept(after.ids().begin(), after.ids().begin() + after.size());
+    std::vector<std::pair<std::int64_t, Index>> kept;
+    kept.reserve(static_cast<std::size_t>(after.size()));
+    for (Index j = 0; j < after.size(); ++j) kept.emplace_back(after.id(j), j);
     std::sort(kept.begin(), kept.end());
-    for (Index i = 0; i < before.size(); ++i)
-      if (!std::binary_search(kept.begin(), kept.end(), before.id(i))) retire(before, i);
+    for (Index i = 0; i < before.size(); ++i) {
+      bool found = false;
+      auto it = std::lower_bound(kept.begin(), kept.end(), std::make_pair(before.id(i), Index{-1}));
+      for (; !found && it != kept.end() && it->first == before.id(i); ++it) found = before.x(i) == after.x(it->second);
+      if (!found) retire(before, i);
+    }
+  }
+
+  /// combine_from: SV i was just pushed into a combined model's store (N classifiers) with the
+  /// carried row `carried` of detail::averaged_union. `begun`: the maintenance steps of a
+  /// reduction follow, so the row is put in the begun state for t = N (C_i + N alpha_i, its sum
+  /// over the N classifiers), and end_all(sv, N) closes them all afterwards (see
+  /// detail::averaged_union).
+  template <class Row>
+  void enter(SupportVectors& sv, Index i, const Eigen::MatrixBase<Row>& carried, double N, bool begun) const {
+    if (!m_on) return;
+    sv.C().row(i) = carried.transpose();
+    if (begun) sv.C().row(i) += N * sv.alpha(i);
+  }
+
+  /// combine_from: appends the retired SVs of a combine, the union of the models' retired
+  /// SVs with their sums mapped and scaled (detail::averaged_union).
+  void add_retired(const detail::ExpansionUnion& retired) {
+    if (!m_on) return;
+    for (Index r = 0; r < retired.size(); ++r)
+      m_retired.push(Eigen::Map<const Vector>(retired.x(r), m_retired.dim()), retired.alpha(r), retired.id(r));
   }
 
   /// Adds the average's correction to f = A^T krow (the current scores of x, krow = the
@@ -181,5 +212,78 @@ class UniformAverage {
   bool m_on = false;
   SupportVectors m_retired{1, 1, 1};  // retired SVs, their coefficient sums in A
 };
+
+namespace detail {
+
+/// combine_from's union for the learners whose model is a KernelExpansion with a
+/// UniformAverage `avg` (PassiveAggressive, SparsePA, BOGD; they have support_vectors(),
+/// average(), n_classifiers() and counters()). N: the combined model's n_classifiers(), from
+/// its combined counters. Returns the union of the models' current SVs (coefficients w_k
+/// alpha, mapped by plan.add_row) and, when averaging, gives `avg` the union of their retired
+/// SVs. Both are unions of points (ExpansionUnion): models that continued from one base
+/// (parameter mixing) share its SVs and retired SVs, which are then kept once, not once per
+/// model and round.
+///
+/// The averaged predictor. Model k (N_k classifiers, lazy sums C_k, retired sums R_k) predicts
+///   fbar_k = sum_i (alpha_k,i + C_k,i / N_k) k(x_i, .) + sum_j (R_k,j / N_k) k(r_j, .),
+/// and the combined one (current SVs alpha, C; retired R; N classifiers)
+///   fbar = sum_i (alpha_i + C_i / N) k(x_i, .) + sum_j (R_j / N) k(r_j, .).
+/// alpha_i = sum_k w_k alpha_k,i makes f = sum_k w_k f_k; then C_i = N sum_k w_k C_k,i / N_k
+/// (the carried rows returned here) and the retired rows R_k,j scaled by w_k N / N_k make
+/// fbar = sum_k w_k fbar_k exactly. A reduction to the budget keeps that: each entering SV is
+/// put in the begun state for t = N (UniformAverage::enter), so an SV the maintenance removes
+/// retires with its sum C_i + N alpha_i over the N classifiers, and end_all(sv, N) afterwards
+/// (C_i += N (alpha_i - alpha'_i)) leaves every sum unchanged while the current classifier,
+/// from which learning continues, becomes the reduced one (it enters the average as the
+/// classifier N + 1 at the next example).
+template <class L>
+ExpansionUnion averaged_union(const std::vector<const L*>& models, const CombinePlan& plan, double N,
+                              UniformAverage& avg) {
+  const bool on = avg.enabled();
+  const Index d = models[0]->n_features();
+  ExpansionUnion u(d, plan.n_outputs(), on ? plan.n_outputs() : 0), retired(d, plan.n_outputs(), 0);
+  for (std::size_t k = 0; k < models.size(); ++k) {
+    const L& m = *models[k];
+    const SupportVectors& sv = m.support_vectors();
+    const RowMatrix A = sv.A().topRows(sv.size());
+    if (!on) {
+      u.add(plan, k, sv.X(), sv.size(), A, nullptr, sv.ids());
+      continue;
+    }
+    const double scale = N / m.n_classifiers();
+    const RowMatrix C = scale * sv.C().topRows(sv.size());
+    u.add(plan, k, sv.X(), sv.size(), A, &C, sv.ids());
+    const SupportVectors& R = m.average().retired();
+    const RowMatrix S = scale * R.A().topRows(R.size());
+    retired.add(plan, k, R.X(), R.size(), S, nullptr, R.ids());
+  }
+  avg.add_retired(retired);
+  return u;
+}
+
+/// The counters of a combined model (combined_counters over the models' counters()).
+template <class L>
+Counters combined_counters_of(const std::vector<const L*>& models, const L* base) {
+  std::vector<const Counters*> counts;
+  for (const L* m : models) counts.push_back(&m->counters());
+  return combined_counters(counts, base ? &base->counters() : nullptr);
+}
+
+/// After a combine's reduction, which counted its maintenance steps and their degradation
+/// into `c` (zeroed before it): reports them and sets c = combined + them.
+inline void finish_combined_counters(Counters& c, const Counters& combined, CombineReport& rep) {
+  rep.degradation = c.degradation;
+  rep.reductions = c.maintenance;
+  c = combined;
+  c.degradation += rep.degradation;
+  c.maintenance += rep.reductions;
+}
+
+/// combine_from's check that the models' parameters agree (`ok`), naming the parameter.
+inline void require_same(bool ok, const char* what) {
+  require(ok, std::string("combine: the models' ") + what + " differ");
+}
+
+}  // namespace detail
 
 }  // namespace budgetkernel
