@@ -19,9 +19,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <numeric>
-#include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace budgetkernel {
@@ -453,56 +450,6 @@ class TwinSet {
   bool m_has_over = false;  // the overflow twin TV_{B+1} is in slot m_n
   Index m_over_partner = -1;
   double m_over_dist = std::numeric_limits<double>::infinity();
-};
-
-/// Twins pooled from several twin sets (TwinVectorMachine::combine_from): the distinct
-/// (point, tag) pairs, points compared bitwise, in order of first appearance, each with two
-/// values summed over its copies (a twin's counts s+ and s-; for the Random baseline a
-/// reservoir example's sampling weight, its class as the tag).
-class TwinPool {
- public:
-  explicit TwinPool(Index dim) : m_d(dim) {}
-
-  /// Adds a copy of (q, tag) with values a and b; returns its row.
-  Index add(const double* q, std::int32_t tag, double a, double b) {
-    std::string key(reinterpret_cast<const char*>(q), sizeof(double) * static_cast<std::size_t>(m_d));
-    key.append(reinterpret_cast<const char*>(&tag), sizeof(tag));
-    const auto ins = m_index.emplace(std::move(key), size());
-    if (ins.second) {
-      m_q.insert(m_q.end(), q, q + m_d);
-      m_tag.push_back(tag);
-      m_a.push_back(0.0);
-      m_b.push_back(0.0);
-    } else {
-      ++m_dup;
-    }
-    const auto r = static_cast<std::size_t>(ins.first->second);
-    m_a[r] += a;
-    m_b[r] += b;
-    return ins.first->second;
-  }
-
-  Index size() const { return static_cast<Index>(m_tag.size()); }
-  /// Copies that were already in the pool.
-  Index duplicates() const { return m_dup; }
-  const double* point(Index r) const { return m_q.data() + r * m_d; }
-  std::int32_t tag(Index r) const { return m_tag[static_cast<std::size_t>(r)]; }
-  double a(Index r) const { return m_a[static_cast<std::size_t>(r)]; }
-  double b(Index r) const { return m_b[static_cast<std::size_t>(r)]; }
-
-  /// Rows by decreasing a + b (a twin's weight), ties in order of first appearance.
-  std::vector<Index> by_weight() const {
-    std::vector<Index> order(static_cast<std::size_t>(size()));
-    std::iota(order.begin(), order.end(), Index{0});
-    std::stable_sort(order.begin(), order.end(), [this](Index i, Index j) { return a(i) + b(i) > a(j) + b(j); });
-    return order;
-  }
-
- private:
-  Index m_d, m_dup = 0;
-  std::vector<double> m_q, m_a, m_b;
-  std::vector<std::int32_t> m_tag;
-  std::unordered_map<std::string, Index> m_index;
 };
 
 }  // namespace detail
