@@ -23,7 +23,7 @@ from .._labels import check_targets, encode
 from .._native import core as _core
 from .._publish import _PublishedStateMixin
 from .._validation import _check_choice, _check_positive, _check_random_state, _seed, validated
-from . import _path, _schedule
+from . import _path, _remote, _schedule
 from ._grids import build_candidates, candidate_params, default_grid
 from ._report import format_results, results_table
 
@@ -80,6 +80,12 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
     random_state : int, numpy Generator, RandomState or None, default=None
         Seeds the sampling of distributions and, when the estimator's own random_state is None,
         each candidate's seed.
+    client : dask.distributed.Client or None, default=None
+        Spreads the candidates over the cluster's workers (one group per worker thread; the
+        search's bookkeeping stays here). ``fit`` then also takes Dask arrays and dataframes,
+        whose partitions every worker reads where they are; each candidate's model is the
+        one a local search gives, bit for bit. A pickled search forgets its client. The
+        IncrementalSVC path over C runs locally.
 
     Attributes
     ----------
@@ -121,6 +127,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         judge="window",
         n_jobs=None,
         random_state=None,
+        client=None,
     ):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -131,6 +138,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         self.judge = judge
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.client = client
 
     # ------------------------------------------------------------ parameters
     def _check_params(self):
@@ -147,6 +155,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         if not (isinstance(self.n_jobs, numbers.Integral) and self.n_jobs == -1):  # -1: every core
             _check_positive("n_jobs", self.n_jobs, integer=True, allow_none=True)
         _check_random_state(self.random_state)
+        _remote.check_client(self.client)
 
     def _threads(self):
         return os.cpu_count() or 1 if self.n_jobs in (None, -1) else int(self.n_jobs)
@@ -154,6 +163,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_lock", None)  # a lock cannot be pickled; each copy makes its own (_state_lock)
+        state["client"] = None  # a connection does not travel (nor do the workers' candidates need it)
         return state
 
     # ------------------------------------------------------------- building
@@ -225,6 +235,9 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         with self._state_lock():
             for attr in _FITTED:
                 self.__dict__.pop(attr, None)
+            if self.client is not None and _remote.is_collection(X):
+                _remote.fit_collection(self, X, y)
+                return self
             epochs = getattr(self.estimator, "n_epochs", 1)
             n = len(y) if hasattr(y, "__len__") else None
             n_expected = self.n_expected or (n * epochs if n else None)
@@ -284,13 +297,18 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
     def _feed(self, X, y):
         """Hands a validated chunk to the survivors, split at the marks and rungs."""
         yi = np.ascontiguousarray(encode(self._lead().__dict__, y), dtype=np.int32)
+        self._split(len(yi), lambda start, stop: self._run(X[start:stop], yi[start:stop]))
+
+    def _split(self, n, run):
+        """Runs rows 0:n of the stream's next chunk by pieces, run(start, stop), that end at
+        the marks and rungs, and marks and halves there."""
         start = 0
-        while start < len(yi):
-            stop = len(yi)
+        while start < n:
+            stop = n
             rung = self._next_rung()
             if rung is not None:
                 stop = min(stop, start + min(rung, self._next_mark) - self._position)
-            self._run(X[start:stop], yi[start:stop])
+            run(start, stop)
             start = stop
             if rung is not None and self._position >= self._next_mark:
                 self._mark(self._alive)
@@ -326,21 +344,28 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         if self._groups is not None and len(self._alive) > 1:
             self._position += _path.run(self, X, yi)
             return
+        if self.client is not None:
+            self._account(_remote.run_scattered(self, X, yi))
+            return
         cands = [self.candidates_[i] for i in self._alive]
-        before = [c._model.counters for c in cands]
         try:
             _core.partial_fit_many([c._model for c in cands], X, yi, min(self._threads(), len(cands)))
         finally:
             # Also after Ctrl-C (each candidate stopped between two examples): the counts and
             # curves end at what was learned, the stream position at the most any learned.
-            learned = 0
-            for i, c, b in zip(self._alive, cands, before):
-                now = c._model.counters
-                self._seen[i] += now["examples"] - b["examples"]
-                self._wrong[i] += now["mistakes"] - b["mistakes"]
-                _curve_point(c._model, c.__dict__)
-                learned = max(learned, now["examples"] - b["examples"])
-            self._position += learned
+            self._account(cands)
+
+    def _account(self, cands):
+        """Takes the survivors (in _alive order) as they are after learning a piece: their
+        counts, curves, and the stream position (the most any learned)."""
+        learned = 0
+        for i, c in zip(self._alive, cands):
+            self.candidates_[i] = c  # the same object, unless it came back from a worker
+            now = c._model.counters
+            learned = max(learned, now["examples"] - self._seen[i])
+            self._seen[i], self._wrong[i] = now["examples"], now["mistakes"]
+            _curve_point(c._model, c.__dict__)
+        self._position += learned
 
     def _errors(self, indices):
         """Prequential error of each candidate over its window (_window_start); inf for one

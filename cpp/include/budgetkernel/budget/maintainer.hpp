@@ -98,10 +98,17 @@ class BudgetMaintainer {
 
   /// Restores side state after the learner reloaded its store.
   void load(const FieldMap& fm, const SupportVectors& sv, const Kernel& kernel) {
-    if (!m_active) return;
-    if (uses_projection())
+    if (m_active && uses_projection())
       m_projection.load(fm, "proj.", sv);
-    else if (uses_merging())
+    else
+      rebuild(sv, kernel);
+  }
+  /// Rebuilds the kernel-matrix cache of merging or removal from the store (after it was
+  /// changed without on_push / reduce, e.g. by combine()). Not for projection, whose
+  /// maintained inverse is kept, not rebuilt.
+  void rebuild(const SupportVectors& sv, const Kernel& kernel) {
+    if (!m_active || uses_projection()) return;
+    if (uses_merging())
       m_merging.rebuild(sv, kernel);
     else
       m_removal.rebuild(sv, kernel);

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 #if defined(__AVX2__)
@@ -200,6 +201,45 @@ inline MergePair merge_pair(const SupportVectors& sv, const Kernel& kernel, Inde
   return p;
 }
 
+/// Merges SVs m and n of the store (the pair merge_reduce or merge_reduce_best chose): z takes
+/// the slot of m (of n when m is the last row, which erase would move), alpha_z from eq. (22),
+/// id max(id_m, id_n); n is erased. Reports the degradation and the norm change, from the
+/// kernel rows of x_m, x_n and z computed before the store changes (see merge_reduce).
+/// `work` has room for max(size(), dim() + n_coef()) values, `work2` for size(); `row_m`:
+/// work already holds x_m's kernel row (with 1 at m).
+inline MaintenanceResult merge_apply(SupportVectors& sv, const Kernel& kernel, Index m, Index n, Vector& work,
+                                     Vector& work2, bool row_m) {
+  const Index B = sv.size(), d = sv.dim(), c = sv.n_coef();
+  const RowMatrix& A = sv.A();
+  MaintenanceResult res;
+  if (!row_m) {
+    sv.kernel_row(kernel, sv.x(m).transpose(), sv.sqnorm()(m), work);
+    work(m) = 1.0;
+  }
+  const double f_m = merge_score_dot(sv, work, A.row(m));
+  sv.kernel_row(kernel, sv.x(n).transpose(), sv.sqnorm()(n), work2);
+  work2(n) = 1.0;
+  const double f_n = merge_score_dot(sv, work2, A.row(n));
+
+  // z and alpha_z go into `work`, which x_m's row no longer needs.
+  const MergePair pair = merge_pair(sv, kernel, m, n, work.data(), work.data() + d);
+  res.degradation = pair.degradation;
+  const auto z = work.head(d);
+  const auto alpha_z = work.segment(d, c);
+  sv.kernel_row(kernel, z, z.squaredNorm(), work2);
+  const double f_z = merge_score_dot(sv, work2, alpha_z);
+  res.norm_change = 2.0 * (f_z - f_m - f_n) + res.degradation;
+
+  const Index keep = (m == B - 1) ? n : m, drop = (keep == m) ? n : m;
+  const std::int64_t id = (std::max)(sv.id(m), sv.id(n));
+  sv.set_x(keep, z);
+  sv.alpha(keep) = alpha_z.transpose();
+  sv.carry_combine(keep, m, n, pair.k_mz, pair.k_nz);
+  sv.set_id(keep, id);
+  sv.erase(drop);
+  return res;
+}
+
 }  // namespace detail
 
 /// Reduces the store by one SV by merging (BSGD paper, section 4.3). Gaussian kernel only.
@@ -233,43 +273,72 @@ inline MaintenanceResult merge_reduce(SupportVectors& sv, const Kernel& kernel, 
   if (!(B >= 2)) detail::invalid("merge_reduce: needs at least two support vectors");
   if (work.size() < (std::max)(B, d + c)) work.resize((std::max)(B, d + c));
   if (work2.size() < B) work2.resize(B);
-  const RowMatrix& A = sv.A();
-  MaintenanceResult res;
 
   double m_norm = 0.0;
   const Index m = detail::merge_smallest(sv, m_norm, work);
   if (m_norm == 0.0) {  // contributes nothing to w
     sv.erase(m);
-    return res;
+    return {};
   }
-
   // Kernel row of x_m: partner search and f(x_m) in one pass.
   sv.kernel_row(kernel, sv.x(m).transpose(), sv.sqnorm()(m), work);
   work(m) = 1.0;
-  const double f_m = detail::merge_score_dot(sv, work, A.row(m));
   const Index n = detail::merge_partner(sv, m, work.data());
+  return detail::merge_apply(sv, kernel, m, n, work, work2, true);
+}
 
-  sv.kernel_row(kernel, sv.x(n).transpose(), sv.sqnorm()(n), work2);
-  work2(n) = 1.0;
-  const double f_n = detail::merge_score_dot(sv, work2, A.row(n));
-
-  // z and alpha_z go into `work`, which x_m's row no longer needs.
-  const detail::MergePair pair = detail::merge_pair(sv, kernel, m, n, work.data(), work.data() + d);
-  res.degradation = pair.degradation;
-  const auto z = work.head(d);
-  const auto alpha_z = work.segment(d, c);
-  sv.kernel_row(kernel, z, z.squaredNorm(), work2);
-  const double f_z = detail::merge_score_dot(sv, work2, alpha_z);
-  res.norm_change = 2.0 * (f_z - f_m - f_n) + res.degradation;
-
-  const Index keep = (m == B - 1) ? n : m, drop = (keep == m) ? n : m;
-  const std::int64_t id = (std::max)(sv.id(m), sv.id(n));
-  sv.set_x(keep, z);
-  sv.alpha(keep) = alpha_z.transpose();
-  sv.carry_combine(keep, m, n, pair.k_mz, pair.k_nz);
-  sv.set_id(keep, id);
-  sv.erase(drop);
-  return res;
+/// merge_reduce with a wider search, for reducing a union of models (combine()): where
+/// merge_reduce merges the smallest SV with its best partner, this merges the pair of least
+/// degradation among the `candidates` smallest SVs (||alpha||^2, ties to the oldest), each
+/// with its `partners` nearest SVs (largest kernel values), h solved exactly for every pair
+/// (eq. 21). A stream's overflowing SV is a fresh example with a small coefficient, so the
+/// smallest is the one to fold; a union of models holds many SVs of comparable weight, where
+/// folding the smallest into its best partner can cost far more than another pair (measured
+/// on four BSGD models of a noisy checkerboard reduced from 400 SVs to 100: accuracy 0.930
+/// with the smallest, 0.961 with the best of the 32 smallest, 0.959 for the exact union).
+/// O(candidates B (d + c)) per merge, plus candidates x partners 1-D solves.
+inline MaintenanceResult merge_reduce_best(SupportVectors& sv, const Kernel& kernel, Vector& work, Vector& work2,
+                                           Index candidates = 32, Index partners = 10) {
+  if (!kernel.unit_diagonal()) detail::invalid("merge_reduce_best: merging needs the Gaussian (rbf) kernel");
+  const Index B = sv.size(), d = sv.dim(), c = sv.n_coef();
+  if (!(B >= 2)) detail::invalid("merge_reduce_best: needs at least two support vectors");
+  if (work.size() < (std::max)(B, d + c)) work.resize((std::max)(B, d + c));
+  if (work2.size() < B) work2.resize(B);
+  const RowMatrix& A = sv.A();
+  std::vector<Index> order(static_cast<std::size_t>(B));
+  std::iota(order.begin(), order.end(), Index{0});
+  const Vector norms = A.topRows(B).rowwise().squaredNorm();
+  const auto smaller = [&](Index a, Index b) {
+    return norms(a) < norms(b) || (norms(a) == norms(b) && sv.id(a) < sv.id(b));
+  };
+  const Index L = (std::min)(candidates, B);
+  std::partial_sort(order.begin(), order.begin() + L, order.end(), smaller);
+  if (norms(order[0]) == 0.0) {  // contributes nothing to w
+    sv.erase(order[0]);
+    return {};
+  }
+  Index best_m = -1, best_n = -1;
+  double best = std::numeric_limits<double>::infinity();
+  std::vector<Index> near(static_cast<std::size_t>(B));
+  for (Index a = 0; a < L; ++a) {
+    const Index m = order[static_cast<std::size_t>(a)];
+    sv.kernel_row(kernel, sv.x(m).transpose(), sv.sqnorm()(m), work);
+    work(m) = -1.0;  // never its own partner
+    std::iota(near.begin(), near.end(), Index{0});
+    const Index P = (std::min)(partners, B - 1);
+    std::partial_sort(near.begin(), near.begin() + P, near.end(),
+                      [&](Index i, Index j) { return work(i) > work(j) || (work(i) == work(j) && i < j); });
+    for (Index b = 0; b < P; ++b) {
+      const Index n = near[static_cast<std::size_t>(b)];
+      const double s = kernel.gamma() * (sv.x(m) - sv.x(n)).squaredNorm();
+      const double e = detail::merge_degradation_s(A.row(m), A.row(n), s, detail::merge_h_s(A.row(m), A.row(n), s));
+      if (e < best) best = e, best_m = m, best_n = n;
+    }
+  }
+  if (best_m < 0) {  // only NaN degradations (cannot happen for finite SVs): the plain rule
+    return merge_reduce(sv, kernel, work, work2);
+  }
+  return detail::merge_apply(sv, kernel, best_m, best_n, work, work2, false);
 }
 
 /// merge_reduce with the kernel matrix of the SVs cached (GramCache): the same partner, h,

@@ -192,6 +192,13 @@ class ExpansionUnion {
   std::unordered_multimap<std::size_t, Index> m_index;
 };
 
+/// std::type_identity (C++20): lets combine() deduce L from the models alone, so that a null
+/// base needs no cast.
+template <class T>
+struct NoDeduce {
+  using type = T;
+};
+
 /// The order in which combine_from feeds the union to a learner with `budget` (0: none): the
 /// union's own order when it fits (no maintenance step runs), else by_importance.
 inline std::vector<Index> combine_order(const ExpansionUnion& u, Index budget, const Kernel& kernel) {
@@ -269,8 +276,8 @@ CombinePlan plan_combine(const std::vector<const L*>& models, const CombineOptio
 /// \throws std::invalid_argument on empty or mismatched models, invalid weights or class maps,
 /// or models whose parameters differ (the learner's combine_from names the parameter).
 template <class L>
-L combine(const std::vector<const L*>& models, const CombineOptions& opt = {}, const L* base = nullptr,
-          CombineReport* report = nullptr) {
+L combine(const std::vector<const L*>& models, const CombineOptions& opt = {},
+          const typename detail::NoDeduce<L>::type* base = nullptr, CombineReport* report = nullptr) {
   const CombinePlan plan = detail::plan_combine(models, opt);
   CombineReport local;
   CombineReport& rep = report ? *report : local;

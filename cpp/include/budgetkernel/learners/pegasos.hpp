@@ -208,9 +208,10 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   /// SVs with coefficients w_k s_k alpha (scale 1), and, when any of them predicts with its
   /// averaged iterate, sum_k w_k of their predictors as the averaged coefficients (a model
   /// not yet averaging contributes its last iterate). Over the budget, the SVs enter most
-  /// important first and each overflow runs this learner's maintenance step (merging,
-  /// projection or removal), which maps the averaged coefficients as it maps alpha (eq. 22
-  /// for a merge); rep.degradation is the ||Delta w||^2 of w_t that those steps report
+  /// important first and each overflow runs this learner's maintenance step (projection or
+  /// removal as in a stream; merging with its search widened to the least-degrading pair
+  /// among the smallest SVs, merge_reduce_best), which maps the averaged coefficients as it
+  /// maps alpha (eq. 22 for a merge); rep.degradation is the ||Delta w||^2 of w_t that those steps report
   /// (eq. 14). ||w||^2 is recomputed exactly; the random generator is model 0's.
   void combine_from(const std::vector<const KernelPegasos*>& models, const CombinePlan& plan, const KernelPegasos* base,
                     CombineReport& rep) {
@@ -229,19 +230,25 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     }
     rep.union_size = u.size();
     rep.duplicates = u.duplicates();
+    // Merging folds a union's SVs by the widened search (merge_reduce_best), without the
+    // cache, which is rebuilt at the end; projection and removal reduce as in a stream.
+    const bool widened = m_p.maintenance == Maintenance::Merge && m_p.budget > 0;
+    Vector work, work2;
     for (Index r : detail::combine_order(u, m_p.budget, m_p.kernel)) {
       const Eigen::Map<const Vector> x(u.x(r), m_d);
       const double xsq = x.squaredNorm();
       if (m_krow.size() < m_sv.size() + 1) resize_work(2 * (m_sv.size() + 1));
-      m_sv.kernel_row(m_p.kernel, x, xsq, m_krow);
+      if (!widened) m_sv.kernel_row(m_p.kernel, x, xsq, m_krow);
       const Index i = m_sv.push(x, u.alpha(r), u.id(r));
       if (averaged) m_sv.C().row(i) = u.carried(r).transpose();
-      m_maint.on_push(m_sv, m_krow, m_p.kernel.self(xsq));
+      if (!widened) m_maint.on_push(m_sv, m_krow, m_p.kernel.self(xsq));
       if ((m_p.budget > 0 && m_sv.size() > m_p.budget) || m_maint.must_reduce()) {
-        rep.degradation += m_maint.reduce(m_sv, m_p.kernel, m_rng).degradation;
+        rep.degradation += (widened ? merge_reduce_best(m_sv, m_p.kernel, work, work2)
+                                    : m_maint.reduce(m_sv, m_p.kernel, m_rng)).degradation;
         ++rep.reductions;
       }
     }
+    if (widened) m_maint.rebuild(m_sv, m_p.kernel);
     std::vector<const Counters*> counts;
     for (const KernelPegasos* m : models) counts.push_back(&m->m_count);
     m_count = detail::combined_counters(counts, base ? &base->m_count : nullptr);

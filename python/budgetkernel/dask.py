@@ -1,0 +1,471 @@
+"""Training and prediction over Dask collections: budgeted models mixed across workers.
+
+A budgeted model is tiny (B support vectors) while its stream is huge, so only models travel:
+``fit`` trains one copy of the current model per partition, where the partition lives, and
+combines the copies (:func:`budgetkernel.combine`) into the next round's model: iterative
+parameter mixing (McDonald, Hall & Mann 2010), the mixing step compressed back to the budget by
+the learner's own maintenance (Kamp et al. 2019). ``predict`` / ``decision_function`` /
+``score`` broadcast a fitted model once and map it over the blocks.
+
+This module imports dask (``pip install budgetkernel[dask]``); ``import budgetkernel`` does not.
+Without a ``client``, ``fit`` runs on a ``LocalCluster`` with one worker process per core,
+started and closed inside the call; with one, on that client's cluster (one machine or many).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+import os
+import pickle
+import time
+from concurrent.futures import CancelledError
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
+
+try:
+    import dask
+    import dask.array as da
+    from distributed import Client, LocalCluster, default_client
+except ImportError as e:  # pragma: no cover - the extra is missing
+    raise ImportError(
+        f"budgetkernel.dask needs dask.distributed ({e}); install it with: pip install 'budgetkernel[dask]'"
+    ) from e
+
+__all__ = ["decision_function", "fit", "predict", "score"]
+
+
+# ------------------------------------------------------------------------ fit
+def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs=1):
+    """Trains ``estimator`` on a Dask collection by iterative parameter mixing.
+
+    Round r broadcasts the current mixture once; one task per partition (run where the
+    partition lives) continues a copy of it on the partition's next ``sync_every`` rows and
+    returns it; the copies are combined with weights = the examples each learned this round
+    (``budgetkernel._combine.combine``, the mixture as their common base), and the result is the
+    next round's mixture. The unit of mixing is the partition, not the worker, so the result
+    depends on the partitioning only: the same partitions on 1 or 100 workers give the same
+    model, and one partition gives what ``estimator.fit`` gives (byte for byte).
+
+    An :class:`~budgetkernel.IncrementalSVC` is trained as a cascade instead (Graf et al.
+    2004: partition SVMs combined in a tree, with feedback until the global optimum).
+
+    Parameters
+    ----------
+    estimator : budgetkernel estimator
+        Unfitted: a fresh model is trained (``gamma='scale'`` resolved once, from all the data,
+        as ``fit`` resolves it, and passed to every partition as that number: the result's
+        ``gamma`` is the number). Fitted: training continues from it (its classes and gamma).
+        The estimator itself is not changed. Its own ``n_epochs`` and ``shuffle`` are not used:
+        each partition is learned in its order, ``n_epochs`` times.
+    X : dask array of shape (n_samples, n_features), rows chunked (one column chunk), or dask
+        DataFrame
+    y : dask array of shape (n_samples,) or dask Series, partitioned like X (a dask array is
+        rechunked to X's row chunks)
+    classes : array-like, default=None
+        Every label; None computes them from y (on the workers).
+    client : distributed.Client, default=None
+        The cluster to use; None starts a LocalCluster (one worker process per core,
+        ``os.cpu_count()``) for the call and closes it afterwards.
+    sync_every : int, default=None
+        Rows each partition learns per round; None is its whole partition (one round per
+        epoch). A partition that has run out sits the remaining rounds of the epoch out.
+    n_epochs : int, default=1
+        Passes over the data.
+
+    Returns
+    -------
+    A new fitted estimator of the same class, with ``mixing_history_``: one dict per round
+    (round, examples, bytes_sent = the broadcast mixture times the workers plus the returned
+    models, degradation = the combine's weight degradation, train_s, serialise_s, combine_s,
+    wall_s; the times are the slowest task's training and (de)serialisation, the driver's
+    combine, and the round's wall time).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Input that is not a Dask collection, misaligned X and y, several column chunks, bad
+        ``sync_every`` / ``n_epochs``.
+    RuntimeError
+        A partition's task failed (after one retry: a worker that died mid-round is retried
+        once elsewhere), naming the round and the partition; no partial model is returned.
+    """
+    sync_every = _check_counts(sync_every, n_epochs)
+    _check_estimator(estimator)
+    cascade = _is_cascade(estimator)
+    if cascade and (sync_every is not None or n_epochs != 1):
+        raise ValueError("sync_every and n_epochs do not apply to IncrementalSVC (trained as a cascade to the optimum)")
+    x_parts, y_parts = _partitions(X, y)
+    fresh = "_model" not in estimator.__dict__
+    with _client_or_local(client) as client:
+        blocks = client.compute(
+            [dask.delayed(_as_block)(xp, yp, i) for i, (xp, yp) in enumerate(zip(x_parts, y_parts))]
+        )
+        stats = client.gather(client.map(_block_stats, blocks, labels=fresh and classes is None,
+                                         moments=fresh and _scales(estimator), pure=False))
+        start, classes = _starting_model(estimator, classes, stats)
+        if cascade:
+            from ._cascade import cascade_fit
+
+            model = cascade_fit(start, blocks, client, classes)
+        else:
+            model = _mix(client, start, blocks, [s["n"] for s in stats], sync_every, n_epochs, classes)
+    names = _feature_names(X)
+    if fresh and names is not None:  # as fit on a pandas DataFrame (predict then checks them)
+        model.feature_names_in_ = names
+    return model
+
+
+def _feature_names(X):
+    """The feature names fit would take from X's pandas partitions (None: not a DataFrame, or
+    not all str)."""
+    if not _is_frame(X):
+        return None
+    import pandas as pd
+    from sklearn.utils.validation import _get_feature_names
+
+    return _get_feature_names(pd.DataFrame(columns=X.columns))
+
+
+def _check_counts(sync_every, n_epochs):
+    for name, value in (("sync_every", sync_every), ("n_epochs", n_epochs)):
+        if value is None and name == "sync_every":
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be a positive integer{' or None' if name == 'sync_every' else ''}; "
+                             f"got {value!r}")
+    return None if sync_every is None else int(sync_every)
+
+
+def _check_estimator(estimator):
+    from ._base import OnlineClassifierMixin
+
+    if not isinstance(estimator, OnlineClassifierMixin):
+        raise TypeError(f"estimator must be a budgetkernel estimator; got {type(estimator).__name__}")
+
+
+def _is_cascade(estimator):
+    from .svm import IncrementalSVC
+
+    return isinstance(estimator, IncrementalSVC)
+
+
+@contextlib.contextmanager
+def _client_or_local(client):
+    """The given client, or a LocalCluster of one single-threaded worker process per core,
+    closed on the way out (the embedded default)."""
+    if client is not None:
+        if not isinstance(client, Client):
+            raise TypeError(f"client must be a distributed.Client or None; got {type(client).__name__}")
+        yield client
+        return
+    n = os.cpu_count() or 1
+    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        with Client(cluster, set_as_default=False) as local:  # the caller's default client stays theirs
+            yield local
+
+
+# ------------------------------------------------------------ the partitions
+def _partitions(X, y):
+    """The delayed partitions of X and y, one pair per row partition."""
+    x_parts = _x_partitions(X)
+    if isinstance(y, da.Array):
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D; got a dask array of shape {y.shape}")
+        if isinstance(X, da.Array):
+            if not np.isnan(X.shape[0]) and not np.isnan(y.shape[0]) and X.shape[0] != y.shape[0]:
+                raise ValueError(f"X and y have different lengths: {X.shape[0]} and {y.shape[0]}")
+            if y.chunks[0] != X.chunks[0] and not any(np.isnan(X.chunks[0])):
+                y = y.rechunk({0: X.chunks[0]})
+        y_parts = list(y.to_delayed())
+    elif _is_frame(y):
+        if y.ndim != 1:
+            raise ValueError("y must be a dask Series (one column); got a dask DataFrame")
+        y_parts = list(y.to_delayed())
+    else:
+        raise TypeError(f"y must be a dask array or dask Series; got {type(y).__name__}")
+    if len(x_parts) != len(y_parts):
+        raise ValueError(
+            f"y must be partitioned like X: X has {len(x_parts)} partitions, y {len(y_parts)} "
+            "(repartition one of them, e.g. y = y.repartition(npartitions=X.npartitions))"
+        )
+    return x_parts, y_parts
+
+
+def _x_partitions(X):
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D; got a dask array of shape {X.shape}")
+        if len(X.chunks[1]) != 1:
+            raise ValueError(
+                f"X must have one chunk along the features (its rows are the partitions); got column chunks "
+                f"{X.chunks[1]}: use X.rechunk({{1: -1}})"
+            )
+        return list(X.to_delayed()[:, 0])
+    if _is_frame(X):
+        if X.ndim != 2:
+            raise ValueError("X must be a dask DataFrame (or a 2-D dask array); got a dask Series")
+        return list(X.to_delayed())
+    raise TypeError(f"X must be a dask array or dask DataFrame; got {type(X).__name__}")
+
+
+def _is_frame(obj):
+    """A dask DataFrame or Series (dask.dataframe imported only when the input is not an array)."""
+    if isinstance(obj, da.Array) or not dask.is_dask_collection(obj):
+        return False
+    import dask.dataframe as dd
+
+    return isinstance(obj, (dd.DataFrame, dd.Series))
+
+
+def _as_block(X, y, index):
+    """A partition as the tasks use it: (X float64 C-contiguous, y 1-D ndarray)."""
+    X = np.ascontiguousarray(X.to_numpy(dtype=np.float64) if hasattr(X, "to_numpy") else np.asarray(X, np.float64))
+    y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+    if len(X) != len(y):
+        raise ValueError(f"X and y have different lengths in partition {index}: {len(X)} and {len(y)}")
+    return X, y
+
+
+def _block_stats(block, labels, moments):
+    """What the driver needs of a partition without its data: its length and width, its labels
+    when the classes are to be found, and the moments of its values for gamma='scale'."""
+    from ._kernel_params import _scale_gamma
+
+    X, y = block
+    n = X.shape[0]
+    stats = {"n": n, "d": X.shape[1]}
+    if labels:
+        stats["labels"] = np.unique(y) if n else y[:0]
+    if moments and n:
+        stats.update(mean=float(X.mean()), var=float(X.var()), scale_gamma=_scale_gamma(X))
+    return stats
+
+
+# ------------------------------------------------------------ the first model
+def _starting_model(estimator, classes, stats):
+    """(round 0's mixture, classes): a copy of a fitted estimator, else an unfitted clone with
+    gamma='scale' resolved from all the data."""
+    from ._labels import class_set, same_class_set
+
+    if not sum(s["n"] for s in stats):
+        raise ValueError("X has no rows")
+    d = stats[0]["d"]
+    if "_model" in estimator.__dict__:
+        if estimator.n_features_in_ != d:
+            raise ValueError(f"X has {d} features, but {type(estimator).__name__} was fitted with "
+                             f"{estimator.n_features_in_}")
+        if classes is not None:
+            same_class_set(classes, estimator.classes_)
+        return pickle.loads(pickle.dumps(estimator)), estimator.classes_
+    if classes is None:
+        classes = np.unique(np.concatenate([s["labels"] for s in stats if s["n"]]))
+    classes = class_set(classes, type(estimator).__name__)
+    start = clone(estimator)
+    if _scales(start):
+        start.set_params(gamma=_gamma_of_all(stats))
+    start._validate_params()  # here, not as the same error from every partition's task
+    return start, classes
+
+
+def _scales(estimator):
+    """Whether the estimator's gamma is 'scale' (resolved from the data)."""
+    gamma = estimator.get_params().get("gamma")
+    return isinstance(gamma, str) and gamma == "scale"
+
+
+def _gamma_of_all(stats):
+    """gamma='scale' as fit resolves it on all the data: 1 / (n_features * X.var()), the
+    variance pooled from the partitions' means and variances (Chan, Golub & LeVeque's parallel
+    formula); one partition gives fit's own value."""
+    live = [s for s in stats if s["n"]]
+    if len(live) == 1:
+        return live[0]["scale_gamma"]
+    d = live[0]["d"]
+    sizes = np.array([s["n"] * d for s in live], dtype=np.float64)
+    means = np.array([s["mean"] for s in live])
+    var_s = np.array([s["var"] for s in live])
+    mean = float(sizes @ means) / sizes.sum()
+    with np.errstate(over="ignore", invalid="ignore"):
+        var = (float(sizes @ var_s) + float(sizes @ (means - mean) ** 2)) / sizes.sum()
+    if not np.isfinite(var):  # values near overflow: the core rejects their rows anyway
+        return 1.0 / d
+    gamma = 1.0 / d / var if var > 0.0 else 1.0
+    return gamma if np.isfinite(gamma) else 1.0
+
+
+# --------------------------------------------------------------------- mixing
+def _mix(client, start, blocks, lengths, sync_every, n_epochs, classes):
+    """The rounds of iterative parameter mixing; returns the last mixture with its history."""
+    n_workers = len(client.nthreads())  # the broadcast sends one copy to each
+    mixture, fitted, history = start, "_model" in start.__dict__, []
+    for _ in range(n_epochs):
+        offsets = [0] * len(blocks)
+        while True:
+            # each partition's next rows; one that ran out sits the rest of the epoch out
+            spans = [(i, o, n if sync_every is None else min(n, o + sync_every))
+                     for i, (o, n) in enumerate(zip(offsets, lengths)) if o < n]
+            if not spans:
+                break
+            mixture, record = _round(client, len(history), mixture, fitted, blocks, spans, classes, n_workers)
+            fitted = True
+            history.append(record)
+            for i, _, stop in spans:
+                offsets[i] = stop
+    mixture.mixing_history_ = history
+    return mixture
+
+
+def _round(client, r, mixture, fitted, blocks, spans, classes, n_workers):
+    """One round: broadcast the mixture, a task per partition, combine. Returns the new mixture
+    and the round's record."""
+    from . import _combine
+
+    t0 = time.perf_counter()
+    payload = pickle.dumps(mixture, protocol=pickle.HIGHEST_PROTOCOL)
+    serialise = time.perf_counter() - t0
+    [shared] = client.scatter([payload], broadcast=True, hash=False)
+    token = dask.base.tokenize(os.getpid(), time.time_ns(), r)
+    futures = [
+        client.submit(_train_round, shared, blocks[i], start, stop, classes,
+                      key=f"budgetkernel-round-{r}-partition-{i}-{token}", retries=1, pure=False)
+        for i, start, stop in spans
+    ]
+    results = _round_results(client, futures, r, spans)
+    t1 = time.perf_counter()
+    models = [pickle.loads(res["model"]) for res in results]
+    t2 = time.perf_counter()
+    weights = [res["examples"] for res in results]
+    # McDonald et al.'s mixing weights: the examples each copy learned this round; the mixture
+    # is every copy's base, so the counters count each example once (combine's base=)
+    mixed = _combine.combine(models, weights=weights, base=mixture if fitted else None)
+    t3 = time.perf_counter()
+    record = dict(
+        round=r,
+        examples=int(sum(weights)),
+        bytes_sent=len(payload) * n_workers + sum(len(res["model"]) for res in results),
+        degradation=float(mixed.combine_report_["degradation"]),
+        train_s=max(res["train_s"] for res in results),
+        serialise_s=serialise + (t2 - t1) + max(res["serialise_s"] for res in results),
+        combine_s=t3 - t2,
+        wall_s=t3 - t0,
+    )
+    return mixed, record
+
+
+def _round_results(client, futures, r, spans):
+    """The tasks' results in partition order; a task that failed (after its retry), or was lost
+    with its worker, fails the fit (never a mixture of the partitions that survived)."""
+    results = []
+    for (i, start, stop), future in zip(spans, futures):
+        try:
+            results.append(future.result())
+        except (Exception, CancelledError) as e:
+            client.cancel(futures)
+            raise RuntimeError(
+                f"dask.fit: round {r} failed in partition {i} (rows {start}:{stop}): {type(e).__name__}: {e}; "
+                "no model is returned"
+            ) from e
+    return results
+
+
+def _train_round(payload, block, start, stop, classes):
+    """A partition's task: a copy of the broadcast mixture (unpickled: its own model) learns
+    rows start:stop and is returned pickled, with the examples it learned and its timings."""
+    t0 = time.perf_counter()
+    est = pickle.loads(payload)
+    t1 = time.perf_counter()
+    X, y = block
+    fitted = "_model" in est.__dict__
+    before = est.n_seen_ if fitted else 0
+    est.partial_fit(X[start:stop], y[start:stop], classes=None if fitted else classes)
+    t2 = time.perf_counter()
+    out = pickle.dumps(est, protocol=pickle.HIGHEST_PROTOCOL)
+    t3 = time.perf_counter()
+    return {"model": out, "examples": est.n_seen_ - before, "train_s": t2 - t1, "serialise_s": (t1 - t0) + (t3 - t2)}
+
+
+# ----------------------------------------------------------------- prediction
+def predict(estimator, X):
+    """Predicted labels of a dask array (a dask array of shape (n_samples,)) or DataFrame (a
+    dask Series, the partitions' index). The fitted model is broadcast once."""
+    model = _broadcast(estimator)
+    if isinstance(X, da.Array):
+        _x_partitions(X)
+        return X.map_blocks(_predict_block, model, drop_axis=1, dtype=estimator.classes_.dtype)
+    _x_partitions(X)
+    import pandas as pd
+
+    return X.map_partitions(_predict_frame, model, meta=pd.Series(dtype=estimator.classes_.dtype))
+
+
+def decision_function(estimator, X):
+    """Decision values of a dask array or DataFrame: shape (n_samples,) for two classes,
+    (n_samples, n_classes) otherwise (a dask array; for a DataFrame a dask Series / DataFrame
+    whose columns are the classes as str)."""
+    model = _broadcast(estimator)
+    k = len(estimator.classes_)
+    _x_partitions(X)
+    if isinstance(X, da.Array):
+        if k == 2:
+            return X.map_blocks(_decide_block, model, drop_axis=1, dtype=np.float64)
+        return X.map_blocks(_decide_block, model, chunks=(X.chunks[0], (k,)), dtype=np.float64)
+    import pandas as pd
+
+    meta = pd.Series(dtype=np.float64) if k == 2 else pd.DataFrame(
+        {str(c): pd.Series(dtype=np.float64) for c in estimator.classes_})
+    return X.map_partitions(_decide_frame, model, meta=meta)
+
+
+def score(estimator, X, y):
+    """Accuracy on (X, y), dask collections partitioned alike, as a float (the estimator's own
+    ``score``: correct predictions counted per partition, summed exactly)."""
+    model = _broadcast(estimator)
+    x_parts, y_parts = _partitions(X, y)
+    counts = dask.compute(*[dask.delayed(_correct)(model, xp, yp) for xp, yp in zip(x_parts, y_parts)])
+    n = sum(c[1] for c in counts)
+    if not n:
+        raise ValueError("X has no rows")
+    return sum(c[0] for c in counts) / n
+
+
+def _broadcast(estimator):
+    """The fitted estimator once for every task: scattered to every worker of the current
+    client, or one node of the graph without one."""
+    check_is_fitted(estimator, "_model")
+    try:
+        client = default_client()
+    except ValueError:  # no client: dask's local scheduler shares the one object in memory
+        return estimator
+    [shared] = client.scatter([estimator], broadcast=True, hash=False)
+    return shared
+
+
+def _predict_block(X, model):
+    return model.predict(X)
+
+
+def _decide_block(X, model):
+    return model.decision_function(X)
+
+
+def _predict_frame(X, model):
+    import pandas as pd
+
+    return pd.Series(model.predict(X), index=X.index)
+
+
+def _decide_frame(X, model):
+    import pandas as pd
+
+    d = model.decision_function(X)
+    if d.ndim == 1:
+        return pd.Series(d, index=X.index)
+    return pd.DataFrame(d, index=X.index, columns=[str(c) for c in model.classes_])
+
+
+def _correct(model, X, y):
+    y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+    return int(np.count_nonzero(model.predict(X) == y)), len(y)

@@ -1,0 +1,118 @@
+"""PrequentialSearch with ``client=``: the candidates spread over the workers of a Dask cluster.
+
+The search itself (marks, rungs, halving) stays in the calling process; only the learning moves.
+Each piece of the stream between two marks or rungs goes to every worker group at once: the
+survivors are split into one group per worker thread, each group's candidates travel to a
+worker with the piece (a scattered chunk, or a partition of a Dask collection, which every
+worker reads where Dask put it: the data never passes through the calling process) and come
+back having learned it, with ``partial_fit_many`` on the worker. Each candidate's model is the
+same, bit for bit, as in a local search: it learns the same examples in the same order, and
+pieces end at the same marks and rungs. dask is imported here only, so ``import budgetkernel``
+never imports it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._labels import encode
+from .._native import core as _core
+
+__all__ = ["check_client", "fit_collection", "is_collection", "run_scattered"]
+
+
+def check_client(client):
+    """The client, checked to be a dask.distributed Client (None: no distribution)."""
+    if client is None:
+        return None
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - the dask extra is not installed
+        raise ImportError("client= needs dask.distributed: pip install 'budgetkernel[dask]'") from None
+    if not isinstance(client, Client):
+        raise TypeError(f"client must be a dask.distributed.Client, got {type(client).__name__}")
+    return client
+
+
+def is_collection(X):
+    """Whether X is a Dask collection (told without importing dask)."""
+    return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
+
+
+def _learn_piece(cands, X, y, start, stop, encoded):
+    """On a worker: candidates of one group learn rows start:stop of (X, y); returns them. A
+    partition's rows are validated and encoded here, as the search does with a chunk."""
+    X, y = X[start:stop], y[start:stop]
+    if not encoded:
+        X, y = cands[0]._chunk_data(X, y, None)
+        y = encode(cands[0].__dict__, y)
+    _core.partial_fit_many([c._model for c in cands], np.ascontiguousarray(X, dtype=np.float64),
+                           np.ascontiguousarray(y, dtype=np.int32), 1)
+    return cands
+
+
+def run_piece(search, X, y, start, stop, encoded):
+    """The surviving candidates learn rows start:stop of (X, y) (futures or arrays) on the
+    workers; returns the candidates in search._alive order, as they came back."""
+    client = search.client
+    cands = [search.candidates_[i] for i in search._alive]
+    n_groups = max(1, min(len(cands), sum(client.nthreads().values())))
+    groups = np.array_split(np.arange(len(cands)), n_groups)
+    futures = [
+        client.submit(_learn_piece, [cands[j] for j in g], X, y, start, stop, encoded, pure=False)
+        for g in groups
+    ]
+    back = client.gather(futures)  # raises (and changes nothing) when a group failed
+    return [c for group in back for c in group]
+
+
+def run_scattered(search, X, yi):
+    """A validated, encoded chunk piece of the calling process, sent once to the workers."""
+    client = search.client
+    Xf, yf = client.scatter([np.ascontiguousarray(X), np.ascontiguousarray(yi)])
+    return run_piece(search, Xf, yf, 0, len(yi), True)
+
+
+def fit_collection(search, X, y):
+    """fit over Dask collections: the candidates are built from 500 evenly spaced rows (the
+    rows the default grid's median heuristic reads of a whole array, so the grid is the local
+    fit's), then every partition, in order, is split at the marks and rungs and learned by the
+    survivors on the workers. The stream is read once per epoch (n_epochs); shuffle is not
+    supported (the partitions are read in order)."""
+    import dask
+    import dask.array as da
+
+    X, y = _as_arrays(X, y)
+    n = X.shape[0]
+    if getattr(search.estimator, "shuffle", False):
+        raise ValueError("PrequentialSearch with a client reads Dask partitions in order: set shuffle=False")
+    rows = np.linspace(0, n - 1, min(n, 500)).astype(int)
+    sample_X, sample_y, classes = dask.compute(X[rows], y[rows], da.unique(y))
+    epochs = getattr(search.estimator, "n_epochs", 1)
+    search._start(sample_X, sample_y, classes, search.n_expected or n * epochs)
+    if search._groups is not None:
+        raise ValueError("the IncrementalSVC search along C runs locally: fit it with NumPy data")
+    client = search.client
+    fxs = client.compute(list(X.to_delayed().ravel()))  # the partitions, computed where Dask likes
+    fys = client.compute(list(y.to_delayed().ravel()))
+    for _ in range(epochs):
+        for fx, fy, m in zip(fxs, fys, X.chunks[0]):
+            search._split(int(m), lambda a, b, fx=fx, fy=fy: search._account(run_piece(search, fx, fy, a, b, False)))
+
+
+def _as_arrays(X, y):
+    """Dask arrays (row chunks, one column chunk, known lengths) from arrays or dataframes."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if isinstance(X, dd.DataFrame):
+        X = X.to_dask_array(lengths=True)
+    if isinstance(y, (dd.Series, dd.DataFrame)):
+        y = y.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array) or not isinstance(y, da.Array):
+        raise TypeError("fit with a client takes Dask arrays or dataframes (or NumPy data through partial_fit)")
+    if X.ndim != 2 or y.ndim != 1 or any(np.isnan(X.chunks[0])) or len(X.chunks[1]) != 1:
+        raise ValueError("X must be a 2-D Dask array of known row chunks and one column chunk, y 1-D")
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows, y {y.shape[0]}")
+    return X, y.rechunk((X.chunks[0],))
