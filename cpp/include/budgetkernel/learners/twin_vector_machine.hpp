@@ -41,7 +41,8 @@
 ///
 /// Counters: updates = examples that changed some machine's twin set; maintenance = removals
 /// plus merges (summed over machines); labels = examples some machine found Beneficial (the
-/// others were not needed: Beneficial looks at |TVM(x)| only); degradation stays 0.
+/// others were not needed: Beneficial looks at |TVM(x)| only); degradation stays 0 (a
+/// combine adds the distortion of its merges, learners/tvm_combine.hpp).
 ///
 /// Failure: when an IncrementalSVM operation throws (std::runtime_error, a numerical
 /// breakdown, see its header), step() leaves the learner exactly as before the call (twin
@@ -62,6 +63,7 @@
 #include "../budget/twin_set.hpp"
 #include "../detail/random.hpp"
 #include "../svm/incremental_svm.hpp"
+#include "combine.hpp"
 #include "learner_base.hpp"
 
 #include <algorithm>
@@ -69,6 +71,10 @@
 #include <vector>
 
 namespace budgetkernel {
+
+namespace detail {
+class TwinPool;  // learners/tvm_combine.hpp
+}  // namespace detail
 
 /// Parameters of the Twin Vector Machine (defaults: the paper's, section 5.2).
 struct TVMParams {
@@ -176,7 +182,8 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
           if (!(tw.size() < m_p.budget || std::fabs(m_f(k)) <= m_p.m1)) continue;  // Algorithm 2
           used_label = true;
           begin_update(k);
-          changed = update_machine(k, x, label_of(k, y), m_f(k)) || changed;
+          const double sp = label_of(k, y) > 0.0 ? 1.0 : 0.0;  // the overflow twin TV_{B+1}
+          changed = update_machine(k, x, sp, 1.0 - sp, m_f(k)) || changed;
         }
       }
     } catch (...) {
@@ -297,6 +304,16 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   /// The C of the machines now: C * B / max(B, sum_j s_j) with fixed_C_total (per machine).
   double current_C(Index k) const { return machine(k).C(); }
 
+  /// combine() of one model within `budget` is a copy of it (learners/combine.hpp).
+  bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
+  Index combine_size() const { return n_twins(); }
+
+  /// This model becomes the combination of `models`: the twins, with their counts, pooled
+  /// and reduced by the TVM's own merging, its exact SVM retrained on them; the Random
+  /// baseline's reservoirs pooled and sampled. The rules: learners/tvm_combine.hpp.
+  void combine_from(const std::vector<const TwinVectorMachine*>& models, const CombinePlan& plan,
+                    const TwinVectorMachine* base, CombineReport& rep);
+
   /// Exact state (learner "tvm"): resumes bit for bit. Also writes the fields
   /// budgetkernel::Model reads: sv.x (twin_points), sv.alpha (twin_coefficients), bias,
   /// scale = 1 and the kernel.
@@ -376,6 +393,27 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     return v == 1;
   }
 
+  /// combine_from's check: the models must share every parameter but the seed.
+  static void check_combinable(const TVMParams& a, const TVMParams& b);
+  /// combine_from's pools of the TVM: one per result machine (rule: tvm_combine.hpp).
+  static std::vector<detail::TwinPool> pool_twins(const std::vector<const TwinVectorMachine*>& models,
+                                                  const CombinePlan& plan, std::int64_t n_total);
+  /// The class of the example in slot j of a Random baseline's reservoir (the machine that
+  /// has it as a positive; binary: class 1 iff positive).
+  std::int32_t reservoir_class(Index j) const;
+  /// combine_from's pool of the Random baseline: the labelled examples of the reservoirs;
+  /// rows[k] = model k's as rows of the pool.
+  static std::vector<detail::TwinPool> pool_reservoirs(const std::vector<const TwinVectorMachine*>& models,
+                                                       const CombinePlan& plan, std::vector<std::vector<Index>>& rows);
+  /// The pooled twins into machine k through UpdateTV + UpdateTVM (see combine_from).
+  void feed_machine(Index k, const detail::TwinPool& pool, CombineReport& rep);
+  /// The pool rows the combined reservoir keeps, in pool order: all within the budget, else
+  /// `budget` drawn from the models' reservoirs rows[k] (see combine_from) with m_rng.
+  std::vector<Index> sample_reservoir(const detail::TwinPool& pool, std::vector<std::vector<Index>> rows,
+                                      const CombinePlan& plan, std::int64_t n_total, CombineReport& rep);
+  /// The kept examples of the pooled reservoir into slots 0, 1, ... of every machine.
+  void fill_reservoir(const detail::TwinPool& pool, const std::vector<Index>& keep);
+
   /// +1 / -1 label of machine k (binary: class 1 is positive; multi-class: one-vs-rest).
   double label_of(Index k, std::int32_t y) const {
     if (n_outputs() == 1) return y == 1 ? 1.0 : -1.0;
@@ -433,12 +471,13 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     learn_twin(svm, tw, slot);
   }
 
-  /// UpdateTV (Algorithm 3) + UpdateTVM for a beneficial example of machine k, fx = TVM_k(x).
+  /// UpdateTV (Algorithm 3) + UpdateTVM for the twin (x, sp, sm) entering machine k, fx =
+  /// TVM_k(x): a beneficial example (counts 1, 0 or 0, 1), or a pooled twin of combine_from.
   /// Returns whether the twin set changed (false: the overflow twin was ignored by Rejection).
-  bool update_machine(Index k, const double* x, double yk, double fx) {
+  /// `distortion` (may be null) receives the chosen pair's distortion when two twins merge.
+  bool update_machine(Index k, const double* x, double sp, double sm, double fx, double* distortion = nullptr) {
     IncrementalSVM& svm = m_svm[static_cast<std::size_t>(k)];
     detail::TwinSet& tw = m_tw[static_cast<std::size_t>(k)];
-    const double sp = yk > 0.0 ? 1.0 : 0.0, sm = 1.0 - sp;  // the overflow twin TV_{B+1}
     const Index n = tw.size();
     Index new1 = -1, new2 = -1;
     // keys of the removed twins' sides (unlearned in UpdateTVM below)
@@ -466,6 +505,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
         auto tvm_at = [&svm](const double* z) { return svm.decision(z); };
         tw.set_overflow(x, sp, sm, fx);
         if (!tw.choose_merge(eta, merge_tries, tvm_at, mg, m_z.data())) return false;
+        if (distortion) *distortion = mg.distortion;
         // (the overflow twin's weights are readable in its slot mg.j until the set_twin below)
         const double msp = tw.s_plus(mg.i) + tw.s_plus(mg.j), msm = tw.s_minus(mg.i) + tw.s_minus(mg.j);
         take_keys(mg.i);
@@ -579,3 +619,5 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
 };
 
 }  // namespace budgetkernel
+
+#include "tvm_combine.hpp"  // TwinVectorMachine::combine_from and its helpers
