@@ -33,7 +33,10 @@ def combine(models, weights=None, budget=None, *, base=None):
     Its classes are the union of the models' classes. It keeps learning (``partial_fit``),
     saves, loads and pickles like any model. For a :class:`TwinVectorMachine` the twins are
     pooled with their counts, reduced by the TVM's own merging, and its exact SVM is retrained
-    on them.
+    on them (so the result is that SVM, not the average); a :class:`ReservoirSVC` pools the
+    reservoirs and, over the budget, draws a sample of their union as reservoirs merge. The
+    exact :class:`IncrementalSVC` is not combined: ``budgetkernel.dask.fit`` trains it as a
+    cascade.
 
     Parameters
     ----------
