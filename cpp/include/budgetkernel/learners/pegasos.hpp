@@ -211,8 +211,8 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   /// important first and each overflow runs this learner's maintenance step (projection or
   /// removal as in a stream; merging with its search widened to the least-degrading pair
   /// among the smallest SVs, merge_reduce_best), which maps the averaged coefficients as it
-  /// maps alpha (eq. 22 for a merge); rep.degradation is the ||Delta w||^2 of w_t that those steps report
-  /// (eq. 14). ||w||^2 is recomputed exactly; the random generator is model 0's.
+  /// maps alpha (eq. 22 for a merge); rep.degradation is the ||Delta w||^2 of w_t that those
+  /// steps report (eq. 14). ||w||^2 is recomputed exactly; the random generator is model 0's.
   void combine_from(const std::vector<const KernelPegasos*>& models, const CombinePlan& plan, const KernelPegasos* base,
                     CombineReport& rep) {
     BSGDParams p = models[0]->m_p;
