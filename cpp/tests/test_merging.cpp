@@ -427,6 +427,37 @@ TEST_CASE("merge: random multi-class stores (Pegasos-like coefficients, c = 3, 4
   }
 }
 
+TEST_CASE("merge: many classes (c = 10, 26): the bound-pruned partner scan == the exhaustive one") {
+  // merge_partner_scan skips a candidate whose lower bound (the class vectors' rank-1 error)
+  // exceeds the best degradation found; the oracle solves h for every candidate.
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  int pruned_runs = 0;
+  for (Index c : {10, 26})
+    for (Coef coef : {Coef::PegasosMulti, Coef::DenseMulti})
+      for (int t = 0; t < 100; ++t) {
+        const Index B = 20 + t % 80, d = 2 + t % 5;
+        const SupportVectors sv = random_store(rng, d, B, c, coef);
+        const Kernel k(KernelType::RBF, std::exp(std::log(0.1) + U(rng) * std::log(30.0)));
+        const Index m = smallest(sv);
+        Vector krow(B);
+        sv.kernel_row(k, sv.x(m).transpose(), sv.sqnorm()(m), krow);
+        krow(m) = 1.0;
+        Index want = -1;
+        double best = std::numeric_limits<double>::infinity();
+        for (Index j = 0; j < B; ++j) {
+          if (j == m) continue;
+          const double s = detail::merge_s_from_k(krow(j));
+          const double h = detail::merge_h_s(sv.alpha(m), sv.alpha(j), s);
+          const double e = detail::merge_degradation_s(sv.alpha(m), sv.alpha(j), s, h);
+          if (want < 0 || e < best) best = e, want = j;
+        }
+        CHECK(detail::merge_partner_scan(sv, m, krow.data()) == want);
+        ++pruned_runs;
+      }
+  CHECK(pruned_runs == 400);
+}
+
 TEST_CASE("merge: random multi-class stores (dense mixed-sign coefficients)") {
   const Stats st = run_random(Coef::DenseMulti, 3, 300, 60, 40);
   std::printf("  dense c=3: %d stores, best partner in %d (same index %d), max gap %.2g alpha_m^2\n", st.runs, st.best,
