@@ -213,17 +213,28 @@ def test_a_worker_killed_mid_fit_changes_nothing(process_client):
     # blocks with a lineage (made by tasks), so that the lost ones can be made again
     blocks = [c.submit(lambda p: (X[p], y[p]), p, pure=False) for p in parts]
     distributed.wait(blocks)
-    victim = next(iter(c.run(os.getpid).values()))
-    killed = []
-    timer = threading.Timer(0.5, lambda: (os.kill(victim, signal.SIGKILL), killed.append(time.monotonic())))
-    timer.start()
-    try:
-        m = cascade_fit(IncrementalSVC(C=10.0, gamma=2.0), blocks, c, classes=[-1, 1])
-    except Exception as e:  # a clear error is the other allowed outcome
-        m, error = None, e
-    done = time.monotonic()
-    timer.join()
-    assert killed and killed[0] < done, "the worker was killed only after the fit ended"
+    address, victim = next(iter(c.run(os.getpid).items()))
+    outcome = {}
+
+    def run():
+        try:
+            outcome["model"] = cascade_fit(IncrementalSVC(C=10.0, gamma=2.0), blocks, c, classes=[-1, 1])
+        except Exception as e:  # a clear error is the other allowed outcome
+            outcome["error"] = e
+
+    fit = threading.Thread(target=run)
+    fit.start()
+    # kill the worker once it runs a cascade task (not after a fixed delay: a fast machine
+    # finished the fit first)
+    killed = False
+    while fit.is_alive() and not killed:
+        if c.processing(workers=[address]).get(address):
+            os.kill(victim, signal.SIGKILL)
+            killed = True
+        time.sleep(0.001)
+    fit.join()
+    assert killed, "the fit ended before a task ran on the worker to kill"
+    m, error = outcome.get("model"), outcome.get("error")
     if m is None:
         assert isinstance(error, (distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker))
     else:
