@@ -13,7 +13,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from budgetkernel import io as libsvm
@@ -160,6 +160,10 @@ def _loaded(loader, path, **kwargs):
 
 @SETTINGS
 @given(data=_file(), kwargs=_KWARGS)
+# Index 2^63 - 1 makes one column too many: the lines of the chunk are checked first.
+@example(data=b"\xef\xbb\xbf 0.0 qid:3 0:0.0 9223372036854775807:65505.0#\n", kwargs={"dtype": np.float16})
+@example(data=b"1 9223372036854775807:1\n2 0:1e300\n", kwargs={"dtype": np.float32})
+@example(data=b"1 9223372036854775807:1\n2 0:1\n", kwargs={})
 def test_load_svmlight_as_the_python_reader_loaded(tmp_path_factory, data, kwargs):
     path = tmp_path_factory.mktemp("load") / "load.svm"
     path.write_bytes(data)

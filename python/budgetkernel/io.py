@@ -176,11 +176,12 @@ def _check_float_dtype(dtype):
     return dt
 
 
-def _recheck_rejected(reader, path, check_row):
+def _recheck_rejected(reader, path, check_row, expected=("non_ascii",)):
     """Judge the line the core just rejected by the line-by-line rules: raise its error
     (worded as always), or return its parsed row (``None`` for a blank line) when those
     rules accept it, which happens only for non-ASCII text outside a comment (Unicode
-    digits or spaces).  ``check_row(parsed, lineno)`` adds the checks of the pass."""
+    digits or spaces) or for a status in ``expected``.  ``check_row(parsed, lineno)`` adds
+    the checks of the pass."""
     lineno = reader.line_number
     line = reader.line_text.decode("utf-8", "surrogateescape")
     bad = _ESCAPED_BYTE_RE.search(line)
@@ -189,7 +190,7 @@ def _recheck_rejected(reader, path, check_row):
     parsed = _parse_line(line, path, lineno)
     if parsed is not None:
         check_row(parsed, lineno)
-    if reader.status != "non_ascii":
+    if reader.status not in expected:
         # The core and these rules disagree (a bug): refuse the line rather than guess.
         _fail(path, lineno, f"rejected by the parser ({reader.status})")
     return parsed
@@ -310,8 +311,14 @@ class _PlannedRead:
         # A label type wider than double (longdouble) takes integer labels as integers.
         self.wide_labels = not self.label_int and np.finfo(label_dtype).nmant > 52
         self.filled = 0
+        # n_features = 2^63 (index 2^63 - 1 in a zero-based file) is one more column than an
+        # array can have.  The chunk's lines are still checked, and the error raised where
+        # the chunk is built, so that a bad line before it is reported first, as ever; the
+        # core, which counts columns in int64, reads the rows without that column.
+        self.too_wide = n_features > _INT64_MAX
+        self.expected = ("non_ascii", "index_beyond_n_features") if self.too_wide else ("non_ascii",)
         self.reader = _native_core().LibsvmPass(
-            True, n_features=n_features, offset=offset, integer_labels=self.label_int, label_int_min=int_lo,
+            True, n_features=min(n_features, _INT64_MAX), offset=offset, integer_labels=self.label_int, label_int_min=int_lo,
             label_int_max=int_hi, label_max=self.label_hi if not self.label_int else math.inf, value_max=self.vmax)
 
     def check_row(self, parsed, lineno):
@@ -340,7 +347,17 @@ class _PlannedRead:
             return into[self.filled - m:self.filled]
         return np.zeros((m, self.n_features), dtype=self.x_dtype)
 
+    def accept(self, parsed):
+        if self.too_wide:
+            label, is_int, idx, vals = parsed
+            kept = [(i, v) for i, v in zip(idx, vals) if i - self.offset < _INT64_MAX]
+            parsed = label, is_int, [i for i, _ in kept], [v for _, v in kept]
+        _accept(self.reader, parsed)
+
     def build(self):
+        if self.too_wide:
+            raise ValueError(f"svmlight file {os.fspath(self.path)!r}: n_features={self.n_features} is more "
+                             "columns than an array can have")
         m = self.reader.rows
         label_int, wide_labels, label_dtype = self.label_int, self.wide_labels, self.label_dtype
         X = self._x_block(m)
@@ -367,9 +384,6 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
                           into=None):
     """The chunks of a planned read.  ``into``: a zeroed (rows, n_features) array of dtype
     float32/float64 whose consecutive row blocks the chunks' X are (views), while they fit."""
-    if n_features > _INT64_MAX:  # from a scan that met index 2^63 - 1 in a zero-based file
-        raise ValueError(f"svmlight file {os.fspath(path)!r}: n_features={n_features} is more columns "
-                         "than an array can have")
     read = _PlannedRead(path, n_features, offset, label_dtype, dtype, return_lines, into)
     reader = read.reader
     full = _native_core().LIBSVM_FULL
@@ -377,9 +391,9 @@ def _iter_svmlight_chunks(path, n_features, offset, label_dtype, dtype, chunk_si
         if status == full:
             yield read.build()
             continue
-        parsed = _recheck_rejected(reader, path, read.check_row)
+        parsed = _recheck_rejected(reader, path, read.check_row, read.expected)
         if parsed is not None:
-            _accept(reader, parsed)
+            read.accept(parsed)
     if reader.rows:
         yield read.build()
 
