@@ -427,9 +427,11 @@ TEST_CASE("merge: random multi-class stores (Pegasos-like coefficients, c = 3, 4
   }
 }
 
-TEST_CASE("merge: many classes (c = 10, 26): the bound-pruned partner scan == the exhaustive one") {
-  // merge_partner_scan skips a candidate whose lower bound (the class vectors' rank-1 error)
-  // exceeds the best degradation found; the oracle solves h for every candidate.
+TEST_CASE("merge: many classes (c = 10, 26): the bound-pruned partner search == the exhaustive one") {
+  // merge_partner (merge_partner_multi) skips a candidate whose lower bound (the class vectors'
+  // rank-1 error) exceeds the best degradation found; the oracle solves h for every candidate.
+  // Every fourth store has exact duplicates (equal points and coefficients: tied degradations,
+  // which must go to the lowest index as in the oracle).
   std::mt19937_64 rng(77);
   std::uniform_real_distribution<double> U(0.0, 1.0);
   int pruned_runs = 0;
@@ -437,7 +439,12 @@ TEST_CASE("merge: many classes (c = 10, 26): the bound-pruned partner scan == th
     for (Coef coef : {Coef::PegasosMulti, Coef::DenseMulti})
       for (int t = 0; t < 100; ++t) {
         const Index B = 20 + t % 80, d = 2 + t % 5;
-        const SupportVectors sv = random_store(rng, d, B, c, coef);
+        SupportVectors sv = random_store(rng, d, B, c, coef);
+        if (t % 4 == 0)
+          for (Index i = 2; i < B; i += 5) {
+            sv.set_x(i, sv.x(i - 1).transpose());
+            sv.alpha(i) = sv.alpha(i - 1);
+          }
         const Kernel k(KernelType::RBF, std::exp(std::log(0.1) + U(rng) * std::log(30.0)));
         const Index m = smallest(sv);
         Vector krow(B);
@@ -453,6 +460,9 @@ TEST_CASE("merge: many classes (c = 10, 26): the bound-pruned partner scan == th
           if (want < 0 || e < best) best = e, want = j;
         }
         CHECK(detail::merge_partner_scan(sv, m, krow.data()) == want);
+        CHECK(detail::merge_partner(sv, m, krow.data()) == want);
+        const Vector norms = sv.A().topRows(B).rowwise().squaredNorm();
+        CHECK(detail::merge_partner(sv, m, krow.data(), norms.data()) == want);
         ++pruned_runs;
       }
   CHECK(pruned_runs == 400);

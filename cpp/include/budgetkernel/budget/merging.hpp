@@ -31,6 +31,9 @@ namespace budgetkernel {
 namespace detail {
 
 /// sum_j krow[j] (alpha_j . v) = v . f(x) for the kernel row krow of x: O(B c), no temporary.
+/// Multi-class: each alpha_j . v is summed over the classes in order, and the terms over j in
+/// order, as a plain double loop would; four SVs' dot products run side by side so that the
+/// additions of one do not wait for the previous one's (the same operations, the same bits).
 template <class V>
 double merge_score_dot(const SupportVectors& sv, const double* krow, const V& v) {
   const Index B = sv.size(), c = sv.n_coef();
@@ -38,7 +41,23 @@ double merge_score_dot(const SupportVectors& sv, const double* krow, const V& v)
   if (c == 1)  // binary: one vectorised dot product
     return v(0) * Eigen::Map<const Vector>(A, B).dot(Eigen::Map<const Vector>(krow, B));
   double sum = 0.0;
-  for (Index j = 0; j < B; ++j) {
+  Index j = 0;
+  for (; j + 4 <= B; j += 4) {
+    const double *a0 = A + j * c, *a1 = a0 + c, *a2 = a1 + c, *a3 = a2 + c;
+    double d0 = a0[0] * v(0), d1 = a1[0] * v(0), d2 = a2[0] * v(0), d3 = a3[0] * v(0);
+    for (Index i = 1; i < c; ++i) {
+      const double vi = v(i);
+      d0 += a0[i] * vi;
+      d1 += a1[i] * vi;
+      d2 += a2[i] * vi;
+      d3 += a3[i] * vi;
+    }
+    sum += krow[j] * d0;
+    sum += krow[j + 1] * d1;
+    sum += krow[j + 2] * d2;
+    sum += krow[j + 3] * d3;
+  }
+  for (; j < B; ++j) {
     const double* aj = A + j * c;
     double dot = aj[0] * v(0);
     for (Index i = 1; i < c; ++i) dot += aj[i] * v(i);
@@ -66,46 +85,80 @@ inline Index merge_smallest(const SupportVectors& sv, double& m_norm, Vector& wo
   return m;
 }
 
+/// The exact degradation of merging SV m with candidate j at k_mj = k (h from eq. 21): what
+/// the partner searches minimise (multi-class; the binary search ranks by MergeTable).
+inline double merge_candidate(const RowMatrix& A, Index m, Index j, double k) {
+  const double s = merge_s_from_k(k);
+  return merge_degradation_s(A.row(m), A.row(j), s, merge_h_s(A.row(m), A.row(j), s));
+}
+
 /// The merge partner n != m of SV m given krow_m[j] = k(x_m, x_j) (see merge_reduce), by
-/// evaluating every candidate. Ties go to the lowest index.
+/// evaluating every candidate: binary by the table, multi-class exactly. Ties go to the lowest
+/// index. The reference the faster searches (merge_partner) return the choice of.
 inline Index merge_partner_scan(const SupportVectors& sv, Index m, const double* krow_m) {
   const RowMatrix& A = sv.A();
   const Index B = sv.size();
+  const bool binary = sv.n_coef() == 1;
+  const MergeTable* table = binary ? &merge_table() : nullptr;
   Index n = -1;
   double best = std::numeric_limits<double>::infinity();
-  if (sv.n_coef() == 1) {
-    const MergeTable& table = merge_table();
-    const double am = A(m, 0);
-    for (Index j = 0; j < B; ++j) {
-      if (j == m) continue;
-      const double e = table.per_unit(am / A(j, 0), krow_m[j]);  // |alpha_j| >= |alpha_m| > 0
-      if (n < 0 || e < best) best = e, n = j;
-    }
-  } else {
-    // A lower bound prunes candidates before h is solved. The merge replaces the c class
-    // vectors a_c phi(x_m) + b_c phi(x_n) by multiples of one phi(z): its degradation is at
-    // least the best rank-1 approximation error of those vectors in the plane of phi(x_m) and
-    // phi(x_n), the smaller eigenvalue of M G with M = sum_c (a_c, b_c)^T (a_c, b_c) (entries
-    // |alpha_m|^2, alpha_m.alpha_n, |alpha_n|^2) and G = [[1, k], [k, 1]]: O(c) per candidate
-    // instead of a 1-D solve. A candidate is skipped only when the bound exceeds the best
-    // degradation by more than rounding could (a margin relative to |alpha_m|^2 + |alpha_n|^2),
-    // so the chosen partner is the full scan's.
-    const double am2 = A.row(m).squaredNorm();
-    for (Index j = 0; j < B; ++j) {
-      if (j == m) continue;
-      const double k = krow_m[j];
-      if (n >= 0) {
-        const double an2 = A.row(j).squaredNorm(), dot = A.row(m).dot(A.row(j));
-        const double tr = am2 + an2 + 2.0 * dot * k;
-        const double det = (std::max)(0.0, am2 * an2 - dot * dot) * (std::max)(0.0, 1.0 - k * k);
-        const double low = 0.5 * (tr - std::sqrt((std::max)(0.0, tr * tr - 4.0 * det)));
-        if (low > best + 1e-9 * (am2 + an2)) continue;
-      }
-      const double s = merge_s_from_k(k);
-      const double deg = merge_degradation_s(A.row(m), A.row(j), s, merge_h_s(A.row(m), A.row(j), s));
-      if (n < 0 || deg < best) best = deg, n = j;
-    }
+  for (Index j = 0; j < B; ++j) {
+    if (j == m) continue;
+    // binary: |alpha_j| >= |alpha_m| > 0 (m is the smallest)
+    const double e = binary ? table->per_unit(A(m, 0) / A(j, 0), krow_m[j]) : merge_candidate(A, m, j, krow_m[j]);
+    if (n < 0 || e < best) best = e, n = j;
   }
+  return n;
+}
+
+/// merge_partner_scan's choice for a multi-class store, with most candidates skipped by a
+/// lower bound on their degradation. The merge replaces the c class vectors
+/// a_i phi(x_m) + b_i phi(x_n) by multiples of one phi(z): its degradation is at least their
+/// best rank-1 approximation error, which lies in the plane of phi(x_m) and phi(x_n): the
+/// smaller eigenvalue of M G, M = sum_i (a_i, b_i)^T (a_i, b_i) (entries |alpha_m|^2,
+/// alpha_m.alpha_n, |alpha_n|^2), G = [[1, k], [k, 1]], i.e. 2 det / (tr + sqrt(tr^2 - 4 det)).
+/// The bounds of all candidates take one pass over the coefficients (a product with alpha_m;
+/// `norms`: the rows' squared norms when the caller has them, e.g. from merge_smallest, else
+/// null), vectorised, where a 1-D solve of eq. (21) costs divisions, logs and exps per class.
+/// Then the first candidate in index order (as merge_partner_scan starts), the one of least
+/// bound (most often the partner), and the rest in index order are solved exactly, each
+/// skipped while its bound exceeds the best degradation found by more than rounding could
+/// explain (a margin relative to |alpha_m|^2 + |alpha_n|^2, far above the rounding of either).
+/// A skipped candidate cannot be (co-)minimal, and ties go to the lowest index, so the result
+/// is merge_partner_scan's (tested against it on random stores of 10 and 26 classes).
+inline Index merge_partner_multi(const SupportVectors& sv, Index m, const double* krow_m, const double* norms) {
+  const RowMatrix& A = sv.A();
+  const Index B = sv.size(), first = m == 0 ? 1 : 0;
+  double best = merge_candidate(A, m, first, krow_m[first]);
+  if (std::isnan(best)) return merge_partner_scan(sv, m, krow_m);  // keeps the scan's NaN handling
+  thread_local Vector key, an2;
+  if (key.size() < B) key.resize(B), an2.resize(B);
+  const auto Ab = A.topRows(B);
+  if (norms) {
+    an2.head(B) = Eigen::Map<const Vector>(norms, B);
+  } else {
+    an2.head(B) = Ab.rowwise().squaredNorm();
+  }
+  // key_j = bound_j - margin_j: candidate j can win only if key_j <= best (or key_j is NaN).
+  key.head(B).noalias() = Ab * A.row(m).transpose();  // alpha_m . alpha_j
+  const double am2 = A.row(m).squaredNorm();
+  const auto k = Eigen::Map<const Vector>(krow_m, B).array();
+  const auto dot = key.head(B).array();
+  const auto n2 = an2.head(B).array();
+  const auto tr = am2 + n2 + 2.0 * dot * k;
+  const auto det = (am2 * n2 - dot.square()).max(0.0) * (1.0 - k.square()).max(0.0);
+  key.head(B) = (2.0 * det / (tr + (tr.square() - 4.0 * det).max(0.0).sqrt())).max(0.0) - 1e-9 * (am2 + n2);
+  key(m) = key(first) = std::numeric_limits<double>::infinity();
+  Index n = first;
+  const auto consider = [&](Index j) {
+    const double e = merge_candidate(A, m, j, krow_m[j]);
+    if (e < best || (e == best && j < n)) best = e, n = j;
+  };
+  Index lead = 0;
+  if (key.head(B).minCoeff(&lead) <= best) consider(lead);  // (NaN keys are met in the loop)
+  key(lead) = std::numeric_limits<double>::infinity();
+  for (Index j = 0; j < B; ++j)
+    if (!(key(j) > best)) consider(j);
   return n;
 }
 
@@ -154,9 +207,9 @@ inline int merge_lowest_bit(std::uint64_t bits) {
 /// vector compares instead of a scalar search and a scalar compress. Each visited candidate
 /// is checked again against the current (tighter) bound: the candidates of a plain loop, in
 /// its order.
-inline Index merge_partner(const SupportVectors& sv, Index m, const double* krow_m) {
+inline Index merge_partner(const SupportVectors& sv, Index m, const double* krow_m, const double* norms = nullptr) {
   const Index B = sv.size();
-  if (sv.n_coef() != 1) return merge_partner_scan(sv, m, krow_m);
+  if (sv.n_coef() != 1) return merge_partner_multi(sv, m, krow_m, norms);
   const double* a = sv.A().data();
   // Seed: the first nearest candidate (largest k), by two vectorised maxima around m.
   double kmax = -std::numeric_limits<double>::infinity();
@@ -292,7 +345,7 @@ inline MaintenanceResult merge_reduce(SupportVectors& sv, const Kernel& kernel, 
   if (work2.size() < B) work2.resize(B);
 
   double m_norm = 0.0;
-  const Index m = detail::merge_smallest(sv, m_norm, work);
+  const Index m = detail::merge_smallest(sv, m_norm, work2);  // the squared norms stay in work2
   if (m_norm == 0.0) {  // contributes nothing to w
     sv.erase(m);
     return {};
@@ -300,7 +353,7 @@ inline MaintenanceResult merge_reduce(SupportVectors& sv, const Kernel& kernel, 
   // Kernel row of x_m: partner search and f(x_m) in one pass.
   sv.kernel_row(kernel, sv.x(m).transpose(), sv.sqnorm()(m), work);
   work(m) = 1.0;
-  const Index n = detail::merge_partner(sv, m, work.data());
+  const Index n = detail::merge_partner(sv, m, work.data(), work2.data());
   return detail::merge_apply(sv, kernel, m, n, work, work2, true);
 }
 
@@ -461,7 +514,8 @@ class Merging : public GramTracked {
     }
 
     const double* km = m_track ? row(m, B) : untracked_row(sv, kernel, m, B);  // k(x_m, x_m) = 1
-    const Index n = detail::merge_partner(sv, m, km);
+    // m_row still holds merge_smallest's squared norms unless km was computed into it.
+    const Index n = detail::merge_partner(sv, m, km, km == m_row.data() ? nullptr : m_row.data());
     const detail::MergePair pair = detail::merge_pair(sv, kernel, m, n, m_zw.data(), m_zw.data() + d);
     res.degradation = pair.degradation;
     const auto alpha_z = m_zw.segment(d, c);
