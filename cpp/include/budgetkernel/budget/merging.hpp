@@ -322,7 +322,8 @@ inline MaintenanceResult merge_apply(SupportVectors& sv, const Kernel& kernel, I
 ///    exactly for the chosen partner (the table's choice is almost always the exact best,
 ///    otherwise worse by a tiny multiple of alpha_m^2, see MergeTable);
 ///  - multi-class: the exact 1-D solve of eq. (21) for every candidate (the paper's way; a
-///    few logs per candidate).
+///    few logs per candidate) that a lower bound on its degradation does not rule out
+///    (detail::merge_partner_multi, the same partner).
 /// z = h x_m + (1-h) x_n (eq. 20) takes the slot of m (of n when m is the last row, which
 /// erase would move), with alpha_z from eq. (22) and id max(id_m, id_n); n is erased.
 ///
