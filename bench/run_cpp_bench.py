@@ -217,6 +217,7 @@ def main():
         f"{' --only ' + args.only if args.only else ''}` "
         f"(median of {1 if args.quick else args.repetitions} repetition(s)) "
         f"(build dir {args.build_dir}); {ctx.get('num_cpus', '?')} CPUs at {ctx.get('mhz_per_cpu', '?')} MHz; "
+        f"load average at the start {', '.join(f'{x:.2f}' for x in ctx.get('load_avg', [])) or '?'}; "
         f"Google Benchmark library build type: {ctx.get('library_build_type', '?')} (ours: see the build dir's "
         f"CMAKE_BUILD_TYPE / CMAKE_CXX_FLAGS)._"])
     cache = Path(args.build_dir) / "CMakeCache.txt"
