@@ -19,8 +19,9 @@
 //      of Algorithm 1 without the learner: score the next example with the store's kernel
 //      row, shrink the scale by 1 - 1/t, and, when the example has a loss, push alpha =
 //      beta / scale (beta of KernelPegasos: eta on y, -eta on the highest other class; eta y
-//      when binary) and merge. The first 32-256 such steps (about 1 MiB of rows) are recorded with their kernel
-//      rows (examples without a loss only shrink the scale and are not steps). The timed loop
+//      when binary) and merge. The first 32-256 such steps (about 1 MiB of rows) are recorded
+//      with their kernel rows (examples without a loss only shrink the scale and are not
+//      steps). The timed loop
 //      replays exactly these steps from the recorded start state, which is restored (not
 //      timed) after the last of them; replaying gives the same store bit for bit (checked),
 //      so each timed step gets the kernel row it would have been scored with, and only the
@@ -39,8 +40,8 @@
 //      (SupportVectors::kernel_row: Kernel::dots + the vectorised exp); dots/d:<d>/B:<B> the
 //      dot products alone (Kernel::dots); dots_rows64/d:<d>/B:<B> one block of 64 queries
 //      (Kernel::dots_rows, what scoring a chunk uses; one iteration = 64 rows). SVs and
-//      queries N(0, I/d), RBF gamma = 1, cycling over 64 queries. GFLOP/s counts 2 B d flops per row (the exp not
-//      counted).
+//      queries N(0, I/d), RBF gamma = 1, cycling over 64 queries. GFLOP/s counts 2 B d flops
+//      per row (the exp not counted).
 //  fma_peak/<isa>   one core's FMA peak: 12 independent chains acc = acc * a + b on vector
 //      registers (FMA latency 4 cycles x 2 pipes needs >= 8), 8 flops per 256-bit FMA, 16 per
 //      512-bit one. avx2-256 is the ISA of the -mavx2 -mfma build (the _core_avx2 module);
