@@ -956,3 +956,16 @@ TEST_CASE("Merging (cached): no heap allocation once warmed up") {
 }
 
 TEST_MAIN()
+
+TEST_CASE("merge: random multi-class stores with many classes (Pegasos-like, c = 10, 26)") {
+  // The full check of one merge (h against a grid of eq. 21, z, alpha_z, degradation and norm
+  // change against brute force, the partner against every candidate) where the partner search
+  // prunes with its bound.
+  for (Index c : {10, 26}) {
+    const Stats st = run_random(Coef::PegasosMulti, c, 200, 60, 99 + static_cast<std::uint64_t>(c));
+    std::printf("  pegasos-like c=%d: %d stores, brute-force best partner in %d (same index %d), max gap %.2g "
+                "alpha_m^2, h outside [0,1] in %d\n",
+                static_cast<int>(c), st.runs, st.best, st.same, st.max_gap, st.outside);
+    CHECK(st.best == st.runs);
+  }
+}
