@@ -5,7 +5,9 @@ kernel learning literature and provides the small amount of plumbing needed to
 feed real data sets to the learners chunk by chunk:
 
 * :func:`checkerboard`, :func:`noisy_checkerboard`, :func:`two_gaussians` and
-  :func:`waveform` draw finite samples;
+  :func:`waveform` draw finite samples; :func:`gaussian_classes` draws a multi-class,
+  optionally high-dimensional mixture of Gaussian clusters (the speed benchmarks of many
+  classes and many features);
 * :func:`stream` yields the same distributions as a (possibly infinite) stream
   of ``(X, y)`` chunks and :func:`make_stream_and_test` pairs a training stream
   with an independent test set;
@@ -18,7 +20,7 @@ feed real data sets to the learners chunk by chunk:
   after a warm-up prefix; it lives in :mod:`budgetkernel.preprocessing` and is
   importable from here as well.
 
-The generators are in ``_synthetic.py``, the Bayes accuracies (their mathematics)
+The generators are in ``_synthetic.py`` (:func:`gaussian_classes` in ``_classes.py``), the Bayes accuracies (their mathematics)
 in ``_bayes.py``.
 
 Reproducibility
@@ -48,6 +50,7 @@ files, the package's compiled core).
 from ..io import dump_svmlight, iter_svmlight, load_svmlight
 from ..preprocessing import StreamingStandardizer
 from ._bayes import two_gaussians_bayes_accuracy, waveform_bayes_accuracy
+from ._classes import gaussian_classes
 from ._synthetic import (
     STREAM_NAMES,
     WAVEFORM_BASE_WAVES,
@@ -69,6 +72,7 @@ __all__ = [
     "waveform_bayes_accuracy",
     "WAVEFORM_BASE_WAVES",
     "WAVEFORM_CLASS_WAVES",
+    "gaussian_classes",
     "STREAM_NAMES",
     "stream",
     "make_stream_and_test",

@@ -133,6 +133,10 @@ def _resolve(name, kwargs):
     if name == "waveform":
         _reject_kwargs(name, kwargs)
         return _block_waveform, {}
+    if name == "gaussian_classes":
+        from ._classes import _resolve_classes  # imports this module: import here, not above
+
+        return _resolve_classes(kwargs)
     raise ValueError(f"unknown data set {name!r}; expected one of {STREAM_NAMES}")
 
 
@@ -153,7 +157,7 @@ def _check_noise(noise):
 
 
 #: Names accepted by :func:`stream` and :func:`make_stream_and_test`.
-STREAM_NAMES = ("checkerboard", "noisy_checkerboard", "two_gaussians", "waveform")
+STREAM_NAMES = ("checkerboard", "noisy_checkerboard", "two_gaussians", "waveform", "gaussian_classes")
 
 
 def _iter_blocks(block_fn, params, ss, n_samples):
@@ -344,7 +348,7 @@ def stream(name, n_samples=None, *, chunk_size=10_000, random_state=None, **kwar
 
     Parameters
     ----------
-    name : {'checkerboard', 'noisy_checkerboard', 'two_gaussians', 'waveform'}
+    name : {'checkerboard', 'noisy_checkerboard', 'two_gaussians', 'waveform', 'gaussian_classes'}
         Which generator to use.
     n_samples : int or None, default=None
         Total number of examples; ``None`` gives an infinite stream.
@@ -357,7 +361,8 @@ def stream(name, n_samples=None, *, chunk_size=10_000, random_state=None, **kwar
         stream equal ``<name>(n, random_state=seed, **kwargs)``.
     **kwargs
         Generator parameters: ``noise`` for ``'checkerboard'``, ``clean`` for
-        ``'noisy_checkerboard'``.
+        ``'noisy_checkerboard'``, the keywords of :func:`gaussian_classes` for
+        ``'gaussian_classes'``.
 
     Returns
     -------
@@ -385,7 +390,7 @@ def make_stream_and_test(name, n_train, n_test, random_state=None, *,
 
     Parameters
     ----------
-    name : {'checkerboard', 'noisy_checkerboard', 'two_gaussians', 'waveform'}
+    name : {'checkerboard', 'noisy_checkerboard', 'two_gaussians', 'waveform', 'gaussian_classes'}
         Which generator to use.
     n_train : int or None
         Length of the training stream (``None`` = infinite).
