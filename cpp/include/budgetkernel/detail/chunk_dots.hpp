@@ -31,8 +31,8 @@
 /// the cost per row is k n / T + u T d / 2 (k the per-SV start cost in units of one
 /// multiply-add), minimal at T = sqrt(2 k n / (u d)); with k fitted to those measurements,
 /// the rule is T = sqrt(64 n / (u d)), u from the previous block, clamped to [3, 48] and to
-/// about 1 MiB of dots (as detail::for_row_blocks). The throughputs did not depend on T within the
-/// measurement noise except at its ends (T = 48 with u ~ 1 at d = 784 was slower).
+/// about 1 MiB of dots (as detail::for_row_blocks). The throughputs did not depend on T
+/// within the measurement noise except at its ends (T = 48 with u ~ 1 at d = 784 was slower).
 ///
 /// Where blocks pay: from detail::kDotBlockMinDim features on (below, Kernel::dots has per-row
 /// code of its own), for stores beyond L1 (kChunkDotsMinValues), and in builds whose tiles
@@ -56,10 +56,10 @@ namespace detail {
 /// bookkeeping.
 inline constexpr Index kChunkDotsMinValues = 4096;
 
-/// Whether blocks pay in this build: the 3 x 4 register tile of dot_rows needs fused
-/// multiply-adds (without them each packet product takes a register more, the 16 vector
-/// registers of x86-64 spill, and a block came out slower than single rows). The baseline
-/// x86-64 build (SSE2) therefore learns row by row as before; the AVX2 + FMA one blocks.
+/// Whether blocks pay in this build: with fused multiply-adds. Without them (the baseline
+/// x86-64 build, SSE2) blocks of rows measured slower than single rows in the same
+/// microbenchmark, likely because each packet product then needs one register more than the
+/// 3 x 4 tile leaves of the 16; that build therefore learns row by row as before.
 #if defined(EIGEN_VECTORIZE_FMA) || defined(__FMA__) || defined(__ARM_FEATURE_FMA)
 inline constexpr bool kChunkDotsPay = true;
 #else
