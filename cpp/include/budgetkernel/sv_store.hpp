@@ -2,6 +2,7 @@
 /// \file sv_store.hpp
 /// The support-vector store shared by every kernel learner.
 
+#include "detail/chunk_dots.hpp"
 #include "kernel.hpp"
 #include "stop_poll.hpp"
 
@@ -117,6 +118,7 @@ class SupportVectors {
     m_d = dim;
     m_c = n_coef;
     m_n = 0;
+    m_chunk.drop();
     allocate(std::max<Index>(capacity, 1));
   }
 
@@ -175,6 +177,7 @@ class SupportVectors {
     m_sq(m_n) = m_x.row(m_n).squaredNorm();
     m_id[static_cast<std::size_t>(m_n)] = id;
     if (m_carry.cols() > 0) m_carry.row(m_n).setZero();
+    m_chunk.changed(m_n);
     return m_n++;
   }
 
@@ -183,6 +186,7 @@ class SupportVectors {
   void set_x(Index i, const Eigen::MatrixBase<X>& x) {
     m_x.row(i) = x.transpose();
     m_sq(i) = m_x.row(i).squaredNorm();
+    m_chunk.changed(i);
   }
   void set_id(Index i, std::int64_t id) { m_id[static_cast<std::size_t>(i)] = id; }
 
@@ -197,18 +201,32 @@ class SupportVectors {
       m_id[static_cast<std::size_t>(i)] = m_id[static_cast<std::size_t>(last)];
       if (m_carry.cols() > 0) m_carry.row(i) = m_carry.row(last);
     }
+    m_chunk.moved(i, last);
     --m_n;
     return last;
   }
 
-  void clear() { m_n = 0; }
+  void clear() {
+    m_n = 0;
+    m_chunk.drop();
+  }
 
   /// out.head(size()) = k(x_i, x) for every SV. `dots`: x's dot products with the SVs when
-  /// already known (a row of dots_rows), else null (Kernel::row).
+  /// already known (a row of dots_rows), else null (Kernel::row). When x is the chunk row
+  /// being learned (detail/chunk_dots.hpp), its dot products come from the store's prefetch
+  /// block, the same values.
   template <class X>
   void kernel_row(const Kernel& k, const Eigen::MatrixBase<X>& x, double x_sq, Eigen::Ref<Vector> out,
                   const double* dots = nullptr) const {
+    if (!dots && chunk_dots(x, m_n, out.data())) return k.finish_row(m_sq, m_n, x_sq, out);
     k.row(m_x, m_sq, m_n, x, x_sq, out, dots);
+  }
+
+  /// out.head(n) = x's dot products with SVs 0..n-1 (n <= size()), Kernel::dots' values; from
+  /// the prefetch block as kernel_row when x is the chunk row being learned.
+  template <class X>
+  void dots(const Eigen::MatrixBase<X>& x, Index n, Eigen::Ref<Vector> out) const {
+    if (!chunk_dots(x, n, out.data())) Kernel::dots(m_x, n, x, out);
   }
 
   /// D = the dot products of the rows of X with every SV (X.rows() x size()), for
@@ -241,6 +259,24 @@ class SupportVectors {
   }
 
  private:
+  /// out[0..n) = x . x_j from m_chunk when x is the row the chunk loop on this thread is
+  /// learning (pointer identity) and blocks pay here; false otherwise (out untouched).
+  template <class X>
+  bool chunk_dots(const Eigen::MatrixBase<X>& x, Index n, double* out) const {
+    if constexpr (bool(Eigen::internal::traits<X>::Flags & Eigen::DirectAccessBit)) {
+      const detail::ChunkRows* c = detail::current_chunk();
+      if (c == nullptr || c->row < 0 || c->cols != m_d || m_d < detail::kDotBlockMinDim ||
+          m_n * m_d < detail::kChunkDotsMinValues || x.size() != m_d || x.derived().innerStride() != 1 ||
+          x.derived().data() != c->row_data())
+        return false;
+      m_chunk.fill(m_x, m_n, n, *c, out);
+      return true;
+    } else {
+      (void)x, (void)n, (void)out;
+      return false;
+    }
+  }
+
   void scores_of(const RowMatrix& M, const Vector& krow, Eigen::Ref<Vector> out) const {
     if (M.cols() == 1)  // binary: a plain dot product, no gemv set-up
       out(0) = Eigen::Map<const Vector>(M.data(), m_n).dot(krow.head(m_n));
@@ -264,6 +300,10 @@ class SupportVectors {
   bool m_carry_mapped = true;
   Vector m_sq;
   std::vector<std::int64_t> m_id;
+  // Dots of the chunk rows being learned (detail/chunk_dots.hpp); told of every change of a
+  // slot's point. A cache, hence mutable: only the thread learning a chunk of this store's
+  // learner touches it (concurrent readers of a model publish no chunk). Copies start without.
+  mutable detail::ChunkDots m_chunk;
 };
 
 }  // namespace budgetkernel

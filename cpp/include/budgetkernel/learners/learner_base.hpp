@@ -210,8 +210,14 @@ class OnlineLearner {
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr,
                    StopPoll* stop = nullptr) {
     check_chunk(X, y, true);
+    // Kernel learners' stores answer the current row's kernel row from blocks of rows
+    // (detail/chunk_dots.hpp), the same values as row by row.
+    detail::ChunkScope chunk(X.data(), X.outerStride(), X.rows(), X.cols(),
+                             detail::kChunkDotsPay && detail::has_kernel_params<Derived>::value &&
+                                 m_d >= detail::kDotBlockMinDim);
     for (Index i = 0; i < X.rows(); ++i) {
       detail::poll_stop(stop, i);
+      chunk.at(i);
       const std::int32_t p = learn_one(X.row(i).data(), y[i]);
       if (pred) pred[i] = p;
     }
