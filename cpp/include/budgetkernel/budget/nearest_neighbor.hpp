@@ -195,7 +195,7 @@ class NearestNeighbors {
     m_query_n = n;
     m_query_best = none;
     if (n == 0) return;
-    Kernel::dots(sv.X(), n, x, m_dots);
+    sv.dots(x, n, m_dots);  // from the chunk's block when x is the row being learned
     // Distances and their argmin (first index on ties) in one pass, the minimum in a register.
     double best_d2 = inf();
     for (Index j = 0; j < n; ++j) {
