@@ -146,8 +146,8 @@ inline Index merge_partner_multi(const SupportVectors& sv, Index m, const double
   const auto dot = key.head(B).array();
   const auto n2 = an2.head(B).array();
   const auto tr = am2 + n2 + 2.0 * dot * k;
-  const auto det = (am2 * n2 - dot.square()).max(0.0) * (1.0 - k.square()).max(0.0);
-  key.head(B) = (2.0 * det / (tr + (tr.square() - 4.0 * det).max(0.0).sqrt())).max(0.0) - 1e-9 * (am2 + n2);
+  const auto det = (am2 * n2 - dot.square()).cwiseMax(0.0) * (1.0 - k.square()).cwiseMax(0.0);
+  key.head(B) = (2.0 * det / (tr + (tr.square() - 4.0 * det).cwiseMax(0.0).sqrt())).cwiseMax(0.0) - 1e-9 * (am2 + n2);
   key(m) = key(first) = std::numeric_limits<double>::infinity();
   Index n = first;
   const auto consider = [&](Index j) {
