@@ -41,7 +41,11 @@
 //      dot products alone (Kernel::dots); dots_rows64/d:<d>/B:<B> one block of 64 queries
 //      (Kernel::dots_rows, what scoring a chunk uses; one iteration = 64 rows). SVs and
 //      queries N(0, I/d), RBF gamma = 1, cycling over 64 queries. GFLOP/s counts 2 B d flops
-//      per row (the exp not counted).
+//      per row (the exp not counted). learn_row/d:<d>/B:<B>: the kernel row as learning
+//      computes it, SupportVectors::kernel_row of the row a chunk loop is learning (a
+//      detail::ChunkScope over the 64 queries), answered from the store's blocks of rows
+//      (detail/chunk_dots.hpp); learn_row_u1 also gives one SV a new point per row (set_x),
+//      as a step that adds or merges an SV does, so each block patches a column per row.
 //  fma_peak/<isa>   one core's FMA peak: 12 independent chains acc = acc * a + b on vector
 //      registers (FMA latency 4 cycles x 2 pipes needs >= 8), 8 flops per 256-bit FMA, 16 per
 //      512-bit one. avx2-256 is the ISA of the -mavx2 -mfma build (the _core_avx2 module);
@@ -327,7 +331,7 @@ RowMatrix gaussian(Index n, Index d, std::uint64_t seed) {
   return m;
 }
 
-enum class RowKind { KernelRow, Dots, DotsRows64 };
+enum class RowKind { KernelRow, Dots, DotsRows64, LearnRow, LearnRowU1 };
 
 void kernel_rows(benchmark::State& state, RowKind kind, Index d, Index B) {
   constexpr Index kQueries = 64;
@@ -340,9 +344,16 @@ void kernel_rows(benchmark::State& state, RowKind kind, Index d, Index B) {
   for (Index i = 0; i < kQueries; ++i) q_sq(i) = Q.row(i).squaredNorm();
   Vector out(sv.capacity());
   RowMatrix D(kQueries, B);
-  Index q = 0;
+  const bool learning = kind == RowKind::LearnRow || kind == RowKind::LearnRowU1;
+  bk::detail::ChunkScope chunk(Q.data(), Q.outerStride(), kQueries, d, learning);
+  Index q = 0, slot = 0;
   for (auto _ : state) {
-    if (kind == RowKind::KernelRow) sv.kernel_row(k, Q.row(q).transpose(), q_sq(q), out);
+    if (kind == RowKind::LearnRowU1) {
+      sv.set_x(slot, P.row(slot).transpose());  // the same point, but a new one to the block
+      slot = slot + 1 == B ? 0 : slot + 1;
+    }
+    chunk.at(q);
+    if (kind == RowKind::KernelRow || learning) sv.kernel_row(k, Q.row(q).transpose(), q_sq(q), out);
     else if (kind == RowKind::Dots) bk::Kernel::dots(sv.X(), B, Q.row(q).transpose(), out);
     else bk::Kernel::dots_rows(sv.X(), B, Q, D);
     benchmark::DoNotOptimize(out.data());
@@ -466,7 +477,9 @@ int register_all() {
             ->Unit(benchmark::kNanosecond);
       }
   const std::pair<const char*, RowKind> kinds[] = {
-      {"kernel_row", RowKind::KernelRow}, {"dots", RowKind::Dots}, {"dots_rows64", RowKind::DotsRows64}};
+      {"kernel_row", RowKind::KernelRow},     {"dots", RowKind::Dots},
+      {"dots_rows64", RowKind::DotsRows64},   {"learn_row", RowKind::LearnRow},
+      {"learn_row_u1", RowKind::LearnRowU1}};
   for (const auto& [name, kind] : kinds)
     for (Index d : {64, 256, 784})
       for (Index B : {100, 500}) {
