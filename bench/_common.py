@@ -14,6 +14,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
+import gc  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
@@ -161,6 +162,18 @@ def _jsonable(v):
     if isinstance(v, np.ndarray):
         return v.tolist()
     raise TypeError(f"not JSON serialisable: {type(v).__name__}")
+
+
+class nogc:
+    """Timed regions run without the cyclic garbage collector (its pauses are not the code's)."""
+
+    def __enter__(self):
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was:
+            gc.enable()
 
 
 def best_of(fn, reps=3):

@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import _common  # noqa: F401  (first: pins the thread pools)
 
-import gc
 import os
 import sys
 import time
@@ -70,7 +69,7 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from _common import env_md, environment, fmt_rate, md_table, parser, write_results
+from _common import env_md, environment, fmt_rate, md_table, nogc, parser, write_results
 
 N_WARM = 1000  # the warm-up chunk (untimed) and the standardiser's statistics
 N_TEST = 5000
@@ -82,16 +81,6 @@ ACC_ALPHAS = tuple(float(a) for a in np.logspace(-7, -1, 9))
 ACC_GAMMA_FACTORS = (1.0, 4.0, 16.0)
 WIDE_GAMMA_FACTORS = (1.0 / 16.0, 1.0 / 4.0)
 N_PASSES = 5
-
-
-class nogc:
-    def __enter__(self):
-        self.was = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc):
-        if self.was:
-            gc.enable()
 
 
 # ------------------------------------------------------------------ speed: data

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import _common  # noqa: F401  (first: pins the thread pools)
 
-import gc
 import json
 import sys
 import time
@@ -58,7 +57,7 @@ import warnings
 
 import numpy as np
 
-from _common import baseline_child, env_md, environment, fmt_rate, md_table, parser, write_results
+from _common import baseline_child, env_md, environment, fmt_rate, md_table, nogc, parser, write_results
 
 TUNED = (8.0, 1e-2)
 # (f) uses a setting in which every budget up to 800 fills: at gamma=8 projection folds
@@ -76,16 +75,6 @@ def load(n, seed):
     X, y = datasets.noisy_checkerboard(N_WARM + n, random_state=seed)
     sc = StreamingStandardizer(n_warmup=1000).partial_fit(X[:1000])
     return np.ascontiguousarray(sc.transform(X)), y
-
-
-class nogc:
-    def __enter__(self):
-        self.was = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc):
-        if self.was:
-            gc.enable()
 
 
 def settings():
