@@ -606,6 +606,23 @@ TEST_CASE("merge partner search with all-zero coefficients (NaN ratios) stays de
   CHECK(p == 1 || p == 2);
 }
 
+TEST_CASE("multi-class partner search with overflowing degradations: the scan's choice, never m") {
+  // Coefficients near 1e200 of disjoint classes square past the double range: every
+  // degradation is +inf (so the best is), every bound inf or NaN. The pruned search must still
+  // return the exhaustive scan's partner (the first candidate), and never m itself.
+  for (Index m : {0, 2}) {
+    SupportVectors sv = store_of({{0.0, 0.0}, {1.0, 0.0}, {0.0, 1.0}, {1.0, 1.0}},
+                                 {{1e200, 0.0, 0.0}, {0.0, 2e200, 0.0}, {0.0, 0.0, 1.5e200}, {0.0, 4e200, 0.0}});
+    Vector krow(sv.size());
+    sv.kernel_row(Kernel(KernelType::RBF, 1.0), sv.x(m).transpose(), sv.sqnorm()(m), krow);
+    krow(m) = 1.0;
+    CHECK(std::isinf(detail::merge_candidate(sv.A(), m, m == 0 ? 1 : 0, krow(m == 0 ? 1 : 0))));
+    const Index p = detail::merge_partner(sv, m, krow.data());
+    CHECK(p != m);
+    CHECK(p == detail::merge_partner_scan(sv, m, krow.data()));
+  }
+}
+
 TEST_CASE("merge: non-RBF kernel and a store of fewer than 2 SVs throw") {
   SupportVectors sv = store_of({{0.0, 0.0}, {1.0, 0.0}}, {{1.0}, {-2.0}});
   Vector w1, w2;

@@ -154,11 +154,13 @@ inline Index merge_partner_multi(const SupportVectors& sv, Index m, const double
     const double e = merge_candidate(A, m, j, krow_m[j]);
     if (e < best || (e == best && j < n)) best = e, n = j;
   };
+  // (An infinite best, from overflowing coefficients, lets every key through: m is skipped by
+  // index, not by its infinite key.)
   Index lead = 0;
-  if (key.head(B).minCoeff(&lead) <= best) consider(lead);  // (NaN keys are met in the loop)
+  if (key.head(B).minCoeff(&lead) <= best && lead != m) consider(lead);  // (NaN keys: in the loop)
   key(lead) = std::numeric_limits<double>::infinity();
   for (Index j = 0; j < B; ++j)
-    if (!(key(j) > best)) consider(j);
+    if (j != m && !(key(j) > best)) consider(j);
   return n;
 }
 
