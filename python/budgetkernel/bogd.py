@@ -32,11 +32,11 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         Maximum number of support vectors; None for unbudgeted kernel OGD.
     sampling : {'uniform', 'nonuniform'}, default='uniform'
         'uniform' = BOGD (discard probability 1/B, survivors times B/(B-1)); 'nonuniform' =
-        BOGD++ (keep probability q_i proportional to w_i = |alpha_i| sqrt(k(x_i, x_i)) with
+        BOGD++ (keep probability q_i proportional to w_i = ``|alpha_i|`` sqrt(k(x_i, x_i)) with
         sum q_i = B - 1, i.e. discard probability 1 - (B - 1) w_i / sum w, capped so that no
         q_i exceeds 1; survivors divided by q_i): the variance-optimal unbiased discard, which
         removes small SVs more often and leaves every uncapped survivor with the same
-        |alpha_i| sqrt(k(x_i, x_i)).
+        ``|alpha_i|`` sqrt(k(x_i, x_i)).
     eta : float, default=0.5
         Step size.
     lam : float, default=0.01
@@ -52,7 +52,7 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
     gamma : float or 'scale', default='scale'
     degree : int, default=3
     coef0 : float, default=0.0
-        Independent term of the polynomial kernel: >= 0 and |coef0|^degree <= 1e300.
+        Independent term of the polynomial kernel: >= 0 and ``|coef0|^degree <= 1e300``.
     n_epochs : int, default=1
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None

@@ -39,7 +39,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         O(B)), 'project' = BPA-P (all remaining SVs, O(B^2) with a maintained inverse),
         'random' = PA+Rand (PA-I, then remove a random SV; the paper's baseline).
     loss : {'hinge', 'ramp'}, default='hinge'
-        'ramp' = PA^R / BPA^R: update only inside the margin, |f(x)| <= 1. Such a learner
+        'ramp' = PA^R / BPA^R: update only inside the margin, ``|f(x)| <= 1``. Such a learner
         needs the labels of those examples only (see :meth:`partial_fit_active`).
     pa_type : {0, 1, 2}, default=1
         0 = hard-margin PA, 1 = PA-I, 2 = PA-II.
@@ -52,7 +52,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
     gamma : float or 'scale', default='scale'
     degree : int, default=3
     coef0 : float, default=0.0
-        Independent term of the polynomial kernel: >= 0 and |coef0|^degree <= 1e300.
+        Independent term of the polynomial kernel: >= 0 and ``|coef0|^degree <= 1e300``.
     n_epochs : int, default=1
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None
@@ -146,7 +146,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         """Learns a chunk asking ``oracle`` only for the labels the learner needs.
 
         The active-learning reading of ramp-loss PA (BPA paper, section 4.3): an example with
-        |f(x)| > 1 cannot change the model whatever its label, so its label is never asked
+        ``|f(x)| > 1`` cannot change the model whatever its label, so its label is never asked
         for. Runs in C++ up to the next example that needs a label, calls ``oracle(i, x)``
         for it (``i`` is the row index in ``X``), learns it, and goes on. With hinge loss
         every label is needed.

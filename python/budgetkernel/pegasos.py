@@ -53,7 +53,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         Degree of the polynomial kernel.
     coef0 : float, default=0.0
         Independent term of the polynomial kernel: >= 0 (with coef0 < 0 it is not positive
-        semi-definite, which the learner's steps assume) and |coef0|^degree <= 1e300.
+        semi-definite, which the learner's steps assume) and ``|coef0|^degree <= 1e300``.
     average : bool, int or 'auto', default='auto'
         Predict with an average of the iterates instead of the last one: True averages from
         the first example, an int t0 >= 1 from example t0 on; 'auto' is True with merging,

@@ -48,7 +48,7 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
     gamma : float or 'scale', default='scale'
     degree : int, default=3
     coef0 : float, default=0.0
-        Independent term of the polynomial kernel: >= 0 and |coef0|^degree <= 1e300.
+        Independent term of the polynomial kernel: >= 0 and ``|coef0|^degree <= 1e300``.
     n_epochs : int, default=1
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None

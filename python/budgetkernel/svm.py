@@ -255,7 +255,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
 
     Each twin vector j is a point q_j with the counts s_j+ / s_j- of positive / negative
     stream examples it stands for, trained as two weighted examples on the exact
-    incremental SVM (:class:`IncrementalSVC`). Examples inside the margin (|TVM(x)| <= m1)
+    incremental SVM (:class:`IncrementalSVC`). Examples inside the margin (``|TVM(x)| <= m1``)
     enter as new twins; a full set makes room by removing a twin beyond m2 or merging the
     best pair (input- or feature-space, one-sided or global, with rejection); C is rescaled
     so that C * sum(s) stays constant. O(B^2) per accepted example, constant memory.
@@ -363,7 +363,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
 
     @property
     def twin_vectors_(self):
-        """Twin points q_j, one row per twin (per machine for one-vs-rest, see twin_weights_)."""
+        """Twin points q_j, one row per twin (per machine for one-vs-rest, see ``twin_weights_``)."""
         check_is_fitted(self, "_model")
         return self._model.twin_points
 
