@@ -4,7 +4,12 @@ Needs the package installed (``pip install ".[docs]"``): the API reference is ge
 the docstrings of the installed module, compiled core included.
 """
 
+import sys
+from pathlib import Path
+
 import budgetkernel
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 project = "budgetkernel"
 author = "budgetkernel developers"
@@ -16,6 +21,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "myst_parser",
+    "sphinx_gallery.gen_gallery",
 ]
 myst_enable_extensions = ["dollarmath", "amsmath"]
 autosummary_generate = True
@@ -23,10 +29,23 @@ autosummary_generate = True
 # BaseEstimator / ClassifierMixin members left to scikit-learn's documentation).
 numpydoc_show_class_members = False
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "generated/*.md"]
+exclude_patterns = ["_build", "generated/*.md", "auto_examples/*.ipynb", "auto_examples/*.py"]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 html_theme = "pydata_sphinx_theme"
 html_title = f"budgetkernel {release}"
+
+# The gallery: every examples/plot_*.py runs at build time (each in seconds) and its figures
+# and printed output go into the page. examples/embed is a C++ project, not a gallery section.
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"python_quickstart\.py|make_reference\.py",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "abort_on_example_error": True,
+}
 
 
 def _skip_metadata_routing(app, what, name, obj, skip, options):
