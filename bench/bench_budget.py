@@ -58,12 +58,12 @@ def data(stream, n, seed):
     return chunks, X_test, y_test, float(gamma), classes
 
 
-def run(make, chunks, classes, repeats):
+def run(make, make_args, chunks, classes, repeats):
     import time
 
     best, clf = float("inf"), None
     for _ in range(repeats):
-        clf = make()
+        clf = make(*make_args)
         with nogc():
             t = time.perf_counter()
             for X, y in chunks:
@@ -115,7 +115,7 @@ def main():
         chunks, X_test, y_test, gamma, classes = data(stream, n, args.seed)
         for name, make in learners(stream).items():
             for B in budgets:
-                seconds, clf = run(lambda: make(B, gamma, args.seed), chunks, classes, args.repeats)
+                seconds, clf = run(make, (B, gamma, args.seed), chunks, classes, args.repeats)
                 results.append({"stream": stream, "learner": name, "budget": B, "gamma": gamma,
                                 "accuracy": clf.score(X_test, y_test), "n_support": int(clf.n_support_),
                                 "examples_per_second": n / seconds, "model_bytes": model_bytes(clf)})
