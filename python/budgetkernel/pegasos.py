@@ -100,6 +100,8 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     100
     >>> round(clf.score(X_test, y_test), 2)
     0.96
+    >>> clf.predict([[0.5, 0.5], [1.5, 0.5]])  # centres of a +1 and a -1 square
+    array([ 1, -1])
 
     The model keeps learning from a stream, chunk by chunk, within the same budget:
 
