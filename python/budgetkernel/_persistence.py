@@ -153,6 +153,25 @@ def load(path):
     ValueError
         If the file is not a budgetkernel model, is truncated or corrupt, or was written
         by an unknown estimator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets, load
+    >>> X, y = datasets.checkerboard(2000, random_state=0)
+    >>> clf = BudgetedSGDClassifier(budget=50, gamma=2.0, random_state=0).fit(X, y)
+    >>> clf.save("model.bkm")
+    >>> restored = load("model.bkm")
+    >>> type(restored).__name__, restored.n_support_
+    ('BudgetedSGDClassifier', 50)
+
+    Both copies then learn the same next chunk to the same model, bit for bit:
+
+    >>> X_next, y_next = datasets.checkerboard(1000, random_state=1)
+    >>> a = clf.partial_fit(X_next, y_next).decision_function(X)
+    >>> b = restored.partial_fit(X_next, y_next).decision_function(X)
+    >>> bool(np.array_equal(a, b))
+    True
     """
     with open(path, "rb") as f:
         data = f.read()

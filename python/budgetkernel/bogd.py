@@ -62,6 +62,17 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
     -----
     More than two classes: the max-loss multi-class hinge (the highest-scoring wrong class r
     gets -eta, the true class +eta), one coefficient column per class.
+
+    Examples
+    --------
+    >>> from budgetkernel import BOGDClassifier, datasets
+    >>> X, y = datasets.checkerboard(5000, random_state=0)
+    >>> X_test, y_test = datasets.checkerboard(1000, random_state=1)
+    >>> clf = BOGDClassifier(budget=100, sampling="nonuniform", gamma=2.0, random_state=0).fit(X, y)
+    >>> clf.n_support_
+    100
+    >>> round(clf.score(X_test, y_test), 2)
+    0.78
     """
 
     def __init__(

@@ -91,6 +91,23 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
     RuntimeError
         A partition's task failed (after one retry: a worker that died mid-round is retried
         once elsewhere), naming the round and the partition; no partial model is returned.
+
+    Examples
+    --------
+    Four partitions on an in-process cluster, mixed after each pass over them:
+
+    >>> import dask.array as da
+    >>> from distributed import Client
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets
+    >>> from budgetkernel import dask as bk_dask
+    >>> X, y = datasets.checkerboard(4000, random_state=0)
+    >>> X_d, y_d = da.from_array(X, chunks=(1000, 2)), da.from_array(y, chunks=1000)
+    >>> client = Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0")
+    >>> clf = bk_dask.fit(BudgetedSGDClassifier(budget=100, gamma=2.0, random_state=0), X_d, y_d,
+    ...                   client=client, n_epochs=2)
+    >>> type(clf).__name__, clf.n_support_, len(clf.mixing_history_)
+    ('BudgetedSGDClassifier', 100, 2)
+    >>> client.close()
     """
     sync_every = _check_counts(sync_every, n_epochs)
     _check_estimator(estimator)
@@ -390,7 +407,21 @@ def _train_round(payload, block, start, stop, classes):
 # ----------------------------------------------------------------- prediction
 def predict(estimator, X):
     """Predicted labels of a dask array (a dask array of shape (n_samples,)) or DataFrame (a
-    dask Series, the partitions' index). The fitted model is broadcast once."""
+    dask Series, the partitions' index). The fitted model is broadcast once.
+
+    Examples
+    --------
+    Without a client, dask's local scheduler runs the blocks:
+
+    >>> import dask.array as da
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets
+    >>> from budgetkernel import dask as bk_dask
+    >>> X, y = datasets.checkerboard(2000, random_state=0)
+    >>> clf = BudgetedSGDClassifier(budget=50, gamma=2.0, random_state=0).fit(X, y)
+    >>> labels = bk_dask.predict(clf, da.from_array(X, chunks=(500, 2)))
+    >>> labels.shape, bool((labels.compute() == clf.predict(X)).all())
+    ((2000,), True)
+    """
     model = _broadcast(estimator)
     if isinstance(X, da.Array):
         _x_partitions(X)
@@ -404,7 +435,19 @@ def predict(estimator, X):
 def decision_function(estimator, X):
     """Decision values of a dask array or DataFrame: shape (n_samples,) for two classes,
     (n_samples, n_classes) otherwise (a dask array; for a DataFrame a dask Series / DataFrame
-    whose columns are the classes as str)."""
+    whose columns are the classes as str).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets
+    >>> from budgetkernel import dask as bk_dask
+    >>> X, y = datasets.waveform(2000, random_state=0)
+    >>> clf = BudgetedSGDClassifier(budget=50, random_state=0).fit(X, y)
+    >>> values = bk_dask.decision_function(clf, da.from_array(X, chunks=(500, 21)))
+    >>> values.shape, bool((values.compute() == clf.decision_function(X)).all())
+    ((2000, 3), True)
+    """
     model = _broadcast(estimator)
     k = len(estimator.classes_)
     _x_partitions(X)
@@ -421,7 +464,20 @@ def decision_function(estimator, X):
 
 def score(estimator, X, y):
     """Accuracy on (X, y), dask collections partitioned alike, as a float (the estimator's own
-    ``score``: correct predictions counted per partition, summed exactly)."""
+    ``score``: correct predictions counted per partition, summed exactly).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets
+    >>> from budgetkernel import dask as bk_dask
+    >>> X, y = datasets.checkerboard(2000, random_state=0)
+    >>> clf = BudgetedSGDClassifier(budget=50, gamma=2.0, random_state=0).fit(X, y)
+    >>> X_test, y_test = datasets.checkerboard(1000, random_state=1)
+    >>> accuracy = bk_dask.score(clf, da.from_array(X_test, chunks=250), da.from_array(y_test, chunks=250))
+    >>> accuracy == clf.score(X_test, y_test)
+    True
+    """
     model = _broadcast(estimator)
     x_parts, y_parts = _partitions(X, y)
     counts = dask.compute(*[dask.delayed(_correct)(model, xp, yp) for xp, yp in zip(x_parts, y_parts)])

@@ -465,6 +465,20 @@ def iter_svmlight(path, *, n_features=None, chunk_size=10_000, dtype=np.float64,
         The message names the file and line number.  Also raised, naming the
         file, for corrupt or truncated gzip data, and for a pipe when not all
         of ``n_features``, ``zero_based`` and ``label_dtype`` are given.
+
+    Examples
+    --------
+    Training from a file in chunks, never holding it whole:
+
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets
+    >>> from budgetkernel.io import dump_svmlight, iter_svmlight
+    >>> X, y = datasets.checkerboard(2500, random_state=0)
+    >>> dump_svmlight(X, y, "train.libsvm")
+    >>> clf = BudgetedSGDClassifier(budget=50, gamma=2.0, random_state=0)
+    >>> for X_chunk, y_chunk in iter_svmlight("train.libsvm", chunk_size=1000):
+    ...     _ = clf.partial_fit(X_chunk, y_chunk, classes=[-1, 1])
+    >>> clf.n_seen_
+    2500
     """
     chunk_size = _check_n_samples(chunk_size, "chunk_size")
     if chunk_size == 0:
@@ -489,6 +503,16 @@ def load_svmlight(path, *, n_features=None, dtype=np.float64, zero_based="auto",
     y : ndarray of shape (n_samples,)
         int64 if every label is written as an integer, else float64 (unless
         ``label_dtype`` is given).
+
+    Examples
+    --------
+    >>> from budgetkernel import datasets
+    >>> from budgetkernel.io import dump_svmlight, load_svmlight
+    >>> X, y = datasets.waveform(100, random_state=0)
+    >>> dump_svmlight(X, y, "waveform.libsvm.gz")
+    >>> X2, y2 = load_svmlight("waveform.libsvm.gz")
+    >>> X2.shape, y2.dtype, bool((X2 == X).all())
+    ((100, 21), dtype('int64'), True)
     """
     dtype = _check_float_dtype(dtype)
     n_features, offset, label_dtype, n_rows = _plan_svmlight_rows(path, n_features, zero_based, label_dtype)
@@ -547,6 +571,17 @@ def dump_svmlight(X, y, path_or_file, *, zero_based=False):
     ------
     ValueError
         On shape mismatch or NaN/infinite values.
+
+    Examples
+    --------
+    >>> import io
+    >>> import numpy as np
+    >>> from budgetkernel.io import dump_svmlight
+    >>> out = io.StringIO()
+    >>> dump_svmlight(np.array([[0.0, 1.5], [2.0, 0.0]]), np.array([1, -1]), out)
+    >>> print(out.getvalue(), end="")
+    1 2:1.5
+    -1 1:2
     """
     if hasattr(X, "tocsr") and not isinstance(X, np.ndarray):  # SciPy sparse
         # A copy: sorting in place would reorder the caller's matrix.  scipy allows

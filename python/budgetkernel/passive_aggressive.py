@@ -70,6 +70,26 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
     More than two classes: the multi-class PA of Crammer et al. (2006) in its max-loss form
     (the highest-scoring wrong class r; the update adds +tau to class y and -tau to class r),
     budgeted by solving Proposition 1 with one coefficient column per class.
+
+    Examples
+    --------
+    >>> from budgetkernel import BudgetedPAClassifier, datasets
+    >>> X, y = datasets.checkerboard(5000, random_state=0)
+    >>> X_test, y_test = datasets.checkerboard(1000, random_state=1)
+    >>> clf = BudgetedPAClassifier(budget=100, variant="nn", gamma=2.0, random_state=0).fit(X, y)
+    >>> clf.n_support_
+    100
+    >>> round(clf.score(X_test, y_test), 2)
+    0.94
+
+    With the ramp loss only the examples inside the margin need a label, so an oracle (here
+    the known labels) is asked for those alone:
+
+    >>> active = BudgetedPAClassifier(budget=100, loss="ramp", gamma=2.0, random_state=0)
+    >>> asked = active.partial_fit_active(X, lambda i, x: y[i], classes=[-1, 1])
+    >>> n_asked = int(asked.sum())
+    >>> n_asked == active.labels_used_, n_asked < len(X)
+    (True, True)
     """
 
     def __init__(

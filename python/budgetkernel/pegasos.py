@@ -93,10 +93,22 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     Examples
     --------
     >>> from budgetkernel import BudgetedSGDClassifier, datasets
-    >>> X, y = datasets.checkerboard(20000, random_state=0)
-    >>> clf = BudgetedSGDClassifier(budget=100, gamma=2.0, lam=1e-5, random_state=0).fit(X, y)
-    >>> clf.n_support_ <= 100
-    True
+    >>> X, y = datasets.checkerboard(5000, random_state=0)
+    >>> X_test, y_test = datasets.checkerboard(1000, random_state=1)
+    >>> clf = BudgetedSGDClassifier(budget=100, gamma=2.0, lam=1e-4, random_state=0).fit(X, y)
+    >>> clf.n_support_
+    100
+    >>> round(clf.score(X_test, y_test), 2)
+    0.96
+    >>> clf.predict([[0.5, 0.5], [1.5, 0.5]])  # centres of a +1 and a -1 square
+    array([ 1, -1])
+
+    The model keeps learning from a stream, chunk by chunk, within the same budget:
+
+    >>> for X_chunk, y_chunk in datasets.stream("checkerboard", 5000, chunk_size=1000, random_state=2):
+    ...     _ = clf.partial_fit(X_chunk, y_chunk)
+    >>> clf.n_seen_, clf.n_support_
+    (10000, 100)
     """
 
     def __init__(
@@ -233,6 +245,21 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
     ----------
     coef_ : ndarray of shape (n_outputs, n_features)
     classes_, n_features_in_, online_error_, prequential_curve_
+
+    Examples
+    --------
+    Learning Breiman's waveform (three classes, nearly linear) from a stream of chunks; the
+    first chunk names every class:
+
+    >>> from budgetkernel import LinearPegasosClassifier, datasets
+    >>> clf = LinearPegasosClassifier(lam=1e-2, batch_size=10)
+    >>> for X_chunk, y_chunk in datasets.stream("waveform", 5000, chunk_size=1000, random_state=0):
+    ...     _ = clf.partial_fit(X_chunk, y_chunk, classes=[0, 1, 2])
+    >>> clf.coef_.shape
+    (3, 21)
+    >>> X_test, y_test = datasets.waveform(1000, random_state=1)
+    >>> round(clf.score(X_test, y_test), 2)
+    0.79
     """
 
     def __init__(self, lam=1e-4, batch_size=1, n_epochs=1, shuffle=False, random_state=None):

@@ -51,6 +51,23 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
     -----
     More than two classes: the multi-class perceptron of Crammer & Singer (2003), max form
     (a mistake adds +1 to the true class and -1 to the highest-scoring wrong class).
+
+    Examples
+    --------
+    One example at a time with ``learn_one``: the first call names every class.
+
+    >>> from budgetkernel import KernelPerceptron, datasets
+    >>> X, y = datasets.checkerboard(5000, random_state=0)
+    >>> clf = KernelPerceptron(budget=100, maintenance="projectron++", gamma=2.0, random_state=0)
+    >>> for x_i, y_i in zip(X, y):
+    ...     _ = clf.learn_one(x_i, y_i, classes=[-1, 1])
+    >>> clf.n_seen_, clf.n_support_ <= 100
+    (5000, True)
+    >>> X_test, y_test = datasets.checkerboard(1000, random_state=1)
+    >>> round(clf.score(X_test, y_test), 2)
+    0.93
+    >>> bool(clf.predict_one(X_test[0]) == y_test[0])
+    True
     """
 
     def __init__(

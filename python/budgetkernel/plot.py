@@ -10,7 +10,14 @@ __all__ = ["plot_accuracy_curve", "plot_decision_boundary", "plot_demo", "plot_f
 
 
 def require_matplotlib():
-    """Returns the matplotlib module, or raises ImportError saying how to install it."""
+    """Returns the matplotlib module, or raises ImportError saying how to install it.
+
+    Examples
+    --------
+    >>> from budgetkernel.plot import require_matplotlib
+    >>> require_matplotlib().__name__
+    'matplotlib'
+    """
     try:
         import matplotlib
     except ImportError as e:
@@ -23,6 +30,12 @@ def plot_format(path):
 
     Raises ImportError without matplotlib and ValueError for an extension matplotlib
     cannot write, so that a caller can check ``path`` before a long training run.
+
+    Examples
+    --------
+    >>> from budgetkernel.plot import plot_format
+    >>> plot_format("boundary.svg"), plot_format("boundary")
+    ('svg', 'png')
     """
     require_matplotlib()
     from matplotlib.backend_bases import FigureCanvasBase
@@ -50,7 +63,26 @@ def _plt():
 
 
 def plot_accuracy_curve(estimators, ax=None, labels=None):
-    """Prequential accuracy vs. examples seen, one line per fitted estimator."""
+    """Prequential accuracy vs. examples seen, one line per fitted estimator.
+
+    Draws on ``ax`` (default: pyplot's current axes) and returns it.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> from budgetkernel import BudgetedSGDClassifier, KernelPerceptron, datasets
+    >>> from budgetkernel.plot import plot_accuracy_curve
+    >>> X, y = datasets.checkerboard(3000, random_state=0)
+    >>> models = [BudgetedSGDClassifier(budget=50, gamma=2.0, random_state=0).fit(X, y),
+    ...           KernelPerceptron(budget=50, gamma=2.0, random_state=0).fit(X, y)]
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_accuracy_curve(models, ax=ax, labels=["BSGD", "perceptron"])
+    >>> type(ax).__name__, len(ax.get_lines())
+    ('Axes', 2)
+    >>> plt.close(fig)
+    """
     if ax is None:
         ax = _plt().gca()
     for i, est in enumerate(estimators):
@@ -72,6 +104,23 @@ def plot_decision_boundary(est, ax=None, transform=None, lim=(0.0, 4.0), resolut
 
     ``transform`` maps raw inputs to the model's features (e.g. a fitted standardiser's
     ``transform``); SVs are mapped back for display when it has ``mean_``/``scale_``.
+    The plane is ``lim`` x ``lim``, sampled on a ``resolution`` x ``resolution`` grid. Draws
+    on ``ax`` (default: pyplot's current axes) and returns it.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets
+    >>> from budgetkernel.plot import plot_decision_boundary
+    >>> X, y = datasets.checkerboard(3000, random_state=0)
+    >>> clf = BudgetedSGDClassifier(budget=50, gamma=2.0, random_state=0).fit(X, y)
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_decision_boundary(clf, ax=ax, resolution=100)
+    >>> type(ax).__name__, ax.get_legend().get_texts()[0].get_text()
+    ('Axes', '50 SVs')
+    >>> plt.close(fig)
     """
     if ax is None:
         ax = _plt().gca()
@@ -95,7 +144,26 @@ def plot_decision_boundary(est, ax=None, transform=None, lim=(0.0, 4.0), resolut
 
 
 def plot_demo(est, scaler, path):
-    """The demo's figure: accuracy curve and decision boundary with the SVs."""
+    """The demo's figure: accuracy curve and decision boundary with the SVs.
+
+    ``est`` is a fitted :class:`~budgetkernel.BudgetedSGDClassifier` on two features
+    standardised by ``scaler`` (a fitted
+    :class:`~budgetkernel.preprocessing.StreamingStandardizer`); the figure is written to
+    ``path`` in the format :func:`plot_format` gives, without touching pyplot.
+
+    Examples
+    --------
+    >>> import os
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets
+    >>> from budgetkernel.plot import plot_demo
+    >>> from budgetkernel.preprocessing import StreamingStandardizer
+    >>> X, y = datasets.checkerboard(3000, random_state=0)
+    >>> scaler = StreamingStandardizer(n_warmup=1000).partial_fit(X)
+    >>> clf = BudgetedSGDClassifier(budget=50, random_state=0).fit(scaler.transform(X), y)
+    >>> plot_demo(clf, scaler, "demo.png")
+    >>> os.path.getsize("demo.png") > 0
+    True
+    """
     require_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

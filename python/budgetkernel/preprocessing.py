@@ -41,6 +41,24 @@ class StreamingStandardizer:
     frozen_ : bool
         True once ``n_seen_ == n_warmup``; further :meth:`partial_fit` calls
         only validate their input.
+
+    Examples
+    --------
+    >>> from budgetkernel import datasets
+    >>> from budgetkernel.preprocessing import StreamingStandardizer
+    >>> X, y = datasets.checkerboard(2000, random_state=0)
+    >>> scaler = StreamingStandardizer(n_warmup=500).partial_fit(X)
+    >>> scaler.n_seen_, scaler.frozen_
+    (500, True)
+    >>> Z = scaler.transform(X[:500])
+    >>> Z.mean(axis=0).round(6) + 0.0, Z.std(axis=0).round(6)
+    (array([0., 0.]), array([1., 1.]))
+
+    On a stream, the chunks come out standardised and in order:
+
+    >>> chunks = datasets.stream("checkerboard", 2000, chunk_size=400, random_state=0)
+    >>> [len(y) for X, y in StreamingStandardizer(n_warmup=500).fit_transform_stream(chunks)]
+    [400, 400, 400, 400, 400]
     """
 
     def __init__(self, n_warmup=1000):

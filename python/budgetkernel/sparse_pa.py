@@ -72,6 +72,22 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
     u = e_y - e_r for the highest-scoring wrong class r, tau = min(eta / rho, L / (2 k(x, x))).
     The averaged classifier costs O(1) extra work per step (lazy sums: each SV's averaged
     coefficient follows from when it entered).
+
+    Examples
+    --------
+    Aiming at 100 support vectors in expectation over a 5000-example stream sets
+    beta = alpha * 5000 / 100:
+
+    >>> from budgetkernel import SparsePAClassifier, datasets
+    >>> X, y = datasets.checkerboard(5000, random_state=0)
+    >>> X_test, y_test = datasets.checkerboard(1000, random_state=1)
+    >>> clf = SparsePAClassifier(target_svs=100, gamma=2.0, random_state=0).fit(X, y)
+    >>> clf.beta_
+    50.0
+    >>> clf.n_support_ <= 100
+    True
+    >>> round(clf.score(X_test, y_test), 2)
+    0.79
     """
 
     def __init__(

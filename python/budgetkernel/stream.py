@@ -9,7 +9,32 @@ __all__ = ["ProgressBar", "evaluate_prequential", "peak_memory_mb"]
 
 
 class ProgressBar:
-    """A dependency-free progress bar on stderr, redrawn at most ~10 times a second."""
+    """A dependency-free progress bar on stderr, redrawn at most ~10 times a second.
+
+    Parameters
+    ----------
+    total : int or None, default=None
+        Number of examples expected; None draws a counter without a bar.
+    desc : str, default=""
+        Text before the bar.
+    file : file object or None, default=None
+        Where to draw; None is ``sys.stderr``.
+    enabled : bool, default=True
+        False draws nothing (the counts still advance).
+
+    Examples
+    --------
+    >>> import io
+    >>> from budgetkernel.stream import ProgressBar
+    >>> bar = ProgressBar(total=1000, desc="training", file=io.StringIO())
+    >>> for _ in range(4):
+    ...     bar.update(250, err="0.1000")
+    >>> bar.close()
+    >>> bar.n
+    1000
+    >>> bar.file.getvalue().splitlines()[-1]
+    'training [##############################] 1,000/1,000 ... ex/s err=0.1000'
+    """
 
     def __init__(self, total=None, *, desc="", file=None, enabled=True):
         self.total = total
@@ -21,6 +46,7 @@ class ProgressBar:
         self._last = 0.0
 
     def update(self, n, **info):
+        """Counts ``n`` more examples and redraws, showing ``info`` as ``key=value``."""
         self.n += n
         now = time.perf_counter()
         if not self.enabled or (now - self._last < 0.1 and (self.total is None or self.n < self.total)):
@@ -38,13 +64,22 @@ class ProgressBar:
         self.file.flush()
 
     def close(self):
+        """Ends the bar's line."""
         if self.enabled:
             self.file.write("\n")
             self.file.flush()
 
 
 def peak_memory_mb():
-    """Peak resident memory of this process in MiB (None where the OS does not say)."""
+    """Peak resident memory of this process in MiB (None where the OS does not say).
+
+    Examples
+    --------
+    >>> from budgetkernel.stream import peak_memory_mb
+    >>> peak = peak_memory_mb()
+    >>> peak is None or peak > 0
+    True
+    """
     try:
         import resource
     except ImportError:  # Windows
@@ -81,6 +116,19 @@ def evaluate_prequential(estimator, chunks, *, classes, test=None, progress=Fals
         ``n_support``,
         ``n_support_average`` (an averaged model: the SVs it predicts with), ``test_accuracy``
         (when ``test`` is given).
+
+    Examples
+    --------
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets
+    >>> from budgetkernel.stream import evaluate_prequential
+    >>> train, test = datasets.make_stream_and_test(
+    ...     "noisy_checkerboard", 5000, 1000, random_state=0, chunk_size=1000)
+    >>> clf = BudgetedSGDClassifier(budget=50, gamma=2.0, random_state=0)
+    >>> result = evaluate_prequential(clf, train, classes=[-1, 1], test=test)
+    >>> result["examples"], result["n_support"], len(result["curve"])
+    (5000, 50, 5)
+    >>> round(result["online_error"], 2), round(result["test_accuracy"], 2)
+    (0.23, 0.9)
     """
     bar = ProgressBar(total, desc="training", enabled=progress)
     seconds = 0.0

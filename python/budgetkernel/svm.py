@@ -118,6 +118,24 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     one-vs-rest machine and the model is exactly as before it. In a ``fit`` / ``partial_fit``
     chunk the rows before the failing one stay learned; the message says how many
     (``n_seen_`` counts them, the failed row is not counted) and learning can go on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from budgetkernel import IncrementalSVC, datasets
+    >>> X, y = datasets.checkerboard(300, random_state=0)
+    >>> X_test, y_test = datasets.checkerboard(1000, random_state=1)
+    >>> svc = IncrementalSVC(C=10.0, gamma=2.0).fit(X, y)
+    >>> round(svc.score(X_test, y_test), 2)
+    0.93
+
+    Moving to another C and forgetting the first example leaves exactly the SVM trained at
+    that C on the other examples:
+
+    >>> svc = svc.set_C(1.0).unlearn(0)
+    >>> fresh = IncrementalSVC(C=1.0, gamma=2.0).fit(X[1:], y[1:])
+    >>> bool(np.allclose(svc.decision_function(X_test), fresh.decision_function(X_test)))
+    True
     """
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1, shuffle=False,
@@ -285,6 +303,21 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
     learned: the step of the failing example is undone (twins, machines, counters) and the
     model is exactly as before it. In a ``fit`` / ``partial_fit`` chunk the rows before the
     failing one stay learned; the message says how many and learning can go on.
+
+    Examples
+    --------
+    >>> from budgetkernel import TwinVectorMachine, datasets
+    >>> X, y = datasets.checkerboard(5000, random_state=0)
+    >>> X_test, y_test = datasets.checkerboard(1000, random_state=1)
+    >>> tvm = TwinVectorMachine(budget=50, C=10.0, gamma=2.0, random_state=0).fit(X, y)
+    >>> round(tvm.score(X_test, y_test), 2)
+    0.9
+
+    The exact SVM runs on at most 50 twin vectors, each with the counts of positive and
+    negative examples it stands for:
+
+    >>> tvm.twin_vectors_.shape, tvm.twin_weights_.shape
+    ((50, 2), (50, 2))
     """
 
     def __init__(self, budget=100, C=1.0, m1=1.0, m2=2.0, merge="input", one_sided=True, rejection_eta=0.2,
@@ -391,6 +424,17 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
         As in :class:`budgetkernel.BudgetedSGDClassifier`.
     ridge : float, default=0.0
         As in :class:`IncrementalSVC` (K + ridge * I; 0 = the exact SVM).
+
+    Examples
+    --------
+    >>> from budgetkernel import ReservoirSVC, datasets
+    >>> X, y = datasets.checkerboard(5000, random_state=0)
+    >>> X_test, y_test = datasets.checkerboard(1000, random_state=1)
+    >>> clf = ReservoirSVC(budget=100, C=10.0, gamma=2.0, random_state=0).fit(X, y)
+    >>> clf.n_support_ <= 100
+    True
+    >>> round(clf.score(X_test, y_test), 2)
+    0.86
     """
 
     def __init__(self, budget=100, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1,

@@ -238,6 +238,21 @@ def checkerboard(n_samples, *, noise=0.0, random_state=None):
     X : ndarray of shape (n_samples, 2), float64
     y : ndarray of shape (n_samples,), int64
         Labels in ``{-1, +1}``.
+
+    Examples
+    --------
+    >>> from budgetkernel.datasets import checkerboard
+    >>> X, y = checkerboard(1000, random_state=0)
+    >>> X.shape, sorted(set(y.tolist()))
+    ((1000, 2), [-1, 1])
+    >>> bool(X.min() >= 0.0 and X.max() < 4.0)
+    True
+
+    The same seed with label noise gives the same inputs:
+
+    >>> X_noisy, y_noisy = checkerboard(1000, noise=0.1, random_state=0)
+    >>> bool((X_noisy == X).all())
+    True
     """
     n_samples = _check_n_samples(n_samples)
     return _draw(_block_checkerboard, {"noise": _check_noise(noise)},
@@ -267,6 +282,18 @@ def noisy_checkerboard(n_samples, *, random_state=None, clean=False):
     X : ndarray of shape (n_samples, 2), float64
     y : ndarray of shape (n_samples,), int64
         Labels in ``{-1, +1}``.
+
+    Examples
+    --------
+    A noisy training sample and the clean labels of the same inputs:
+
+    >>> from budgetkernel.datasets import noisy_checkerboard
+    >>> X, y = noisy_checkerboard(1000, random_state=0)
+    >>> X_clean, y_clean = noisy_checkerboard(1000, random_state=0, clean=True)
+    >>> bool((X == X_clean).all())
+    True
+    >>> round(float((y != y_clean).mean()), 2)
+    0.16
     """
     return checkerboard(n_samples, noise=0.0 if clean else 0.15,
                         random_state=random_state)
@@ -292,6 +319,13 @@ def two_gaussians(n_samples, *, random_state=None):
     X : ndarray of shape (n_samples, 2), float64
     y : ndarray of shape (n_samples,), int64
         Labels in ``{-1, +1}``.
+
+    Examples
+    --------
+    >>> from budgetkernel.datasets import two_gaussians
+    >>> X, y = two_gaussians(1000, random_state=0)
+    >>> X.shape, round(float((y == 1).mean()), 2)
+    ((1000, 2), 0.41)
     """
     n_samples = _check_n_samples(n_samples)
     return _draw(_block_two_gaussians, {}, _as_seed_sequence(random_state), n_samples)
@@ -333,6 +367,13 @@ def waveform(n_samples, *, random_state=None):
     X : ndarray of shape (n_samples, 21), float64
     y : ndarray of shape (n_samples,), int64
         Labels in ``{0, 1, 2}``.
+
+    Examples
+    --------
+    >>> from budgetkernel.datasets import waveform
+    >>> X, y = waveform(1000, random_state=0)
+    >>> X.shape, sorted(set(y.tolist()))
+    ((1000, 21), [0, 1, 2])
     """
     n_samples = _check_n_samples(n_samples)
     return _draw(_block_waveform, {}, _as_seed_sequence(random_state), n_samples)
@@ -370,6 +411,19 @@ def stream(name, n_samples=None, *, chunk_size=10_000, random_state=None, **kwar
         ``X`` has shape ``(m, n_features)`` (float64) and ``y`` shape ``(m,)``
         (int64).  Arguments are validated, and a ``Generator`` seed consumed,
         when ``stream`` is called, not when iteration starts.
+
+    Examples
+    --------
+    >>> from budgetkernel.datasets import checkerboard, stream
+    >>> [len(y) for X, y in stream("checkerboard", 2500, chunk_size=1000, random_state=0)]
+    [1000, 1000, 500]
+
+    Without ``n_samples`` the stream never ends; its start is the sized draw with the same
+    seed:
+
+    >>> X, y = next(stream("checkerboard", chunk_size=100, random_state=0))
+    >>> bool((X == checkerboard(100, random_state=0)[0]).all())
+    True
     """
     block_fn, params = _resolve(name, kwargs)
     n_samples = _check_n_samples(n_samples, allow_none=True)
@@ -416,6 +470,14 @@ def make_stream_and_test(name, n_train, n_test, random_state=None, *,
         The training stream.
     test : tuple (X_test, y_test)
         The test set.
+
+    Examples
+    --------
+    >>> from budgetkernel.datasets import make_stream_and_test
+    >>> train, (X_test, y_test) = make_stream_and_test(
+    ...     "noisy_checkerboard", 3000, 500, random_state=0, chunk_size=1000)
+    >>> [len(y) for X, y in train], X_test.shape
+    ([1000, 1000, 1000], (500, 2))
     """
     n_test = _check_n_samples(n_test, "n_test")
     _resolve(name, kwargs)  # validate before consuming the seed

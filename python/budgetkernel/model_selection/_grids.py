@@ -42,7 +42,15 @@ _MEDIAN_ROWS = 500
 
 def median_gamma(X):
     """1 / median of the squared pairwise distances of (at most 500 evenly spaced) rows of X;
-    1 / n_features when X has fewer than two distinct rows."""
+    1 / n_features when X has fewer than two distinct rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from budgetkernel.model_selection import median_gamma
+    >>> median_gamma(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]]))
+    0.25
+    """
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     rows = X[np.linspace(0, n - 1, min(n, _MEDIAN_ROWS)).astype(int)] if n > _MEDIAN_ROWS else X
@@ -67,9 +75,31 @@ def _lam_range(n_expected, n):
 
 
 def default_grid(estimator, X, n_expected=None):
-    """The default parameter grid for ``estimator`` (a budgetkernel classifier), from the first
-    chunk ``X`` (for gamma) and the expected stream length (for Pegasos' lam); see the module
-    docstring for the reasons. A dict of parameter name -> list of values."""
+    """The default parameter grid of :class:`PrequentialSearch` for ``estimator``.
+
+    ``estimator`` is a budgetkernel classifier. An RBF kernel's gamma is placed around
+    :func:`median_gamma` of the first chunk ``X``: 1, 4 and 16 times it (for
+    :class:`~budgetkernel.KernelPerceptron`, which has no step size to tune, nine powers of
+    two from 1/4 to 64 times it). Pegasos' lam is 1 / (C n_expected) for C on a log range
+    (1e-1 down to 1e-6 when ``n_expected`` is None); C of the PA family, the SVMs and the TVM
+    and eta of SPA span log ranges, BOGD gets three values each of eta and lam, and a
+    budgeted perceptron also searches its maintenance rule. Returns a dict of parameter
+    name -> list of values.
+
+    Examples
+    --------
+    gamma at 1, 4 and 16 times the median heuristic, and for Pegasos lam = 1 / (C n) over a
+    log range of C:
+
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets
+    >>> from budgetkernel.model_selection import default_grid, median_gamma
+    >>> X, y = datasets.checkerboard(1000, random_state=0)
+    >>> grid = default_grid(BudgetedSGDClassifier(), X, n_expected=100_000)
+    >>> sorted(grid), len(grid["lam"])
+    (['gamma', 'lam'], 9)
+    >>> [round(g / median_gamma(X), 6) for g in grid["gamma"]]
+    [1.0, 4.0, 16.0]
+    """
     name = type(estimator).__name__
     grid = {}
     if "gamma" in estimator.get_params() and getattr(estimator, "kernel", "rbf") == "rbf":

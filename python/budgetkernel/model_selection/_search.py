@@ -110,6 +110,22 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
     -----
     Ctrl-C during a chunk stops every candidate between two examples: each keeps the rows it
     learned before the stop (as the other estimators do), and the search goes on from there.
+
+    Examples
+    --------
+    Six candidates on one pass over 5000 examples: a third survive the first rung, one
+    the second, and it predicts:
+
+    >>> from budgetkernel import BudgetedSGDClassifier, datasets
+    >>> from budgetkernel.model_selection import PrequentialSearch
+    >>> X, y = datasets.checkerboard(5000, random_state=0)
+    >>> X_test, y_test = datasets.checkerboard(1000, random_state=1)
+    >>> grid = {"gamma": [0.5, 2.0, 8.0], "lam": [1e-3, 1e-4]}
+    >>> search = PrequentialSearch(BudgetedSGDClassifier(budget=50), grid, random_state=0).fit(X, y)
+    >>> search.rungs_, search.best_params_
+    ([1000, 3000], {'gamma': 8.0, 'lam': 0.001})
+    >>> round(search.score(X_test, y_test), 2)
+    0.95
     """
 
     _supervised = True
@@ -422,7 +438,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         return results_table(self)
 
     def summary(self):
-        """The candidates as a text table (results_), best first."""
+        """The candidates as a text table (``results_``), best first."""
         return format_results(self.results_)
 
     # ------------------------------------------------------------ prediction
