@@ -67,7 +67,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         eta of polynomial-decay averaging (Shamir & Zhang 2013): the k-th averaged iterate
         enters with weight (eta + 1) / (k + eta), so recent iterates count more; 0 is the
         plain mean (Polyak-Ruppert), which on a budget is dragged down by old iterates whose
-        SVs have since been merged (see bench/README.md).
+        SVs have since been merged (see the BSGD paper page of the documentation).
     n_epochs : int, default=1
         Passes over the data in ``fit`` (``partial_fit`` always makes one).
     shuffle : bool, default=False
