@@ -105,8 +105,8 @@ plt.show()
 # ----------
 # The learners that keep what a dropped SV contributed (merging, projection, BPA-NN) reach
 # their plateau at a few dozen to a hundred SVs on this problem: beyond it, a larger B costs
-# memory and time and buys little. Random removal and the perceptron need a much larger B
-# for the same accuracy. The time panel shows the cost side: merging, removal and BPA-NN
+# memory and time and buys little. Random removal and the Projectron++ stay well below
+# them up to the largest B tried. The time panel shows the cost side: merging, removal and BPA-NN
 # spend O(B) per budget step and grow slowly with B, projection spends O(B^2) and grows
 # fastest. The right B depends on how complex the boundary is; measure a few
 # values on a prefix of your own stream, as here.
