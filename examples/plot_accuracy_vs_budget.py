@@ -95,6 +95,7 @@ ax_time.set(xscale="log", yscale="log", xlabel="budget B (support vectors)", yla
 ax_time.set_title("training time, 20,000 examples\n(on the machine that built these docs)")
 for ax in (ax_acc, ax_time):
     ax.set_xticks(budgets, [str(b) for b in budgets])
+    ax.minorticks_off()
     ax.grid(True, alpha=0.3)
 ax_acc.legend()
 fig.tight_layout()
