@@ -47,9 +47,7 @@ learners = {
     "BPA-NN (ramp loss)": budgetkernel.BudgetedPAClassifier(
         budget=B, variant="nn", loss="ramp", C=0.3, gamma=gamma, random_state=0
     ),
-    "Projectron++": budgetkernel.KernelPerceptron(
-        budget=B, maintenance="projectron++", gamma=gamma, random_state=0
-    ),
+    "Projectron++": budgetkernel.KernelPerceptron(budget=B, maintenance="projectron++", gamma=gamma, random_state=0),
     "SPA (expected B)": budgetkernel.SparsePAClassifier(target_svs=B, gamma=gamma, random_state=0),
     "Twin Vector Machine": budgetkernel.TwinVectorMachine(budget=B, C=1.0, gamma=gamma, random_state=0),
     "exact SVM, 2,000 examples": budgetkernel.IncrementalSVC(C=1.0, gamma=gamma),

@@ -53,9 +53,7 @@ learners = {
         budget=B, variant="nn", loss="ramp", C=0.3, gamma=gamma, random_state=0
     ),
     "Forgetron": budgetkernel.KernelPerceptron(budget=B, maintenance="forgetron", gamma=gamma, random_state=0),
-    "SPA (expected B)": budgetkernel.SparsePAClassifier(
-        target_svs=B, stream_length=n, gamma=gamma, random_state=0
-    ),
+    "SPA (expected B)": budgetkernel.SparsePAClassifier(target_svs=B, stream_length=n, gamma=gamma, random_state=0),
     "Twin Vector Machine": budgetkernel.TwinVectorMachine(budget=B, C=1.0, gamma=gamma, random_state=0),
 }
 
