@@ -110,4 +110,5 @@ plt.show()
 # them up to the largest B tried. The time panel shows the cost side: merging, removal and BPA-NN
 # spend O(B) per budget step and grow slowly with B, projection spends O(B^2) and grows
 # fastest. The right B depends on how complex the boundary is; measure a few
-# values on a prefix of your own stream, as here.
+# values on a prefix of your own stream, as here. :doc:`/guide/budget` says more about what
+# a budget buys and costs.

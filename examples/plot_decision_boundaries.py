@@ -81,4 +81,4 @@ plt.show()
 # admits an example as an SV with a probability proportional to its loss, so its budget
 # holds in expectation only (``target_svs``). The exact SVM draws the board from a tenth of
 # the stream, at the cost of many more SVs, and its time and memory grow with every example
-# it keeps. The guide's page on choosing a learner compares them on more streams.
+# it keeps. :doc:`/guide/choosing` compares the learners on more streams.

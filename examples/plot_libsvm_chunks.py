@@ -109,4 +109,4 @@ plt.show()
 #     python -m budgetkernel train waveform.svm -o model.bkm --budget 100 --chunk-size 2000
 #
 # and the C++ library has the same reader (``budgetkernel/libsvm.hpp``) for programs that
-# train or predict without Python.
+# train or predict without Python. See :doc:`/guide/cli` and :doc:`/guide/streaming`.

@@ -100,3 +100,5 @@ plt.show()
 # Forgetron flatten early, as each new SV pushes an informative one out. SPA, told that the
 # stream holds 50,000 examples, admits SVs at the rate that gives about 100 over the whole
 # stream (``target_svs``), so it starts with almost none and learns late.
+#
+# :doc:`/guide/streaming` covers ``partial_fit``, ``learn_one`` and prequential evaluation.

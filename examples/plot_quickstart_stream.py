@@ -52,4 +52,4 @@ plt.show()
 # ----------
 # The same model keeps learning from later chunks, or one example at a time with
 # ``learn_one``; ``clf.save(path)`` writes it to a file that resumes training exactly and
-# loads in C++ too (see the C++ embedding example).
+# loads in C++ too (:doc:`/guide/persistence`).

@@ -111,4 +111,5 @@ plt.show()
 # has fewer SVs and fits the training labels more closely, and on noisy labels that
 # eventually costs test accuracy. ``set_C`` makes such a sweep cheap enough to choose C by
 # looking at the whole path; the chosen C then stays in the model, which keeps learning
-# from new examples with ``partial_fit`` and can forget old ones with ``unlearn``.
+# from new examples with ``partial_fit`` and can forget old ones with ``unlearn`` (see
+# :doc:`/guide/exact_svm`).

@@ -113,3 +113,4 @@ plt.show()
 # possible), so its memory grows with the data: this is for data sets of thousands to tens
 # of thousands of examples, not endless streams. The budgeted learners cannot unlearn
 # exactly: a merged or projected SV no longer holds one example apart from the others.
+# :doc:`/guide/exact_svm` describes the exact SVM's other operations.
