@@ -76,9 +76,10 @@ plt.show()
 # What to read in it
 # ------------------
 # Merging and projection keep most of what the dropped SV contributed, so 100 SVs draw the
-# whole board. Random removal throws that contribution away and the board frays. The
-# perceptrons update on every mistake, noisy labels included. SPA never removes an SV: it
-# admits an example as an SV with a probability proportional to its loss, so its budget
-# holds in expectation only (``target_svs``). The exact SVM draws the board from a tenth of
-# the stream, at the cost of many more SVs, and its time and memory grow with every example
+# whole board; so does BPA-NN, which spreads a removed SV's weight over its nearest
+# neighbour and the new example. Random removal throws that contribution away and the board
+# frays. Projectron++ updates on every mistake and margin error, noisy labels included. SPA
+# never removes an SV: it admits an example as an SV with a probability that grows with its
+# loss, so its budget holds in expectation only (``target_svs``). The exact SVM sees only a
+# tenth of the stream and needs many more SVs, and its time and memory grow with every example
 # it keeps. :doc:`/guide/choosing` compares the learners on more streams.
