@@ -36,10 +36,13 @@ PUBLIC_HEADERS = [
     "learners/perceptron.hpp",
     "learners/incremental_svc.hpp",
     "learners/twin_vector_machine.hpp",
+    "learners/combine.hpp",
     "budget/maintainer.hpp",
+    "budget/result.hpp",
     "io.hpp",
     "stop_poll.hpp",
     "libsvm.hpp",
+    "libsvm/line.hpp",
     "parallel.hpp",
 ]
 
