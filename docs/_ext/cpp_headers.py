@@ -87,8 +87,8 @@ class Header:
 def parse_doc(lines: list[str]) -> Doc:
     """Splits the text of a ``///`` block (markers removed) into prose and \\param etc."""
     doc = Doc()
-    target: list[str] | None = None  # where continuation lines of a command go
-    current: list | None = None
+    target: str | None = None  # "returns" or "throws": where continuation lines go
+    current: list | None = None  # or the [name, text] of the \\param being continued
     for raw in lines:
         line = raw.rstrip()
         m = _COMMAND.match(line.strip())
@@ -102,10 +102,10 @@ def parse_doc(lines: list[str]) -> Doc:
                 current, target = entry, None
             elif cmd.startswith("return"):
                 doc.returns = rest.strip()
-                current, target = None, ["returns"]
+                current, target = None, "returns"
             else:
                 doc.throws.append(rest.strip())
-                current, target = None, ["throws"]
+                current, target = None, "throws"
             continue
         if not line.strip():
             current, target = None, None
@@ -113,9 +113,9 @@ def parse_doc(lines: list[str]) -> Doc:
             continue
         if current is not None:
             current[1] = (current[1] + " " + line.strip()).strip()
-        elif target == ["returns"]:
+        elif target == "returns":
             doc.returns = (doc.returns + " " + line.strip()).strip()
-        elif target == ["throws"]:
+        elif target == "throws":
             doc.throws[-1] = (doc.throws[-1] + " " + line.strip()).strip()
         else:
             doc.text.append(line)
@@ -228,9 +228,7 @@ def _classify(stmt: str, scope: list[str]) -> tuple[str, str, list[str], bool]:
     params = [_param_name(p) for p in (_split_params(params_text))]
     rtype = [t for t in head[: name_m.start() if name_m else 0].split() if t not in _SPECIFIERS]
     simple = name.split("::")[-1]
-    ctor = simple.lstrip("~") in scope[-1:] or (
-        "::" in name and name.split("::")[-2] == simple.lstrip("~")
-    )
+    ctor = simple.lstrip("~") in scope[-1:] or ("::" in name and name.split("::")[-2] == simple.lstrip("~"))
     returns_value = bool(rtype) and rtype != ["void"] and not ctor
     return "function", name, params, returns_value
 
@@ -255,17 +253,21 @@ def signature_of(stmt: str, kind: str) -> str:
         if colon:
             tail = tail[: colon.start()]
         sig = (sig[: close + 1] + tail).rstrip(" {;")
-    elif kind in ("class", "enum") and "{" in sig and kind == "class":
+    elif kind == "class":
         sig = sig.split("{")[0].rstrip()
     return sig.rstrip(" ;")
 
 
 class _Scope:
+    """A brace level: "namespace", "detail", "class" (with its current access), "enum",
+    "block" (a function body) or "init" (a braced initialiser, read as part of its statement)."""
+
     def __init__(self, kind: str, name: str = "", access: str = "public"):
         self.kind, self.name, self.access = kind, name, access
 
 
 def _scope_of(stmt: str) -> _Scope:
+    """The scope that a '{' after the statement `stmt` opens."""
     body = re.sub(r"^template\s*<.*?>\s*", "", stmt.strip(), flags=re.S)
     m = re.match(r"^namespace\s*([\w:]*)", body)
     if m:
@@ -275,144 +277,163 @@ def _scope_of(stmt: str) -> _Scope:
         return _Scope("class", m.group(2), "private" if m.group(1) == "class" else "public")
     if re.match(r"^enum\b", body):
         return _Scope("enum")
-    if body.startswith('extern ""'):
+    if re.match(r'^extern\s*"', body):
         return _Scope("namespace")
     return _Scope("block")
 
 
-def parse_header(path: Path, rel: str | None = None) -> Header:
-    """Every declaration of one header at public scope, documented or not, in order."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    scopes: list[_Scope] = [_Scope("namespace")]
-    decls: list[Decl] = []
-    file_doc: Doc | None = None
-    pending: list[str] | None = None  # the /// block waiting for its declaration
-    stmt, stmt_line, stmt_doc = "", 0, None
-    enum: Decl | None = None  # the enum whose enumerators are being read
-    in_comment = False
+def _doc_text(line: str) -> str | None:
+    """The text of a ``///`` line (not ``///<``), else None."""
+    s = line.strip()
+    if not s.startswith("///") or s.startswith("///<") or s.startswith("////"):
+        return None
+    text = s[3:]
+    return text[1:] if text.startswith(" ") else text
 
-    def public() -> bool:
-        return all(s.kind == "namespace" or (s.kind == "class" and s.access == "public") for s in scopes)
 
-    def classes() -> list[str]:
-        return [s.name for s in scopes if s.kind == "class"]
+class _Parser:
+    """One pass over a header's lines; see the module docstring."""
 
-    def record(text: str, line: int, doc: Doc | None, trailing: str | None) -> Decl | None:
-        if not public() or not text.strip():
+    def __init__(self):
+        self.scopes = [_Scope("namespace")]
+        self.decls: list[Decl] = []
+        self.file_doc: Doc | None = None
+        self.pending: list[str] | None = None  # the /// block waiting for its declaration
+        self.stmt, self.stmt_line, self.stmt_doc = "", 0, None
+        self.enum: Decl | None = None  # the enum whose enumerators are being read
+        self.in_comment = False
+
+    def public(self) -> bool:
+        return all(s.kind == "namespace" or (s.kind == "class" and s.access == "public") for s in self.scopes)
+
+    def classes(self) -> list[str]:
+        return [s.name for s in self.scopes if s.kind == "class"]
+
+    def record(self, text: str, doc: Doc | None, trailing: str | None) -> Decl | None:
+        if not self.public() or not text.strip():
             return None
         if doc is None and trailing:
             doc = parse_doc([trailing])
-        kind, name, params, returns_value = _classify(text, classes())
-        if not name or name == "static_assert" or "::" in name:  # out-of-line definitions are documented in their class
+        kind, name, params, returns_value = _classify(text, self.classes())
+        if not name or name == "static_assert" or "::" in name:  # out-of-line definitions: documented in their class
             return None
-        decl = Decl(signature_of(text, kind), kind, name, classes(), line, doc, params, returns_value)
-        decls.append(decl)
+        decl = Decl(signature_of(text, kind), kind, name, self.classes(), self.stmt_line, doc, params, returns_value)
+        self.decls.append(decl)
         return decl
 
-    for no, raw in enumerate(lines, 1):
+    def line(self, no: int, raw: str) -> None:
+        text = _doc_text(raw)
+        if text is not None:
+            self.pending = (self.pending or []) + [text]
+            return
         s = raw.strip()
-        if s.startswith("///") and not s.startswith("///<") and not s.startswith("////"):
-            text = s[3:]
-            pending = (pending or []) + [text[1:] if text.startswith(" ") else text]
-            continue
-        if s.startswith("#") or not s:
-            if pending is not None and any(t.startswith("\\file") for t in pending) and file_doc is None:
-                file_doc = parse_doc([t for t in pending if not t.startswith("\\file")])
-            elif pending is not None and s.startswith("#define") and public():
-                decls.append(Decl(s, "macro", s.split()[1], [], no, parse_doc(pending)))
-            pending = None
-            continue
+        if s.startswith("#") or not s:  # a blank line or directive detaches a /// block
+            if self.pending is not None and self.file_doc is None and any(t.startswith("\\file") for t in self.pending):
+                self.file_doc = parse_doc([t for t in self.pending if not t.startswith("\\file")])
+            elif self.pending is not None and s.startswith("#define") and self.public():
+                self.decls.append(Decl(s, "macro", s.split()[1], [], no, parse_doc(self.pending)))
+            self.pending = None
+            return
         trailing = raw.split("///<", 1)[1].strip() if "///<" in raw else None
-        code, in_comment = _strip_code(raw, in_comment)
+        code, self.in_comment = _strip_code(raw, self.in_comment)
         if not code.strip():
-            continue
-        if not stmt.strip():
-            stmt, stmt_line = "", no
-            stmt_doc = parse_doc(pending) if pending is not None else None
-        pending = None
-        if enum is not None:
-            body, _, rest = code.partition("}")
-            for item in body.split(","):
-                if item.strip():
-                    enum.enumerators.append([item.strip(), ""])
-            if trailing and enum.enumerators:
-                enum.enumerators[-1][1] = trailing
-            if not _:
-                continue
-            enum, code, stmt = None, rest, ""
-            scopes.pop()
+            return
+        if not self.stmt.strip():
+            self.stmt, self.stmt_line = "", no
+            self.stmt_doc = parse_doc(self.pending) if self.pending is not None else None
+        self.pending = None
+        if self.enum is not None:
+            code = self.enumerators(code, trailing)
+            if code is None:
+                return
+        self.walk(code, no, trailing)
+        self.stmt += " "
+
+    def enumerators(self, code: str, trailing: str | None) -> str | None:
+        """Reads enumerators up to the enum's '}'; returns the code after it (None: not closed)."""
+        body, closed, rest = code.partition("}")
+        for item in body.split(","):
+            if item.strip():
+                self.enum.enumerators.append([item.strip(), ""])
+        if trailing and self.enum.enumerators:
+            self.enum.enumerators[-1][1] = trailing
+        if not closed:
+            return None
+        self.enum, self.stmt = None, ""
+        self.scopes.pop()
+        return rest
+
+    def walk(self, code: str, no: int, trailing: str | None) -> None:
+        """Statements end at ';', '{' opens a scope, '}' closes one."""
         i = 0
         while i < len(code):
-            c = code[i]
-            top = scopes[-1]
-            if c in "\"'":
+            c, top = code[i], self.scopes[-1]
+            if c in "\"'":  # a literal, copied whole: braces in it are text
                 end = i + 1
                 while end < len(code) and code[end] != c:
                     end += 2 if code[end] == "\\" else 1
-                stmt += code[i : end + 1]
+                self.stmt += code[i : end + 1]
                 i = end + 1
                 continue
-            if top.kind == "class" and not stmt.strip():
+            if top.kind == "class" and not self.stmt.strip():
                 m = _ACCESS.match(code[i:].lstrip())
                 if m:
                     top.access = m.group(1)
                     i = len(code) - len(code[i:].lstrip()) + m.end()
                     continue
+            i += 1
             if top.kind == "init":
-                stmt += c
+                self.stmt += c
                 if c == "{":
-                    scopes.append(_Scope("init"))
+                    self.scopes.append(_Scope("init"))
                 elif c == "}":
-                    scopes.pop()
-                i += 1
-                continue
-            if c == "{":
-                head = stmt.strip()
-                opened = _scope_of(head)
-                if head.count("(") > head.count(")") or (
-                    opened.kind == "block" and head and _classify(head, classes())[0] == "variable"
-                ):
-                    stmt += c  # a braced initialiser (or one in a default argument): part of the statement
-                    scopes.append(_Scope("init"))
-                    i += 1
-                    continue
-                decl = record(head, stmt_line, stmt_doc, None) if opened.kind in ("class", "enum", "block") else None
-                scopes.append(opened)
-                stmt, stmt_doc = "", None
-                i += 1
-                if opened.kind == "enum":
-                    enum = decl if decl is not None else Decl("", "enum", "", [], no, None)
-                    body, closed, rest = code[i:].partition("}")
-                    for item in body.split(","):
-                        if item.strip():
-                            enum.enumerators.append([item.strip(), ""])
-                    if trailing and enum.enumerators:
-                        enum.enumerators[-1][1] = trailing
-                    if not closed:
-                        break
-                    scopes.pop()
-                    enum = None
-                    code, i = rest, 0
-                continue
-            if c == "}":
-                if len(scopes) > 1:
-                    scopes.pop()
-                stmt, stmt_doc = "", None
+                    self.scopes.pop()
+            elif c == "{":
+                rest = self.open_brace(code[i:], no, trailing)
+                if rest is None:
+                    return
+                code, i = rest, 0
+            elif c == "}":
+                if len(self.scopes) > 1:
+                    self.scopes.pop()
+                self.stmt, self.stmt_doc = "", None
             elif c == ";":
                 if top.kind in ("namespace", "class"):
-                    record(stmt, stmt_line, stmt_doc, trailing)
-                stmt, stmt_doc = "", None
+                    self.record(self.stmt, self.stmt_doc, trailing)
+                self.stmt, self.stmt_doc = "", None
             else:
-                if not stmt.strip() and not c.isspace():
-                    stmt_line = no
-                stmt += c
-            i += 1
-        stmt += " "
-    for d in decls:
+                if not self.stmt.strip() and not c.isspace():
+                    self.stmt_line = no
+                self.stmt += c
+
+    def open_brace(self, after: str, no: int, trailing: str | None) -> str | None:
+        """Handles a '{'; returns the code still to walk (None: the line is done)."""
+        head = self.stmt.strip()
+        opened = _scope_of(head)
+        if head.count("(") > head.count(")") or (
+            opened.kind == "block" and head and _classify(head, self.classes())[0] == "variable"
+        ):
+            self.stmt += "{"  # a braced initialiser (or one in a default argument): part of the statement
+            self.scopes.append(_Scope("init"))
+            return after
+        decl = self.record(head, self.stmt_doc, None) if opened.kind in ("class", "enum", "block") else None
+        self.scopes.append(opened)
+        self.stmt, self.stmt_doc = "", None
+        if opened.kind != "enum":
+            return after
+        self.enum = decl if decl is not None else Decl("", "enum", "", [], no, None)
+        return self.enumerators(after, trailing)
+
+
+def parse_header(path: Path, rel: str | None = None) -> Header:
+    """Every declaration of one header at public scope, documented or not, in order."""
+    p = _Parser()
+    for no, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        p.line(no, raw)
+    for d in p.decls:
         if d.kind == "enum":
-            d.signature = d.signature.split("{")[0].rstrip()
-            d.signature += " { " + ", ".join(e[0] for e in d.enumerators) + " }"
-    return Header(rel or path.name, file_doc, decls)
+            d.signature = d.signature.split("{")[0].rstrip() + " { " + ", ".join(e[0] for e in d.enumerators) + " }"
+    return Header(rel or path.name, p.file_doc, p.decls)
 
 
 def public_headers(include_dir: Path = INCLUDE_DIR) -> list[Header]:
