@@ -22,6 +22,7 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
+    "cpp_reference",
 ]
 myst_enable_extensions = ["dollarmath", "amsmath"]
 autosummary_generate = True

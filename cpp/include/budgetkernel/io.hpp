@@ -40,7 +40,9 @@
 
 namespace budgetkernel {
 
+/// The first 8 bytes of every model file.
 inline constexpr char model_magic[8] = {'B', 'K', 'M', 'O', 'D', 'E', 'L', '\0'};
+/// The container version this library writes, and the only one it reads.
 inline constexpr std::uint32_t model_format_version = 1;
 
 namespace detail {
@@ -101,13 +103,22 @@ struct Field {
 /// A set of named fields: what a learner writes and reads back.
 class FieldMap {
  public:
+  /// Sets (or replaces) a float64 scalar field.
+  /// \param name  the field's name.
+  /// \param v     its value.
   void set(const std::string& name, double v) { scalar_f(name, v); }
+  /// Sets (or replaces) an int64 scalar field.
+  /// \param name  the field's name.
+  /// \param v     its value.
   void set_int(const std::string& name, std::int64_t v) {
     Field f;
     f.type = Field::I64;
     f.i64 = {v};
     m_fields[name] = std::move(f);
   }
+  /// Sets (or replaces) a bytes field.
+  /// \param name  the field's name.
+  /// \param v     its bytes (any content; strings need no terminator).
   void set_bytes(const std::string& name, std::string v) {
     Field f;
     f.type = Field::Bytes;
@@ -116,6 +127,8 @@ class FieldMap {
     m_fields[name] = std::move(f);
   }
   /// A dense matrix, stored row-major.
+  /// \param name  the field's name.
+  /// \param m     the matrix (any Eigen expression).
   template <class M>
   void set_matrix(const std::string& name, const Eigen::MatrixBase<M>& m) {
     Field f;
@@ -126,6 +139,9 @@ class FieldMap {
       for (Index j = 0; j < m.cols(); ++j) f.f64[static_cast<std::size_t>(i * m.cols() + j)] = m(i, j);
     m_fields[name] = std::move(f);
   }
+  /// Sets (or replaces) an int64 vector field.
+  /// \param name  the field's name.
+  /// \param v     its values.
   void set_ints(const std::string& name, const std::vector<std::int64_t>& v) {
     Field f;
     f.type = Field::I64;
@@ -134,26 +150,46 @@ class FieldMap {
     m_fields[name] = std::move(f);
   }
 
+  /// \param name  a field's name.
+  /// \return whether the map holds it (optional fields: later additions, averaging, ...).
   bool has(const std::string& name) const { return m_fields.count(name) != 0; }
 
+  /// \param name  a field's name.
+  /// \param type  the type it must have.
+  /// \return the field.
+  /// \throws std::runtime_error ("model file: ...") if it is missing or of another type.
   const Field& get(const std::string& name, Field::Type type) const {
     auto it = m_fields.find(name);
     if (it == m_fields.end()) detail::corrupt("missing field '" + name + "'");
     if (it->second.type != type) detail::corrupt("field '" + name + "' has the wrong type");
     return it->second;
   }
+  /// \param name  a float64 scalar field's name.
+  /// \return its value.
+  /// \throws std::runtime_error if it is missing, of another type or not a scalar.
   double get_f64(const std::string& name) const {
     const Field& f = get(name, Field::F64);
     if (!f.shape.empty() || f.f64.size() != 1) detail::corrupt("field '" + name + "' is not a scalar");
     return f.f64[0];
   }
+  /// \param name  an int64 scalar field's name.
+  /// \return its value.
+  /// \throws std::runtime_error if it is missing, of another type or not a scalar.
   std::int64_t get_i64(const std::string& name) const {
     const Field& f = get(name, Field::I64);
     if (!f.shape.empty() || f.i64.size() != 1) detail::corrupt("field '" + name + "' is not a scalar");
     return f.i64[0];
   }
+  /// \param name  a bytes field's name.
+  /// \return its bytes.
+  /// \throws std::runtime_error if it is missing or of another type.
   const std::string& get_bytes(const std::string& name) const { return get(name, Field::Bytes).bytes; }
   /// A matrix field; checks its shape against (rows, cols) when those are >= 0.
+  /// \param name  the field's name.
+  /// \param rows  the rows it must have, or -1 for any.
+  /// \param cols  the columns it must have, or -1 for any.
+  /// \return a copy of the matrix.
+  /// \throws std::runtime_error if it is missing, not a matrix or of another shape.
   RowMatrix get_matrix(const std::string& name, Index rows = -1, Index cols = -1) const {
     const Field& f = get(name, Field::F64);
     if (f.shape.size() != 2) detail::corrupt("field '" + name + "' is not a matrix");
@@ -164,6 +200,10 @@ class FieldMap {
     for (Index i = 0; i < r * c; ++i) m.data()[i] = f.f64[static_cast<std::size_t>(i)];
     return m;
   }
+  /// \param name  an int64 vector field's name.
+  /// \param n     the length it must have, or -1 for any.
+  /// \return a copy of its values.
+  /// \throws std::runtime_error if it is missing, not a vector or of another length.
   std::vector<std::int64_t> get_ints(const std::string& name, Index n = -1) const {
     const Field& f = get(name, Field::I64);
     if (f.shape.size() != 1 || f.shape[0] != f.i64.size() || (n >= 0 && static_cast<Index>(f.shape[0]) != n))
@@ -172,6 +212,7 @@ class FieldMap {
   }
 
   /// Serialises to the versioned container.
+  /// \return the file's bytes (fields in name order, so one state always gives the same bytes).
   std::string to_bytes() const {
     std::string payload;
     for (const auto& [name, f] : m_fields) {
@@ -194,6 +235,8 @@ class FieldMap {
   }
 
   /// The versioned container around a payload: magic, version, size, payload, checksum.
+  /// \param payload  the serialised fields.
+  /// \return the file's bytes.
   static std::string container(const std::string& payload) {
     std::string out(model_magic, 8);
     detail::put_raw<std::uint32_t>(out, model_format_version);
@@ -204,6 +247,10 @@ class FieldMap {
   }
 
   /// Parses and validates a container; throws std::runtime_error naming the problem.
+  /// \param data  a file's bytes.
+  /// \return its fields; their values are checked later, by the learner that reads them.
+  /// \throws std::runtime_error ("model file: ...") on a wrong magic or version, a size that does
+  ///         not match, a checksum mismatch or a malformed field.
   static FieldMap from_bytes(const std::string& data) {
     Reader r{data, 0, data.size()};
     if (data.size() < 8 || std::memcmp(data.data(), model_magic, 8) != 0)
@@ -307,6 +354,9 @@ class FieldMap {
 
 /// Writes the kernel's parameters into a field map (names prefixed by `prefix`: the incremental
 /// SVM writes one kernel per machine).
+/// \param fm      receives the fields.
+/// \param k       the kernel.
+/// \param prefix  prepended to every field name.
 inline void write_kernel(FieldMap& fm, const Kernel& k, const std::string& prefix = "") {
   fm.set_int(prefix + "kernel.type", static_cast<std::int64_t>(k.type()));
   fm.set(prefix + "kernel.gamma", k.gamma());
@@ -314,6 +364,11 @@ inline void write_kernel(FieldMap& fm, const Kernel& k, const std::string& prefi
   fm.set(prefix + "kernel.coef0", k.coef0());
 }
 
+/// The kernel that write_kernel wrote, with its parameters validated.
+/// \param fm      a model file's fields.
+/// \param prefix  as given to write_kernel.
+/// \return the kernel.
+/// \throws std::runtime_error ("model file: ...") on a missing field or invalid parameters.
 inline Kernel read_kernel(const FieldMap& fm, const std::string& prefix = "") {
   const KernelType t = detail::enum_from_code(kernel_names, fm.get_i64(prefix + "kernel.type"), "kernel");
   // range-checked before the cast: 2^32 + 3 would otherwise load as degree 3
@@ -330,6 +385,8 @@ inline Kernel read_kernel(const FieldMap& fm, const std::string& prefix = "") {
 
 /// The store's SVs as budgetkernel::Model reads them (sv.x, sv.alpha raw coefficients) plus
 /// their ids.
+/// \param fm  receives the fields.
+/// \param sv  the store.
 inline void write_svs(FieldMap& fm, const SupportVectors& sv) {
   const Index n = sv.size();
   fm.set_matrix("sv.x", sv.X().topRows(n));
@@ -340,6 +397,12 @@ inline void write_svs(FieldMap& fm, const SupportVectors& sv) {
 /// write_svs' fields back into `sv` (capacity at least `capacity`), checked: dim columns,
 /// n_outputs coefficient columns, at most max_size rows (0: no limit), every row usable input
 /// (detail::row_problem) and finite coefficients. \throws std::runtime_error ("model file: ...").
+/// \param fm         a model file's fields.
+/// \param dim        the number of features the SVs must have.
+/// \param n_outputs  the coefficient columns they must have.
+/// \param max_size   the most SVs allowed (the budget), 0 for no limit.
+/// \param capacity   the store's capacity after the read.
+/// \param sv         receives the SVs.
 inline void read_svs(const FieldMap& fm, Index dim, Index n_outputs, Index max_size, Index capacity,
                      SupportVectors& sv) {
   const RowMatrix X = fm.get_matrix("sv.x", -1, dim);
@@ -351,6 +414,9 @@ inline void read_svs(const FieldMap& fm, Index dim, Index n_outputs, Index max_s
   sv.assign(X, A, ids, capacity);
 }
 
+/// \param path  a file.
+/// \return its whole content.
+/// \throws std::runtime_error if it cannot be opened.
 inline std::string read_file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open model file '" + path + "'");
@@ -404,6 +470,8 @@ inline std::uint64_t temp_name_bits() {
 /// temporary file is removed on failure, leaving a file already at `path` as it was.
 /// Not fsynced (standard C++ has no fsync): a crash of the machine right after the call can
 /// still lose the new content, never mix old and new. (The Python save() fsyncs.)
+/// \param path   the file to write (created or replaced).
+/// \param bytes  its new content, e.g. FieldMap::to_bytes().
 /// \throws std::runtime_error naming the path when the file cannot be written.
 inline void write_file_bytes(const std::string& path, const std::string& bytes) {
   namespace fs = std::filesystem;
@@ -442,6 +510,9 @@ inline void write_file_bytes(const std::string& path, const std::string& bytes) 
 /// Enough for an embedding program to predict exactly what the Python model predicts.
 class Model {
  public:
+  /// \param fm  the fields of a model file of any learner (FieldMap::from_bytes).
+  /// \throws std::runtime_error ("model file: ...") on missing fields, impossible dimensions or
+  ///         non-finite values.
   explicit Model(const FieldMap& fm) : m_fields(fm) {
     m_learner = fm.get_bytes("learner");
     m_d = fm.get_i64("n_features");
@@ -472,15 +543,24 @@ class Model {
     if (!std::isfinite(m_scale)) detail::corrupt("non-finite scale");
   }
 
+  /// \return the name of the learner that wrote the file ("bsgd", "pa", ...).
   const std::string& learner() const { return m_learner; }
+  /// \return the number of values every input row must have.
   Index n_features() const { return m_d; }
+  /// \return the columns of decision_function: 1 for two classes, else the number of classes.
   Index n_outputs() const { return m_outputs; }
+  /// \return the number of support vectors predictions use (0 for a linear model).
   Index n_support() const { return m_linear ? 0 : m_sv.size(); }
+  /// \return every field of the file, e.g. "meta" (the Python estimator's state as JSON).
   const FieldMap& fields() const { return m_fields; }
 
   /// Decision values, n x n_outputs (one column for a binary model). Computed exactly as
   /// the learners compute them (same kernel row, same reduction), so values match bitwise.
   /// `stop` (may be null) can end a long call between rows (Interrupted, stop_poll.hpp).
+  /// \param X     the examples, one per row, n_features() columns.
+  /// \param stop  null, or the poll that can cancel the call.
+  /// \return X.rows() x n_outputs() decision values.
+  /// \throws std::invalid_argument if X has another number of columns.
   RowMatrix decision_function(const RowMatrix& X, StopPoll* stop = nullptr) const {
     detail::require(X.cols() == m_d, "decision_function: X has " + std::to_string(X.cols()) +
                                          " features, the model expects " + std::to_string(m_d));
@@ -528,6 +608,9 @@ class Model {
 };
 
 /// Reads a model file written by any budgetkernel learner (C++ or Python).
+/// \param path  the file.
+/// \return the predictor.
+/// \throws std::runtime_error if the file cannot be read or is not a valid model.
 inline Model load_model(const std::string& path) { return Model(FieldMap::from_bytes(read_file_bytes(path))); }
 
 }  // namespace budgetkernel

@@ -16,12 +16,15 @@
 
 namespace budgetkernel {
 
+/// The kernel functions (the numbers are what model files store).
 enum class KernelType : std::int32_t { Linear = 0, Polynomial = 1, RBF = 2 };
 
 /// The kernels' names (Python's `kernel` parameter; files store the number).
 inline constexpr detail::EnumName<KernelType> kernel_names[] = {
     {KernelType::Linear, "linear"}, {KernelType::Polynomial, "poly"}, {KernelType::RBF, "rbf"}};
 
+/// \param t  a kernel type.
+/// \return its name in kernel_names ("linear", "poly", "rbf").
 inline const char* kernel_name(KernelType t) { return detail::enum_name(kernel_names, t); }
 
 /// A kernel with its parameters. Plain value type; cheap to copy.
@@ -31,6 +34,11 @@ inline const char* kernel_name(KernelType t) { return detail::enum_name(kernel_n
 class Kernel {
  public:
   Kernel() = default;
+  /// \param type    which kernel.
+  /// \param gamma   the scale of x.z (polynomial) or of |x - z|^2 (RBF): > 0, finite; unused by
+  ///                the linear kernel.
+  /// \param degree  the polynomial kernel's exponent, >= 1.
+  /// \param coef0   the polynomial kernel's constant term, finite, |coef0|^degree <= 1e300.
   /// \throws std::invalid_argument on a non-positive gamma or degree, or a non-finite value.
   Kernel(KernelType type, double gamma = 1.0, int degree = 3, double coef0 = 0.0)
       : m_type(type), m_gamma(gamma), m_degree(degree), m_coef0(coef0) {
@@ -48,12 +56,17 @@ class Kernel {
                       "kernel: |coef0|^degree must be at most 1e300 (else every polynomial kernel value overflows)");
   }
 
+  /// \return the kernel function.
   KernelType type() const { return m_type; }
   double gamma() const { return m_gamma; }
   int degree() const { return m_degree; }
   double coef0() const { return m_coef0; }
 
   /// k from the dot product x.z and the squared norms |x|^2, |z|^2.
+  /// \param dot  x.z.
+  /// \param nx2  |x|^2 (read by RBF only).
+  /// \param nz2  |z|^2 (read by RBF only).
+  /// \return k(x, z); for RBF with |x - z|^2 = |x|^2 + |z|^2 - 2 x.z clamped at 0 against rounding.
   double from_dot(double dot, double nx2, double nz2) const {
     switch (m_type) {
       case KernelType::Linear: return dot;
@@ -64,6 +77,9 @@ class Kernel {
   }
 
   /// k(x, z) for two vectors.
+  /// \param x  a vector (any Eigen expression).
+  /// \param z  a vector of the same size.
+  /// \return k(x, z); RBF from |x - z|^2 directly (no cancellation in the difference of norms).
   template <class A, class B>
   double value(const Eigen::MatrixBase<A>& x, const Eigen::MatrixBase<B>& z) const {
     if (m_type == KernelType::RBF) return std::exp(-m_gamma * (x - z).squaredNorm());
@@ -72,10 +88,14 @@ class Kernel {
 
   /// k(x, x); 1 for RBF without calling exp (from_dot would give exp(-0) = 1 exactly too,
   /// at the price of an exp in loops over SVs).
+  /// \param nx2  |x|^2.
+  /// \return k(x, x).
   double self(double nx2) const { return m_type == KernelType::RBF ? 1.0 : from_dot(nx2, nx2, nx2); }
 
   /// Whether k(x, x), given |x|^2, is nonzero but below detail::kMinNonzeroSelf in magnitude:
   /// too small to divide by (see there). Rows learned from must not have it.
+  /// \param nx2  |x|^2.
+  /// \return true when 0 < |k(x, x)| < detail::kMinNonzeroSelf (never for RBF).
   bool self_underflows(double nx2) const {
     if (m_type == KernelType::RBF) return false;
     const double k = std::abs(self(nx2));
@@ -104,6 +124,13 @@ class Kernel {
   /// One pass of dot products over the contiguous SV block, then one element-wise map.
   /// `dots`: x's dot products with S's rows when already known (a row of dots_rows), else
   /// null; the values are the same, bit for bit (the map runs on out either way).
+  /// \param S       the SVs, one per row.
+  /// \param sqnorm  their squared norms.
+  /// \param n       how many leading rows of S to use.
+  /// \param x       the query (d values).
+  /// \param x_sq    |x|^2.
+  /// \param out     receives the n kernel values in out.head(n).
+  /// \param dots    x's dot products with the n rows, or null to compute them.
   template <class X>
   void row(const RowMatrix& S, const Vector& sqnorm, Index n, const Eigen::MatrixBase<X>& x, double x_sq,
            Eigen::Ref<Vector> out, const double* dots = nullptr) const {
@@ -118,6 +145,10 @@ class Kernel {
   /// inner product per row beats a general gemv, whose set-up dominates when d is 2 or 3.
   /// From detail::kDotBlockMinDim features on, detail::dot_rows, so that dots_rows gives the
   /// same values for a block of queries.
+  /// \param S    the SVs, one per row.
+  /// \param n    how many leading rows of S to use.
+  /// \param x    the query (S.cols() values).
+  /// \param out  receives the n dot products in out.head(n).
   template <class X>
   static void dots(const RowMatrix& S, Index n, const Eigen::MatrixBase<X>& x, Eigen::Ref<Vector> out) {
     const Index d = S.cols();
@@ -140,6 +171,10 @@ class Kernel {
   /// out(r, j) = X_r . S_j for every row r of X and j < n: dots() for each row, bit for bit,
   /// but from detail::kDotBlockMinDim features on in register tiles over the rows (scoring a
   /// chunk; see detail/dot_block.hpp). out must be X.rows() x n or wider.
+  /// \param S    the SVs, one per row.
+  /// \param n    how many leading rows of S to use.
+  /// \param X    the queries, one per row.
+  /// \param out  receives X.rows() x n dot products.
   static void dots_rows(const RowMatrix& S, Index n, const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out) {
     const Index d = S.cols();
     if (d >= detail::kDotBlockMinDim) {
@@ -150,6 +185,10 @@ class Kernel {
   }
 
   /// Turns dot products already in out.head(n) into kernel values.
+  /// \param sqnorm  the squared norms of the n SVs (read by RBF only).
+  /// \param n       how many values.
+  /// \param x_sq    the query's |x|^2 (read by RBF only).
+  /// \param out     dot products in, kernel values out (out.head(n)).
   void finish_row(const Vector& sqnorm, Index n, double x_sq, Eigen::Ref<Vector> out) const {
     auto o = out.head(n).array();
     switch (m_type) {

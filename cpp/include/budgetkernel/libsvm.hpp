@@ -47,6 +47,7 @@ namespace budgetkernel {
 class LibsvmFormatError : public std::invalid_argument {
  public:
   /// \param line one-based line number of the rejected line.
+  /// \param status what is wrong with it (its message is describe(status)).
   LibsvmFormatError(std::int64_t line, LibsvmStatus status)
       : std::invalid_argument("malformed LIBSVM line " + std::to_string(line) + ": " + describe(status)),
         m_line(line),
@@ -68,6 +69,7 @@ struct LibsvmSummary {
   bool all_integer_labels = true;
 
   /// Adds a row (already checked).
+  /// \param line  the parsed row.
   void add(const LibsvmLine& line) {
     ++rows;
     all_integer_labels = all_integer_labels && line.label_is_int;
@@ -94,6 +96,9 @@ class LibsvmRows {
   Index size() const { return static_cast<Index>(m_labels.size()); }
 
   /// Appends a row that passed check_libsvm_row() for this offset and n_features.
+  /// \param line         the parsed row.
+  /// \param offset       the index base (0 or 1), subtracted from its feature indices.
+  /// \param line_number  its one-based line in the file, for messages about it later.
   void append(const LibsvmLine& line, std::int64_t offset, std::int64_t line_number) {
     m_labels.push_back(line.label);
     m_label_ints.push_back(line.label_is_int ? line.label_int : 0);
@@ -108,6 +113,9 @@ class LibsvmRows {
 
   /// Writes the rows into X (size() rows x n_features, row-major, already zero), converting
   /// values to Scalar by rounding to nearest (the caller bounded them; -0.0 stays -0.0).
+  /// \tparam Scalar     double or float.
+  /// \param X           size() x n_features values, zeroed by the caller.
+  /// \param n_features  the row stride of X.
   template <class Scalar>
   void to_dense(Scalar* X, std::int64_t n_features) const {
     std::int64_t k = 0;
@@ -150,6 +158,8 @@ inline void refill(std::istream& in, LibsvmParser& parser, std::vector<char>& bl
 /// First pass over a LIBSVM stream: validates every line and summarises the file.
 /// \param in the text (not compressed); read to its end.
 /// \param one_based reject index 0 (a file known to be one-based).
+/// \return the row count, the smallest and largest feature index and whether every label is
+///         an integer.
 /// \throws LibsvmFormatError naming the first rejected line.
 inline LibsvmSummary scan_libsvm(std::istream& in, bool one_based = false) {
   LibsvmParser parser;
@@ -173,6 +183,8 @@ inline LibsvmSummary scan_libsvm(std::istream& in, bool one_based = false) {
 
 /// The layout that reads a scanned file as the Python reader's defaults do: zero-based iff
 /// index 0 occurs, n_features from the largest index, integer labels iff every label is one.
+/// \param s  the summary of scan_libsvm().
+/// \return the layout to pass to LibsvmReader.
 inline LibsvmLayout libsvm_layout(const LibsvmSummary& s) {
   LibsvmLayout layout;
   layout.offset = s.min_index == 0 ? 0 : 1;
@@ -192,6 +204,7 @@ class LibsvmReader {
   }
 
   /// Reads up to max_rows rows.
+  /// \param max_rows the most rows to read, > 0.
   /// \param X resized to (rows, n_features), the values of the rows.
   /// \param y resized to (rows), the labels.
   /// \param lines if not null, receives the one-based file line of each row.

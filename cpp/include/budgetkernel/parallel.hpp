@@ -156,6 +156,7 @@ class TaskRun {
 /// \param task     called as task(i, stop); must be safe to call from several threads at once
 ///                 for different i (e.g. each i trains its own learner on shared read-only data).
 /// \param stop_requested  optional; true stops the run (it is not called again after that).
+/// \param interval  how often the waiting thread calls `stop_requested`.
 /// \throws std::invalid_argument if n_jobs < 1 (before any task runs).
 /// \throws Interrupted (with the number of tasks that ran to their end) if the run was stopped,
 ///         by `stop_requested` or by a task that threw Interrupted: tasks not started were

@@ -37,6 +37,11 @@ class StopPoll {
   using Callback = bool (*)(void* context);
   using Clock = std::chrono::steady_clock;
 
+  /// \param callback  asked whether to stop (true = stop); not null. Runs on the thread of the
+  ///                  call that polls, so it must be cheap and may not call into the same learner.
+  /// \param context   passed to callback unchanged (e.g. a flag another thread sets).
+  /// \param interval  least time between two calls of callback (>= 0; 0 = before every example).
+  /// \throws std::invalid_argument if callback is null or interval negative.
   explicit StopPoll(Callback callback, void* context = nullptr,
                     Clock::duration interval = std::chrono::milliseconds(20))
       : m_callback(callback), m_context(context), m_interval(interval), m_last_read(Clock::now()),
@@ -46,6 +51,7 @@ class StopPoll {
   }
 
   /// Whether to stop before the next example.
+  /// \return callback's answer when it was called, else false.
   bool requested() {
     if (--m_left > 0) return false;
     return check();
@@ -79,6 +85,7 @@ class StopPoll {
 /// let it pass: no example was being learned when it was thrown.
 class Interrupted : public std::exception {
  public:
+  /// \param done  examples of the call completed before it stopped (see done()).
   explicit Interrupted(Index done) : m_done(done) {}
   /// Examples of the call completed before it stopped (rows learned or scored).
   Index done() const { return m_done; }

@@ -12,6 +12,7 @@
 
 namespace budgetkernel {
 
+/// The budget-maintenance strategies of the BSGD paper (section 4); files store the numbers.
 enum class Maintenance : std::int32_t {
   RemoveRandom = 0,    ///< uniform random SV (Cesa-Bianchi & Gentile 2006)
   RemoveOldest = 1,    ///< smallest id (Forgetron-like)
@@ -27,7 +28,16 @@ inline constexpr detail::EnumName<Maintenance> maintenance_names[] = {
     {Maintenance::RemoveSmallest, "remove-smallest"}, {Maintenance::Project, "project"},
     {Maintenance::ProjectExact, "project-exact"}, {Maintenance::Merge, "merge"}};
 
+/// \param m  a strategy.
+/// \return its name in maintenance_names.
 inline const char* maintenance_name(Maintenance m) { return detail::enum_name(maintenance_names, m); }
+
+namespace detail {
+/// Merging's kernel rule, for BudgetMaintainer and BSGDParams::validate().
+inline constexpr char kMergeNeedsRbf[] =
+    "maintenance='merge' needs the Gaussian (rbf) kernel: merging two SVs into one point on their segment "
+    "(BSGD paper eq. 20) holds only for it; use maintenance='project' or a removal strategy";
+}  // namespace detail
 
 /// Dispatches to the chosen strategy and keeps its side state in step with the store: the
 /// projection's maintained inverse, or the kernel-matrix cache (GramCache) of merging and
@@ -37,16 +47,13 @@ inline const char* maintenance_name(Maintenance m) { return detail::enum_name(ma
 /// keep no side state at all (an unbounded store would otherwise drag an n x n cache along).
 /// reduce() then still works for removal and merging, through the cache-free reference
 /// paths remove_sv / merge_reduce, but not for projection.
-namespace detail {
-/// Merging's kernel rule, for BudgetMaintainer and BSGDParams::validate().
-inline constexpr char kMergeNeedsRbf[] =
-    "maintenance='merge' needs the Gaussian (rbf) kernel: merging two SVs into one point on their segment "
-    "(BSGD paper eq. 20) holds only for it; use maintenance='project' or a removal strategy";
-}  // namespace detail
-
 class BudgetMaintainer {
  public:
   BudgetMaintainer() = default;
+  /// \param kind    the strategy.
+  /// \param kernel  the learner's kernel (merging needs RBF).
+  /// \param active  false for a learner without a budget: no side state (see the class comment).
+  /// \throws std::invalid_argument on an unknown strategy, or merging with another kernel.
   BudgetMaintainer(Maintenance kind, const Kernel& kernel, bool active = true)
       : m_kind(kind),
         m_active(active),
@@ -58,6 +65,7 @@ class BudgetMaintainer {
       detail::invalid(detail::kMergeNeedsRbf);
   }
 
+  /// \return the strategy.
   Maintenance kind() const { return m_kind; }
   bool active() const { return m_active; }
   bool uses_projection() const { return m_kind == Maintenance::Project || m_kind == Maintenance::ProjectExact; }
@@ -65,6 +73,9 @@ class BudgetMaintainer {
   bool uses_removal() const { return !uses_projection() && !uses_merging(); }
 
   /// Must be called after every push; krow.head(n-1) = k(x_i, x_new), kappa = k(x_new, x_new).
+  /// \param sv     the store, the new SV last.
+  /// \param krow   its kernel values with the other SVs.
+  /// \param kappa  its k(x, x).
   void on_push(const SupportVectors& sv, const Vector& krow, double kappa) {
     if (!m_active) return;
     if (uses_projection())
@@ -76,6 +87,7 @@ class BudgetMaintainer {
   }
   /// Allocates the kernel-matrix cache of merging or removal for `cap` SVs now (see
   /// GramTracked::reserve); projection allocates on activation, the inactive maintainer never.
+  /// \param cap  the store's capacity.
   void reserve(Index cap) {
     if (!m_active) return;
     if (uses_merging())
@@ -92,11 +104,16 @@ class BudgetMaintainer {
   /// removal caches depend on the points only and are rebuilt bitwise on load (GramCache);
   /// the projection's maintained inverse is saved as it is (a fresh inverse would differ in
   /// the last digits).
+  /// \param fm  receives the fields ("proj.*").
   void save(FieldMap& fm) const {
     if (m_active && uses_projection()) m_projection.save(fm, "proj.");
   }
 
   /// Restores side state after the learner reloaded its store.
+  /// \param fm      a model file's fields.
+  /// \param sv      the store, already loaded.
+  /// \param kernel  the learner's kernel.
+  /// \throws std::runtime_error ("model file: ...") on an invalid projection state.
   void load(const FieldMap& fm, const SupportVectors& sv, const Kernel& kernel) {
     if (m_active && uses_projection())
       m_projection.load(fm, "proj.", sv);
@@ -106,6 +123,8 @@ class BudgetMaintainer {
   /// Rebuilds the kernel-matrix cache of merging or removal from the store (after it was
   /// changed without on_push / reduce, e.g. by combine()). Not for projection, whose
   /// maintained inverse is kept, not rebuilt.
+  /// \param sv      the store.
+  /// \param kernel  the learner's kernel.
   void rebuild(const SupportVectors& sv, const Kernel& kernel) {
     if (!m_active || uses_projection()) return;
     if (uses_merging())
@@ -124,6 +143,8 @@ class BudgetMaintainer {
   }
   /// Asks reduce() to report norm_change (on, the default; O(n^2 d) when it was off) or allows
   /// it to skip it; no effect unless can_skip_norm().
+  /// \param on  whether reduce() must report norm_change.
+  /// \param sv  the store (the cache is rebuilt from it when tracking resumes).
   void track_norm(bool on, const SupportVectors& sv) {
     if (!can_skip_norm()) return;
     if (uses_merging())
@@ -139,6 +160,10 @@ class BudgetMaintainer {
   bool must_reduce() const { return uses_projection() && m_projection.pending(); }
 
   /// Removes exactly one SV.
+  /// \param sv      the store, one SV over the budget.
+  /// \param kernel  the learner's kernel.
+  /// \param rng     the learner's generator (random removal).
+  /// \return what the step did: its ||Delta w||^2 (eq. 14) and the change of ||w||^2.
   MaintenanceResult reduce(SupportVectors& sv, const Kernel& kernel, std::mt19937_64& rng) {
     switch (m_kind) {
       case Maintenance::RemoveRandom:

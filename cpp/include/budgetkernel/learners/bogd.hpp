@@ -17,6 +17,8 @@ enum class BOGDSampling : std::int32_t { Uniform = 0, NonUniform = 1 };
 /// Their names (BOGDClassifier's `sampling`; files store the number).
 inline constexpr detail::EnumName<BOGDSampling> bogd_sampling_names[] = {{BOGDSampling::Uniform, "uniform"},
                                                                         {BOGDSampling::NonUniform, "nonuniform"}};
+/// \param s  a sampling rule.
+/// \return its name in bogd_sampling_names.
 inline const char* bogd_sampling_name(BOGDSampling s) { return detail::enum_name(bogd_sampling_names, s); }
 
 /// Parameters of kernel OGD / BOGD.
@@ -103,9 +105,17 @@ inline void bogd_keep_probabilities(Vector& w) {
 class BOGD : public OnlineLearner<BOGD> {
  public:
   BOGD() { reset(1, 2, BOGDParams{}); }
+  /// Constructs the learner: reset(n_features, n_classes, params).
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
+  /// \throws std::invalid_argument if the parameters or dimensions are invalid.
   BOGD(Index n_features, Index n_classes, const BOGDParams& params) { reset(n_features, n_classes, params); }
 
   /// Starts over. \throws std::invalid_argument on invalid parameters or dimensions.
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
   void reset(Index n_features, Index n_classes, const BOGDParams& params) {
     params.validate();
     init_base(n_features, n_classes, params.budget);
@@ -124,9 +134,13 @@ class BOGD : public OnlineLearner<BOGD> {
   double n_classifiers() const { return static_cast<double>(m_count.examples) + 1.0; }
   /// Reseeds the generator (a Monte Carlo test of the unbiased removal restarts one state
   /// under many seeds).
+  /// \param seed  the generator's new seed.
   void reseed(std::uint64_t seed) { m_rng.seed(seed); }
 
   /// Scores x (with the average when averaged), then takes the (B)OGD step.
+  /// \param x  n_features() values, already checked (OnlineLearner::check_chunk).
+  /// \param y  its class index, already checked.
+  /// \return the class index predicted before learning (the prequential prediction).
   std::int32_t step(const double* x, std::int32_t y) {
     const double kappa = m_ex.score(x);
     const std::int32_t pred = m_avg.predict_scored(m_ex, x, n_classifiers(), m_favg);
@@ -150,12 +164,21 @@ class BOGD : public OnlineLearner<BOGD> {
   }
 
   /// Decision values (of the average when averaged); thread-safe for concurrent readers.
+  /// \param x    n_features() values.
+  /// \param out  receives n_outputs() decision values.
   void decision(const double* x, double* out) const { m_avg.decision(m_ex, x, n_classifiers(), out); }
+  /// decision() for every row of X into the rows of out, bit for bit, with the dot products
+  /// taken per block of rows (OnlineLearner::decision_function calls it).
+  /// \param X     the examples, one per row.
+  /// \param out   X.rows() x n_outputs(), receives the values.
+  /// \param stop  null, or the poll that can cancel the call (Interrupted).
   void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
     m_avg.decision_rows(m_ex, X, n_classifiers(), out, stop);
   }
 
   /// combine() of one model within `budget` is a copy of it (learners/combine.hpp).
+  /// \param budget  the budget combine() was asked for (-1: the model's own).
+  /// \return whether combining this model alone within `budget` is a plain copy of it.
   bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
   Index combine_size() const { return m_ex.size(); }
 
@@ -168,6 +191,10 @@ class BOGD : public OnlineLearner<BOGD> {
   /// clipped by max_coef), with model 0's generator. rep.degradation sums what the counter
   /// sums for it, ||alpha_r||^2 k_rr of the discarded SV: the exact ||Delta w||^2 would add
   /// the survivors' rescaling, a quadratic form over the whole store per step.
+  /// \param models  the models to combine: this class, the same parameters but the seed.
+  /// \param plan    the validated weights w_k, class maps and budget (combine() makes it).
+  /// \param base    the model all of them continued from, or null (counters count it once).
+  /// \param rep     receives what the reduction did (CombineReport).
   void combine_from(const std::vector<const BOGD*>& models, const CombinePlan& plan, const BOGD* base,
                     CombineReport& rep) {
     BOGDParams p = models[0]->m_p;
@@ -202,6 +229,7 @@ class BOGD : public OnlineLearner<BOGD> {
   }
 
   /// Writes the whole state (learner "bogd"); a loaded learner resumes bit for bit.
+  /// \param fm  receives the fields.
   void save(FieldMap& fm) const {
     write_base(fm, "bogd");
     m_ex.save(fm);
@@ -218,6 +246,7 @@ class BOGD : public OnlineLearner<BOGD> {
 
   /// Restores what save() wrote; all or nothing.
   /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  /// \param fm  a model file's fields (FieldMap::from_bytes).
   void load(const FieldMap& fm) {
     if (fm.get_bytes("learner") != "bogd") detail::corrupt("holds a '" + fm.get_bytes("learner") + "' model, not 'bogd'");
     BOGDParams p;

@@ -62,6 +62,10 @@ struct CombinePlan {
   /// row `out`. Classes map through maps[k]. A binary model (one column a: f_1 = a, f_0 = -a
   /// in the result's two-class view) entering a multi-class result puts +a/2 on its class 1
   /// and -a/2 on its class 0, so that f_1 - f_0 = a and the absent classes score 0.
+  /// \param k        the model's index.
+  /// \param a        its output row (n_out_k values).
+  /// \param n_out_k  its number of outputs.
+  /// \param out      the result's output row (n_outputs() values), added to.
   void add_row(std::size_t k, const double* a, Index n_out_k, double* out) const {
     const double wk = w[k];
     const std::vector<std::int32_t>& m = maps[k];
@@ -275,6 +279,12 @@ CombinePlan plan_combine(const std::vector<const L*>& models, const CombineOptio
 /// combine({m}) with identity classes and m within the budget is a copy of m, bit for bit.
 /// \throws std::invalid_argument on empty or mismatched models, invalid weights or class maps,
 /// or models whose parameters differ (the learner's combine_from names the parameter).
+/// \tparam L      the learner class.
+/// \param models  the models (not null; one class, the same parameters but the seed).
+/// \param opt     weights, budget and class maps (CombineOptions).
+/// \param base    the model all of them continued from, or null.
+/// \param report  null, or receives what the reduction did (CombineReport).
+/// \return the combined model.
 template <class L>
 L combine(const std::vector<const L*>& models, const CombineOptions& opt = {},
           const typename detail::NoDeduce<L>::type* base = nullptr, CombineReport* report = nullptr) {

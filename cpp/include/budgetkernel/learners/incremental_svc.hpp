@@ -90,8 +90,19 @@ struct IDSVMParams {
 class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
  public:
   IncrementalSVC() = default;
+  /// Constructs the learner: reset(n_features, n_classes, params).
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
+  /// \throws std::invalid_argument if the parameters or dimensions are invalid.
   IncrementalSVC(Index n_features, Index n_classes, const IDSVMParams& params) { reset(n_features, n_classes, params); }
 
+  /// Starts over: an empty model with these dimensions and parameters, counters at 0 and the
+  /// random generator seeded from the parameters.
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
+  /// \throws std::invalid_argument if the parameters or dimensions are invalid.
   void reset(Index n_features, Index n_classes, const IDSVMParams& params) {
     params.validate();
     init_base(n_features, n_classes);
@@ -106,12 +117,19 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   const IDSVMParams& params() const { return m_p; }
 
   /// Predicts with the current model, then learns (x, y) with weight 1.
+  /// \param x  n_features() values, already checked (OnlineLearner::check_chunk).
+  /// \param y  its class index, already checked.
+  /// \return the class index predicted before learning (the prequential prediction).
   std::int32_t step(const double* x, std::int32_t y) { return step_weighted(x, y, 1.0); }
 
   /// Predicts, then learns (x, y) with weight s (alpha <= C s in every machine).
   /// \throws std::invalid_argument on a weight that is not positive and finite.
   /// \throws std::runtime_error on a numerical breakdown of a machine (see IncrementalSVM);
   ///         the learner is then exactly as before the call (see the file comment).
+  /// \param xp      n_features() values, already checked.
+  /// \param y       its class index, already checked.
+  /// \param weight  s > 0: scales the example's C.
+  /// \return the class index predicted before learning.
   std::int32_t step_weighted(const double* xp, std::int32_t y, double weight) {
     detail::require(std::isfinite(weight) && weight > 0.0, "weight must be a positive finite number");
     decision_into(xp, m_f);
@@ -127,10 +145,14 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     return pred;
   }
 
+  using OnlineLearner::partial_fit;
   /// Test-then-train over a chunk (OnlineLearner::partial_fit); on a numerical breakdown the
   /// examples before the failing one stay learned and the exception says how many they are.
   /// (The base's size-checked IndexVector overloads forward to this one.)
-  using OnlineLearner::partial_fit;
+  /// \param X     the chunk, one example per row.
+  /// \param y     X.rows() class indices.
+  /// \param pred  null, or room for X.rows() predictions.
+  /// \param stop  null, or the poll that can cancel the call (Interrupted).
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr,
                    StopPoll* stop = nullptr) {
     detail::report_chunk_failure("IncrementalSVC::partial_fit", m_count.examples,
@@ -138,6 +160,11 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   }
 
   /// Test-then-train over a weighted chunk (validated like partial_fit; weights > 0, finite).
+  /// \param X     the chunk, one example per row.
+  /// \param y     X.rows() class indices.
+  /// \param w     X.rows() weights (each scales its example's C).
+  /// \param pred  null, or room for X.rows() predictions.
+  /// \param stop  null, or the poll that can cancel the call (Interrupted).
   void partial_fit_weighted(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, const double* w,
                             std::int32_t* pred = nullptr, StopPoll* stop = nullptr) {
     check_chunk(X, y, true);
@@ -157,10 +184,15 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
 
   /// Decision values of one example (n_outputs values), over the support vectors (see the file
   /// comment). Thread-safe.
+  /// \param xp    n_features() values.
+  /// \param out  receives n_outputs() decision values.
   void decision(const double* xp, double* out) const { score(*support(), xp, out, nullptr); }
 
   /// decision() for every row of X into the rows of out, bit for bit, with the dot products
   /// taken per block of rows (detail::for_row_blocks).
+  /// \param X     the examples, one per row.
+  /// \param out   X.rows() x n_outputs(), receives the values.
+  /// \param stop  null, or the poll that can cancel the call (Interrupted).
   void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
     const std::shared_ptr<const Support> s = support();
     thread_local RowMatrix D;
@@ -208,12 +240,16 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   /// \throws std::invalid_argument if it is unknown (never learned, or already forgotten).
   /// `stop` (may be null): asked between the machines' bookkeeping steps; when it says stop,
   /// every machine is left as before and Interrupted(0) thrown (also for set_C, set_weight).
+  /// \param example  the example's number.
+  /// \param stop     null, or the poll that can cancel the call.
   void unlearn(std::int64_t example, StopPoll* stop = nullptr) {
     check_example(example, "unlearn");
     on_every_machine([&](IncrementalSVM& m, Index) { m.unlearn(example, stop); });
   }
 
   /// Regularisation-parameter perturbation of every machine (exact, adiabatic).
+  /// \param C     the new C, > 0 and finite.
+  /// \param stop  null, or the poll that can cancel the call (the machines are then as before).
   void set_C(double C, StopPoll* stop = nullptr) {
     detail::require(std::isfinite(C) && C > 0.0, "C must be a positive finite number");
     on_every_machine([&](IncrementalSVM& m, Index) { m.set_C(C, stop); });
@@ -221,6 +257,9 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   }
 
   /// Changes the weight of example number `example` in every machine (exact, adiabatic).
+  /// \param example  the example's number.
+  /// \param weight   its new weight (scales its C).
+  /// \param stop     null, or the poll that can cancel the call (the machines are then as before).
   void set_weight(std::int64_t example, double weight, StopPoll* stop = nullptr) {
     check_example(example, "set_weight");
     detail::require(std::isfinite(weight) && weight > 0.0, "weight must be a positive finite number");
@@ -228,6 +267,8 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   }
 
   /// Machine k < n_outputs() (one for binary, one per class for one-vs-rest).
+  /// \param k  the machine's index.
+  /// \return the exact SVM of output k.
   const IncrementalSVM& machine(Index k) const {
     detail::require(k >= 0 && k < n_outputs(), "machine index out of range");
     return m_machines[static_cast<std::size_t>(k)];
@@ -239,6 +280,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
   /// Every machine's exact state plus the fields budgetkernel::Model reads: sv.x (the examples
   /// with alpha > 0 in some machine), sv.alpha (y_i alpha_i per machine, 0 where not a SV),
   /// bias (1 x n_outputs), scale = 1 and the kernel.
+  /// \param fm  receives the fields.
   void save(FieldMap& fm) const {
     write_base(fm, "idsvm");
     write_kernel(fm, m_p.kernel);
@@ -253,6 +295,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
 
   /// A file without the ridge field (written before it existed) loads with ridge 0.
   /// \throws std::runtime_error ("model file: ...") on a missing, inconsistent or corrupt field.
+  /// \param fm  a model file's fields (FieldMap::from_bytes).
   void load(const FieldMap& fm) {
     IDSVMParams p;
     p.kernel = read_kernel(fm);

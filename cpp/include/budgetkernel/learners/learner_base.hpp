@@ -23,6 +23,7 @@ struct Counters {
   /// learners only those inside the margin (BPA paper 4.3, the active-learning reading).
   std::int64_t labels = 0;
 
+  /// \param fm  receives the counters as the model file's "count.*" fields.
   void write(FieldMap& fm) const {
     fm.set_int("count.examples", examples);
     fm.set_int("count.updates", updates);
@@ -31,6 +32,8 @@ struct Counters {
     fm.set_int("count.mistakes", mistakes);
     fm.set_int("count.labels", labels);
   }
+  /// \param fm  a model file's fields; its "count.*" fields are read and range-checked.
+  /// \throws std::runtime_error ("model file: invalid counter") on a negative or impossible count.
   void read(const FieldMap& fm) {
     examples = fm.get_i64("count.examples");
     updates = fm.get_i64("count.updates");
@@ -135,14 +138,20 @@ inline void check_lam(double lam) {
 template <class Derived>
 class OnlineLearner {
  public:
+  /// \return d, the number of values in every input row.
   Index n_features() const { return m_d; }
+  /// \return c; labels are class indices 0 .. c-1.
   Index n_classes() const { return m_c; }
+  /// \return the columns of the decision values: 1 for two classes (positive = class 1), else c.
   Index n_outputs() const { return detail::n_outputs_for(m_c); }
+  /// \return what the learner counted so far (examples, updates, prequential mistakes, ...).
   const Counters& counters() const { return m_count; }
 
   /// What is wrong with one input row x[0..n_features()) to score (nullptr: nothing): NaN,
   /// infinity, or a squared norm beyond the kernel's Kernel::max_input_sqnorm
   /// (detail::kMaxRowSqNorm without a kernel).
+  /// \param x  n_features() values.
+  /// \return nullptr, or a description of the problem (pass it to describe_row_problem).
   const char* row_problem(const double* x) const {
     if constexpr (detail::has_kernel_params<Derived>::value)
       return detail::row_problem(x, m_d, self().params().kernel.max_input_sqnorm());
@@ -151,6 +160,8 @@ class OnlineLearner {
   }
   /// The same for a row to learn from: also a k(x, x) too small to divide by
   /// (detail::learn_row_problem).
+  /// \param x  n_features() values.
+  /// \return nullptr, or a description of the problem.
   const char* learn_row_problem(const double* x) const {
     if constexpr (detail::has_kernel_params<Derived>::value)
       return detail::learn_row_problem(self().params().kernel, x, m_d);
@@ -165,6 +176,9 @@ class OnlineLearner {
   /// allows |x|^2 <= 10 / gamma), where "rescale it" blamed ordinary data for a huge degree;
   /// such a row is described with the kernel's parameters and its bound. A learner without a
   /// kernel (LinearPegasos) names no kernel.
+  /// \param x        the rejected row.
+  /// \param problem  what row_problem or learn_row_problem returned for it (not null).
+  /// \return the message, without the row's number.
   std::string describe_row_problem(const double* x, const char* problem) const {
     if (problem != detail::kRowTooLarge) return problem;
     if constexpr (detail::has_kernel_params<Derived>::value) {
@@ -188,6 +202,9 @@ class OnlineLearner {
   /// Validates a chunk before any of it is learned or scored, so the hot loop itself never
   /// throws: the width, every row (learn_row_problem when `learning`, else row_problem) and
   /// the label range when y is given. \throws std::invalid_argument.
+  /// \param X         the chunk, one example per row.
+  /// \param y         X.rows() labels, or null (scoring).
+  /// \param learning  whether the rows will be learned from (the stricter learn_row_problem).
   void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, bool learning) const {
     // Messages are built only on failure: this runs once per chunk, ahead of the hot loop.
     if (X.cols() != m_d)
@@ -207,6 +224,12 @@ class OnlineLearner {
   /// predictions into `pred` when given (the prequential record). Validates first.
   /// `stop` (may be null) is asked before every row; when it says stop, throws Interrupted
   /// with the rows learned, which stay learned (see stop_poll.hpp).
+  /// \param X     the chunk, one example per row, n_features() columns.
+  /// \param y     X.rows() class indices in [0, n_classes()); the caller guarantees the length.
+  /// \param pred  null, or room for X.rows() predicted class indices.
+  /// \param stop  null, or the poll that can cancel the call.
+  /// \throws std::invalid_argument if X or y is rejected (nothing learned then).
+  /// \throws Interrupted if `stop` asked to stop.
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr,
                    StopPoll* stop = nullptr) {
     check_chunk(X, y, true);
@@ -226,10 +249,18 @@ class OnlineLearner {
   /// partial_fit with sized labels (and predictions): their lengths are checked against
   /// X.rows(), which the pointer overload cannot do (a short y there is read past its end).
   /// Calls the derived class's partial_fit, so learners that wrap it keep their behaviour.
+  /// \param X  the chunk, one example per row.
+  /// \param y  X.rows() class indices.
+  /// \throws std::invalid_argument if the lengths differ or the chunk is rejected.
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const Eigen::Ref<const IndexVector>& y) {
     check_length("partial_fit: y", y.size(), X.rows());
     self().partial_fit(X, y.data());
   }
+  /// The same, also writing the prequential predictions.
+  /// \param X     the chunk, one example per row.
+  /// \param y     X.rows() class indices.
+  /// \param pred  X.rows() entries, receive the prediction made for each row before learning it.
+  /// \throws std::invalid_argument if the lengths differ or the chunk is rejected.
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const Eigen::Ref<const IndexVector>& y,
                    Eigen::Ref<IndexVector> pred) {
     check_length("partial_fit: y", y.size(), X.rows());
@@ -239,6 +270,9 @@ class OnlineLearner {
 
   /// One already-validated example: predict, count a mistake, learn. Returns the prediction.
   /// A step that did not need the label (see Counters::labels) sets m_label_unused.
+  /// \param x  n_features() values, already checked (check_chunk).
+  /// \param y  its class index, already checked.
+  /// \return the class index predicted before learning.
   std::int32_t learn_one(const double* x, std::int32_t y) {
     const std::int32_t p = self().step(x, y);
     if (p != y) ++m_count.mistakes;
@@ -250,6 +284,11 @@ class OnlineLearner {
   /// Decision values, n x n_outputs. `stop` as in partial_fit. Learners with
   /// decision_rows (the kernel expansions) score blocks of rows there when the dot products
   /// go through register tiles (detail/dot_block.hpp); the values are decision()'s, bit for bit.
+  /// \param X     the examples, one per row.
+  /// \param out   X.rows() x n_outputs(), receives the values.
+  /// \param stop  null, or the poll that can cancel the call.
+  /// \throws std::invalid_argument on a rejected row or a wrongly shaped out.
+  /// \throws Interrupted if `stop` asked to stop.
   void decision_function(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out,
                          StopPoll* stop = nullptr) const {
     check_chunk(X, nullptr, false);
@@ -264,6 +303,9 @@ class OnlineLearner {
   }
 
   /// Decision values, n x n_outputs, as a new matrix (like Model::decision_function).
+  /// \param X  the examples, one per row.
+  /// \return X.rows() x n_outputs() values; the predicted class is the largest column (or, for
+  ///         one column, 1 when positive).
   RowMatrix decision_function(const Eigen::Ref<const RowMatrix>& X) const {
     RowMatrix D(X.rows(), n_outputs());
     decision_function(X, D);
@@ -271,12 +313,17 @@ class OnlineLearner {
   }
 
   /// Predicted class indices into out[0..X.rows()). `stop` as in partial_fit.
+  /// \param X     the examples, one per row.
+  /// \param out   room for X.rows() class indices.
+  /// \param stop  null, or the poll that can cancel the call.
   void predict(const Eigen::Ref<const RowMatrix>& X, std::int32_t* out, StopPoll* stop = nullptr) const {
     RowMatrix D(X.rows(), n_outputs());
     decision_function(X, D, stop);
     for (Index i = 0; i < X.rows(); ++i) out[i] = detail::predict_from_scores(D.row(i));
   }
   /// The same into a sized vector, its length checked against X.rows().
+  /// \param X    the examples, one per row.
+  /// \param out  X.rows() entries, receive the class indices.
   void predict(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<IndexVector> out) const {
     check_length("predict: out", out.size(), X.rows());
     predict(X, out.data());

@@ -17,10 +17,22 @@ namespace budgetkernel {
 class LinearPegasos : public OnlineLearner<LinearPegasos> {
  public:
   LinearPegasos() = default;
+  /// Constructs the learner: reset(n_features, n_classes, lam, batch_size).
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param lam         the regularisation lambda of eq. (1), >= 1e-30; eta_t = 1 / (lambda t).
+  /// \param batch_size  k, the examples of one mini-batch step (>= 1).
+  /// \throws std::invalid_argument if a value is out of range.
   LinearPegasos(Index n_features, Index n_classes, double lam, Index batch_size) {
     reset(n_features, n_classes, lam, batch_size);
   }
 
+  /// Starts over: w = 0 with these dimensions and parameters, counters at 0.
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param lam         the regularisation lambda of eq. (1), >= 1e-30; eta_t = 1 / (lambda t).
+  /// \param batch_size  k, the examples of one mini-batch step (>= 1).
+  /// \throws std::invalid_argument if a value is out of range.
   void reset(Index n_features, Index n_classes, double lam, Index batch_size) {
     detail::check_lam(lam);
     detail::require(batch_size >= 1, "batch_size must be >= 1");
@@ -36,12 +48,20 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     m_scale = 1.0;
   }
 
+  /// \return the regularisation lambda.
   double lam() const { return m_lam; }
+  /// \return k, the mini-batch size.
   Index batch_size() const { return m_k; }
   /// The weight matrix, d x n_outputs.
   Eigen::MatrixXd weights() const { return m_scale * m_w; }
+  /// \return the mini-batch steps taken (the Pegasos t).
   std::int64_t iterations() const { return m_t; }
 
+  /// Scores one example with w_t, adds its hinge subgradient to the pending batch, and takes
+  /// the step (eq. 2-4 with |A_t| = k) when the batch is full.
+  /// \param xp  n_features() values, already checked (OnlineLearner::check_chunk).
+  /// \param y  its class index, already checked.
+  /// \return the class index predicted before learning (the prequential prediction).
   std::int32_t step(const double* xp, std::int32_t y) {
     const Eigen::Map<const Vector> x(xp, m_d);
     m_f.noalias() = m_w.transpose() * x;
@@ -68,6 +88,9 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     if (m_in_batch > 0) finish_batch();
   }
 
+  /// Decision values W^T x of one example.
+  /// \param xp    n_features() values.
+  /// \param out  receives n_outputs() decision values.
   void decision(const double* xp, double* out) const {
     const Eigen::Map<const Vector> x(xp, m_d);
     Eigen::Map<Vector> f(out, n_outputs());
@@ -76,6 +99,8 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
   }
 
   /// combine() of one model is a copy of it; a linear model keeps no SVs, so no budget applies.
+  /// \param budget  the budget combine() was asked for (-1: the model's own).
+  /// \return whether combining this model alone within `budget` is a plain copy of it.
   bool combine_is_copy(Index budget) const { return budget <= 0; }
   Index combine_size() const { return 0; }
 
@@ -84,6 +109,10 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
   /// mini-batches are mixed too, not dropped: the gradient sums by the same weights, their
   /// size as the weighted mean of the models' (at least 1 while a gradient is pending, at
   /// most batch_size - 1), so the next step averages over about as many examples as it sums.
+  /// \param models  the models to combine: this class, the same parameters but the seed.
+  /// \param plan    the validated weights w_k, class maps and budget (combine() makes it).
+  /// \param base    the model all of them continued from, or null (counters count it once).
+  /// \param rep     receives what the reduction did (CombineReport).
   void combine_from(const std::vector<const LinearPegasos*>& models, const CombinePlan& plan,
                     const LinearPegasos* base, CombineReport& rep) {
     detail::require(plan.budget <= 0, "combine: a linear model keeps no support vectors, so no budget applies");
@@ -119,6 +148,8 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     metadata = models[0]->metadata;
   }
 
+  /// Writes every field needed to predict and to resume training (the model file, io.hpp).
+  /// \param fm  receives the fields.
   void save(FieldMap& fm) const {
     write_base(fm, "linear_pegasos");
     fm.set("lam", m_lam);
@@ -130,6 +161,9 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     fm.set_matrix("pending_grad", m_grad);
   }
 
+  /// Replaces this learner by the one save() wrote, checked field by field.
+  /// \param fm  a model file's fields (FieldMap::from_bytes).
+  /// \throws std::runtime_error ("model file: ...") if they are not a valid model of this learner.
   void load(const FieldMap& fm) {
     const auto [d, c] = detail::read_dims(fm, "weights");
     try {

@@ -26,7 +26,11 @@ inline constexpr detail::EnumName<BPAVariant> bpa_variant_names[] = {
     {BPAVariant::Random, "random"}};
 inline constexpr detail::EnumName<PALoss> pa_loss_names[] = {{PALoss::Hinge, "hinge"}, {PALoss::Ramp, "ramp"}};
 
+/// \param v  a variant.
+/// \return its name in bpa_variant_names.
 inline const char* bpa_variant_name(BPAVariant v) { return detail::enum_name(bpa_variant_names, v); }
+/// \param l  a loss.
+/// \return its name in pa_loss_names.
 inline const char* pa_loss_name(PALoss l) { return detail::enum_name(pa_loss_names, l); }
 
 /// Parameters of the Passive-Aggressive family.
@@ -78,12 +82,20 @@ struct PAParams {
 class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
  public:
   PassiveAggressive() { reset(1, 2, PAParams{}); }
+  /// Constructs the learner: reset(n_features, n_classes, params).
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
+  /// \throws std::invalid_argument if the parameters or dimensions are invalid.
   PassiveAggressive(Index n_features, Index n_classes, const PAParams& params) {
     reset(n_features, n_classes, params);
   }
 
   /// Starts over with the given dimensions and parameters.
   /// \throws std::invalid_argument on invalid parameters or dimensions.
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
   void reset(Index n_features, Index n_classes, const PAParams& params) {
     params.validate();
     init_base(n_features, n_classes, params.budget);
@@ -111,6 +123,9 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
 
   /// Scores x (the prequential prediction; of the average when averaged), then learns from
   /// (x, y). Returns the prediction.
+  /// \param x  n_features() values, already checked (OnlineLearner::check_chunk).
+  /// \param y  its class index, already checked.
+  /// \return the class index predicted before learning (the prequential prediction).
   std::int32_t step(const double* x, std::int32_t y) {
     const double kappa = m_ex.score(x);
     const std::int32_t pred = m_avg.predict_scored(m_ex, x, n_classifiers(), m_favg);
@@ -132,12 +147,21 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
 
   /// Decision values of one example (of the average when averaged); thread-safe for
   /// concurrent readers.
+  /// \param x    n_features() values.
+  /// \param out  receives n_outputs() decision values.
   void decision(const double* x, double* out) const { m_avg.decision(m_ex, x, n_classifiers(), out); }
+  /// decision() for every row of X into the rows of out, bit for bit, with the dot products
+  /// taken per block of rows (OnlineLearner::decision_function calls it).
+  /// \param X     the examples, one per row.
+  /// \param out   X.rows() x n_outputs(), receives the values.
+  /// \param stop  null, or the poll that can cancel the call (Interrupted).
   void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
     m_avg.decision_rows(m_ex, X, n_classifiers(), out, stop);
   }
 
   /// combine() of one model within `budget` is a copy of it (learners/combine.hpp).
+  /// \param budget  the budget combine() was asked for (-1: the model's own).
+  /// \return whether combining this model alone within `budget` is a plain copy of it.
   bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
   Index combine_size() const { return m_ex.size(); }
 
@@ -149,6 +173,10 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// and BPA-P's inverse follow every push, so partial_fit continues from a consistent state.
   /// rep.degradation sums the exact ||Delta w||^2 of those steps. Counters: combined
   /// (detail::combined_counters) plus the reduction's steps; the generator is model 0's.
+  /// \param models  the models to combine: this class, the same parameters but the seed.
+  /// \param plan    the validated weights w_k, class maps and budget (combine() makes it).
+  /// \param base    the model all of them continued from, or null (counters count it once).
+  /// \param rep     receives what the reduction did (CombineReport).
   void combine_from(const std::vector<const PassiveAggressive*>& models, const CombinePlan& plan,
                     const PassiveAggressive* base, CombineReport& rep) {
     PAParams p = models[0]->m_p;
@@ -215,6 +243,9 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// writes the prediction into *pred (when pred is not null) and returns false. Otherwise it
   /// changes nothing and returns true: the caller gets the label and calls learn_one(x, y).
   /// Hinge-loss learners always return true (and do not score). x must be finite.
+  /// \param x     n_features() values.
+  /// \param pred  null, or receives the prediction when no label is needed.
+  /// \return whether the example needs its label (then call learn_one).
   bool observe(const double* x, std::int32_t* pred) {
     if (m_p.loss != PALoss::Ramp) return true;
     m_ex.score(x);
@@ -231,6 +262,11 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// is asked before every row (Interrupted: done() rows of this call observed; stop_poll.hpp).
   /// \throws std::invalid_argument on a wrong column count, start out of range, or a
   ///         non-finite row (the rows before it are already processed).
+  /// \param X      the examples, one per row.
+  /// \param start  the first row to observe.
+  /// \param pred   null, or room for X.rows() predictions.
+  /// \param stop   null, or the poll that can cancel the call.
+  /// \return the index of the first row that needs a label, X.rows() when none does.
   Index active_run(const Eigen::Ref<const RowMatrix>& X, Index start, std::int32_t* pred, StopPoll* stop = nullptr) {
     detail::require(X.cols() == m_d, "active_run: X has " + std::to_string(X.cols()) + " features, expected " +
                                          std::to_string(m_d));
@@ -261,6 +297,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// Writes the whole state (learner name "pa"): parameters, counters, the kernel expansion
   /// (the fields budgetkernel::Model reads), the generator, and the BPA-NN bookkeeping or the
   /// BPA-P projection state, so that a loaded learner resumes training bit for bit.
+  /// \param fm  receives the fields.
   void save(FieldMap& fm) const {
     write_base(fm, "pa");
     m_ex.save(fm);
@@ -279,6 +316,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
 
   /// Restores what save() wrote.
   /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  /// \param fm  a model file's fields (FieldMap::from_bytes).
   void load(const FieldMap& fm) {
     if (fm.get_bytes("learner") != "pa") detail::corrupt("holds a '" + fm.get_bytes("learner") + "' model, not 'pa'");
     PAParams p;

@@ -101,8 +101,19 @@ struct BSGDParams {
 class KernelPegasos : public OnlineLearner<KernelPegasos> {
  public:
   KernelPegasos() = default;
+  /// Constructs the learner: reset(n_features, n_classes, params).
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
+  /// \throws std::invalid_argument if the parameters or dimensions are invalid.
   KernelPegasos(Index n_features, Index n_classes, const BSGDParams& params) { reset(n_features, n_classes, params); }
 
+  /// Starts over: an empty model with these dimensions and parameters, counters at 0 and the
+  /// random generator seeded from the parameters.
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
+  /// \throws std::invalid_argument if the parameters or dimensions are invalid.
   void reset(Index n_features, Index n_classes, const BSGDParams& params) {
     params.validate();
     init_base(n_features, n_classes, params.budget);
@@ -148,6 +159,9 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   const BudgetMaintainer& maintainer() const { return m_maint; }
 
   /// Algorithm 1 for one example: score it (the prequential prediction), then learn.
+  /// \param xp  n_features() values, already checked (OnlineLearner::check_chunk).
+  /// \param y  its class index, already checked.
+  /// \return the class index predicted before learning (the prequential prediction).
   std::int32_t step(const double* xp, std::int32_t y) {
     const Eigen::Map<const Vector> x(xp, m_d);
     const double xsq = x.squaredNorm();
@@ -171,6 +185,9 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
 
   /// Decision values of one example (n_outputs values). `dots`: x's dot products with the
   /// SVs when already known (a row of SupportVectors::dots_rows), else null.
+  /// \param xp    n_features() values.
+  /// \param out   receives n_outputs() decision values.
+  /// \param dots  x's dot products with the SVs, or null.
   void decision(const double* xp, double* out, const double* dots = nullptr) const {
     const Eigen::Map<const Vector> x(xp, m_d);
     Eigen::Map<Vector> f(out, n_outputs());
@@ -192,6 +209,9 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
 
   /// decision() for every row of X into the rows of out, bit for bit, with the dot products
   /// taken per block of rows (detail::for_row_blocks).
+  /// \param X     the examples, one per row.
+  /// \param out   X.rows() x n_outputs(), receives the values.
+  /// \param stop  null, or the poll that can cancel the call (Interrupted).
   void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
     thread_local RowMatrix D;
     detail::for_row_blocks(X.rows(), m_sv.size(), stop, [&](Index i, Index b) {
@@ -201,6 +221,8 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   }
 
   /// combine() of one model within `budget` is a copy of it (learners/combine.hpp).
+  /// \param budget  the budget combine() was asked for (-1: the model's own).
+  /// \return whether combining this model alone within `budget` is a plain copy of it.
   bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
   Index combine_size() const { return m_sv.size(); }
 
@@ -213,6 +235,10 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   /// among the smallest SVs, merge_reduce_best), which maps the averaged coefficients as it
   /// maps alpha (eq. 22 for a merge); rep.degradation is the ||Delta w||^2 of w_t that those
   /// steps report (eq. 14). ||w||^2 is recomputed exactly; the random generator is model 0's.
+  /// \param models  the models to combine: this class, the same parameters but the seed.
+  /// \param plan    the validated weights w_k, class maps and budget (combine() makes it).
+  /// \param base    the model all of them continued from, or null (counters count it once).
+  /// \param rep     receives what the reduction did (CombineReport).
   void combine_from(const std::vector<const KernelPegasos*>& models, const CombinePlan& plan, const KernelPegasos* base,
                     CombineReport& rep) {
     BSGDParams p = models[0]->m_p;
@@ -264,6 +290,8 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     metadata = models[0]->metadata;
   }
 
+  /// Writes every field needed to predict and to resume training (the model file, io.hpp).
+  /// \param fm  receives the fields.
   void save(FieldMap& fm) const {
     write_base(fm, "bsgd");
     write_kernel(fm, m_p.kernel);
@@ -290,6 +318,9 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     m_maint.save(fm);
   }
 
+  /// Replaces this learner by the one save() wrote, checked field by field.
+  /// \param fm  a model file's fields (FieldMap::from_bytes).
+  /// \throws std::runtime_error ("model file: ...") if they are not a valid model of this learner.
   void load(const FieldMap& fm) {
     BSGDParams p;
     p.kernel = read_kernel(fm);

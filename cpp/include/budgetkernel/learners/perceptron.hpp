@@ -39,6 +39,8 @@ inline constexpr detail::EnumName<PerceptronBudget> perceptron_budget_names[] = 
     {PerceptronBudget::Forgetron, "forgetron"}, {PerceptronBudget::MaxMargin, "max-margin"},
     {PerceptronBudget::Projectron, "projectron"}, {PerceptronBudget::ProjectronPP, "projectron++"}};
 
+/// \param m  a budget rule.
+/// \return its name in perceptron_budget_names.
 inline const char* perceptron_budget_name(PerceptronBudget m) { return detail::enum_name(perceptron_budget_names, m); }
 
 /// Parameters of the kernel perceptron family.
@@ -84,12 +86,20 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
  public:
   /// A usable (1 feature, 2 classes, default parameters) learner, typically replaced by load().
   KernelPerceptron() { reset(1, 2, PerceptronParams{}); }
+  /// Constructs the learner: reset(n_features, n_classes, params).
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
+  /// \throws std::invalid_argument if the parameters or dimensions are invalid.
   KernelPerceptron(Index n_features, Index n_classes, const PerceptronParams& params) {
     reset(n_features, n_classes, params);
   }
 
   /// Forgets everything and starts a fresh model.
   /// \throws std::invalid_argument on invalid parameters or dimensions.
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
   void reset(Index n_features, Index n_classes, const PerceptronParams& params) {
     params.validate();
     init_base(n_features, n_classes, params.budget);
@@ -129,6 +139,9 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
   const Projection& projection() const { return m_proj; }
 
   /// Predicts x with the current model, then learns from (x, y). Returns the prediction.
+  /// \param xp  n_features() values, already checked (OnlineLearner::check_chunk).
+  /// \param y  its class index, already checked.
+  /// \return the class index predicted before learning (the prequential prediction).
   std::int32_t step(const double* xp, std::int32_t y) {
     const double kappa = m_ex.score(xp);
     const Vector& f = m_ex.f();
@@ -172,12 +185,21 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
   }
 
   /// Decision values of one example (n_outputs() values); thread-safe for concurrent readers.
+  /// \param xp    n_features() values.
+  /// \param out  receives n_outputs() decision values.
   void decision(const double* xp, double* out) const { m_ex.decision(xp, out); }
+  /// decision() for every row of X into the rows of out, bit for bit, with the dot products
+  /// taken per block of rows (OnlineLearner::decision_function calls it).
+  /// \param X     the examples, one per row.
+  /// \param out   X.rows() x n_outputs(), receives the values.
+  /// \param stop  null, or the poll that can cancel the call (Interrupted).
   void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
     m_ex.decision_rows(X, out, stop);
   }
 
   /// combine() of one model within `budget` is a copy of it (learners/combine.hpp).
+  /// \param budget  the budget combine() was asked for (-1: the model's own).
+  /// \return whether combining this model alone within `budget` is a plain copy of it.
   bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
   Index combine_size() const { return m_ex.size(); }
 
@@ -203,6 +225,10 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
   /// projection or drop is one of rep.reductions. Projectron: a numerically dependent SV is
   /// folded into the others as step() folds it (a reduction too), so that K^{-1} stays valid.
   /// The random generator and the metadata are model 0's.
+  /// \param models  the models to combine: this class, the same parameters but the seed.
+  /// \param plan    the validated weights w_k, class maps and budget (combine() makes it).
+  /// \param base    the model all of them continued from, or null (counters count it once).
+  /// \param rep     receives what the reduction did (CombineReport).
   void combine_from(const std::vector<const KernelPerceptron*>& models, const CombinePlan& plan,
                     const KernelPerceptron* base, CombineReport& rep) {
     PerceptronParams p = models[0]->m_p;
@@ -226,6 +252,8 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     metadata = models[0]->metadata;
   }
 
+  /// Writes every field needed to predict and to resume training (the model file, io.hpp).
+  /// \param fm  receives the fields.
   void save(FieldMap& fm) const {
     write_base(fm, "perceptron");
     m_ex.save(fm);
@@ -244,6 +272,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
 
   /// Restores what save() wrote, so that learning continues bit for bit.
   /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  /// \param fm  a model file's fields (FieldMap::from_bytes).
   void load(const FieldMap& fm) {
     PerceptronParams p;
     p.kernel = read_kernel(fm);

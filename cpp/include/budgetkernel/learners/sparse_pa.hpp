@@ -32,6 +32,10 @@ struct SPAParams {
 /// takes another at construction (SparsePA's last argument): the tests force Z_t = 1 to compare
 /// the steps with Proposition 1's closed form. It is not a parameter: files do not store it.
 using SPASampling = bool (*)(std::mt19937_64& rng, double rho);
+/// The default sampling: a Bernoulli(rho) draw from the learner's generator.
+/// \param rng  the learner's generator.
+/// \param rho  the probability of keeping the example.
+/// \return whether to keep it.
 inline bool spa_bernoulli(std::mt19937_64& rng, double rho) { return detail::uniform01(rng) < rho; }
 
 /// SPA: per example, loss L = [1 - m]_+ (m the margin of detail::max_loss_direction),
@@ -47,12 +51,21 @@ inline bool spa_bernoulli(std::mt19937_64& rng, double rho) { return detail::uni
 class SparsePA : public OnlineLearner<SparsePA> {
  public:
   SparsePA() { reset(1, 2, SPAParams{}); }
+  /// Constructs the learner: reset(n_features, n_classes, params).
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
+  /// \param sampling    draws whether to keep an example with probability rho (tests replace it).
+  /// \throws std::invalid_argument if the parameters or dimensions are invalid.
   SparsePA(Index n_features, Index n_classes, const SPAParams& params, SPASampling sampling = spa_bernoulli)
       : m_sampling(sampling) {
     reset(n_features, n_classes, params);
   }
 
   /// Starts over. \throws std::invalid_argument on invalid parameters or dimensions.
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
   void reset(Index n_features, Index n_classes, const SPAParams& params) {
     params.validate();
     init_base(n_features, n_classes);
@@ -74,6 +87,9 @@ class SparsePA : public OnlineLearner<SparsePA> {
   double n_classifiers() const { return static_cast<double>(m_count.examples) + 1.0; }
 
   /// Scores x (with the average when averaged), then learns from (x, y).
+  /// \param x  n_features() values, already checked (OnlineLearner::check_chunk).
+  /// \param y  its class index, already checked.
+  /// \return the class index predicted before learning (the prequential prediction).
   std::int32_t step(const double* x, std::int32_t y) {
     const double kappa = m_ex.score(x);
     const std::int32_t pred = m_avg.predict_scored(m_ex, x, n_classifiers(), m_favg);
@@ -96,13 +112,22 @@ class SparsePA : public OnlineLearner<SparsePA> {
   }
 
   /// Decision values (of the average when averaged); thread-safe for concurrent readers.
+  /// \param x    n_features() values.
+  /// \param out  receives n_outputs() decision values.
   void decision(const double* x, double* out) const { m_avg.decision(m_ex, x, n_classifiers(), out); }
+  /// decision() for every row of X into the rows of out, bit for bit, with the dot products
+  /// taken per block of rows (OnlineLearner::decision_function calls it).
+  /// \param X     the examples, one per row.
+  /// \param out   X.rows() x n_outputs(), receives the values.
+  /// \param stop  null, or the poll that can cancel the call (Interrupted).
   void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
     m_avg.decision_rows(m_ex, X, n_classifiers(), out, stop);
   }
 
   /// combine() of one model is a copy of it: SPA keeps no budget, and a positive budget at
   /// least its size asks for nothing (learners/combine.hpp).
+  /// \param budget  the budget combine() was asked for (-1: the model's own).
+  /// \return whether combining this model alone within `budget` is a plain copy of it.
   bool combine_is_copy(Index budget) const { return budget <= 0 || budget >= m_ex.size(); }
   Index combine_size() const { return m_ex.size(); }
 
@@ -113,6 +138,10 @@ class SparsePA : public OnlineLearner<SparsePA> {
   /// generator and the sampling draw are model 0's.
   /// \throws std::invalid_argument when plan.budget is positive and smaller than the union
   /// ("SparsePA keeps no budget"), or when the models' parameters differ.
+  /// \param models  the models to combine: this class, the same parameters but the seed.
+  /// \param plan    the validated weights w_k, class maps and budget (combine() makes it).
+  /// \param base    the model all of them continued from, or null (counters count it once).
+  /// \param rep     receives what the reduction did (CombineReport).
   void combine_from(const std::vector<const SparsePA*>& models, const CombinePlan& plan, const SparsePA* base,
                     CombineReport& rep) {
     const SPAParams& p = models[0]->m_p;
@@ -147,6 +176,7 @@ class SparsePA : public OnlineLearner<SparsePA> {
 
   /// Writes the whole state (learner "spa"); with averaging also the averaged predictor
   /// that budgetkernel::Model uses. A loaded learner resumes bit for bit.
+  /// \param fm  receives the fields.
   void save(FieldMap& fm) const {
     write_base(fm, "spa");
     m_ex.save(fm);
@@ -163,6 +193,7 @@ class SparsePA : public OnlineLearner<SparsePA> {
 
   /// Restores what save() wrote; all or nothing.
   /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  /// \param fm  a model file's fields (FieldMap::from_bytes).
   void load(const FieldMap& fm) {
     if (fm.get_bytes("learner") != "spa") detail::corrupt("holds a '" + fm.get_bytes("learner") + "' model, not 'spa'");
     SPAParams p;

@@ -112,11 +112,19 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   static constexpr Index merge_tries = 10;
 
   TwinVectorMachine() { reset(1, 2, TVMParams()); }
+  /// Constructs the learner: reset(n_features, n_classes, params).
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
+  /// \throws std::invalid_argument if the parameters or dimensions are invalid.
   TwinVectorMachine(Index n_features, Index n_classes, const TVMParams& params) {
     reset(n_features, n_classes, params);
   }
 
   /// \throws std::invalid_argument on invalid parameters or dimensions.
+  /// \param n_features  d, the number of values of every input row (>= 1).
+  /// \param n_classes   c >= 2; labels are class indices 0 .. c-1.
+  /// \param params      the parameters (validated).
   void reset(Index n_features, Index n_classes, const TVMParams& params) {
     params.validate();
     init_base(n_features, n_classes, params.budget);
@@ -142,6 +150,9 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   /// Random baseline) on every machine. Returns the prediction.
   /// \throws std::runtime_error on a numerical breakdown of a machine (see IncrementalSVM); the
   ///         learner is then exactly as before the call (see "Failure" in the file comment).
+  /// \param x  n_features() values, already checked (OnlineLearner::check_chunk).
+  /// \param y  its class index, already checked.
+  /// \return the class index predicted before learning (the prequential prediction).
   std::int32_t step(const double* x, std::int32_t y) {
     const Index c = n_outputs();
     for (Index k = 0; k < c; ++k) m_f(k) = m_svm[static_cast<std::size_t>(k)].decision(x);
@@ -207,10 +218,14 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     return pred;
   }
 
+  using OnlineLearner::partial_fit;
   /// Test-then-train over a chunk (OnlineLearner::partial_fit); on a numerical breakdown the
   /// examples before the failing one stay learned and the exception says how many they are.
   /// (The base's size-checked IndexVector overloads forward to this one.)
-  using OnlineLearner::partial_fit;
+  /// \param X     the chunk, one example per row.
+  /// \param y     X.rows() class indices.
+  /// \param pred  null, or room for X.rows() predictions.
+  /// \param stop  null, or the poll that can cancel the call (Interrupted).
   void partial_fit(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, std::int32_t* pred = nullptr,
                    StopPoll* stop = nullptr) {
     // Python's ReservoirSVC is this class with random_baseline: name what the user built.
@@ -220,12 +235,17 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   }
 
   /// Decision values TVM_k(x) of one example (n_outputs values).
+  /// \param x    n_features() values.
+  /// \param out  receives n_outputs() decision values.
   void decision(const double* x, double* out) const {
     for (Index k = 0; k < n_outputs(); ++k) out[k] = m_svm[static_cast<std::size_t>(k)].decision(x);
   }
 
   /// decision() for every row of X into the rows of out, bit for bit, with each machine's dot
   /// products (with its own twins) taken per block of rows (detail::for_row_blocks).
+  /// \param X     the examples, one per row.
+  /// \param out   X.rows() x n_outputs(), receives the values.
+  /// \param stop  null, or the poll that can cancel the call (Interrupted).
   void decision_rows(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, StopPoll* stop) const {
     thread_local std::vector<RowMatrix> D;
     D.resize(m_svm.size());
@@ -246,6 +266,8 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     return n;
   }
   /// Twins of machine k.
+  /// \param k  the machine's index.
+  /// \return its number of twins.
   Index n_twins(Index k) const { return twins(k).size(); }
 
   /// q_j, one row per twin, machines stacked (machine 0 first).
@@ -292,31 +314,45 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     return A;
   }
 
+  /// The exact SVM of machine k (trained on its twins).
+  /// \param k  the machine's index, < n_outputs().
+  /// \return the machine.
   const IncrementalSVM& machine(Index k) const {
     detail::require(k >= 0 && k < n_outputs(), "machine index out of range");
     return m_svm[static_cast<std::size_t>(k)];
   }
   /// Twin set (with its merging bookkeeping) of machine k.
+  /// \param k  the machine's index.
+  /// \return its twin set.
   const detail::TwinSet& twins(Index k) const {
     detail::require(k >= 0 && k < n_outputs(), "machine index out of range");
     return m_tw[static_cast<std::size_t>(k)];
   }
   /// The C of the machines now: C * B / max(B, sum_j s_j) with fixed_C_total (per machine).
+  /// \param k  the machine's index.
+  /// \return its C.
   double current_C(Index k) const { return machine(k).C(); }
 
   /// combine() of one model within `budget` is a copy of it (learners/combine.hpp).
+  /// \param budget  the budget combine() was asked for (-1: the model's own).
+  /// \return whether combining this model alone within `budget` is a plain copy of it.
   bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
   Index combine_size() const { return n_twins(); }
 
   /// This model becomes the combination of `models`: the twins, with their counts, pooled
   /// and reduced by the TVM's own merging, its exact SVM retrained on them; the Random
   /// baseline's reservoirs pooled and sampled. The rules: learners/tvm_combine.hpp.
+  /// \param models  the models to combine: this class, the same parameters but the seed.
+  /// \param plan    the validated weights w_k, class maps and budget (combine() makes it).
+  /// \param base    the model all of them continued from, or null (counters count it once).
+  /// \param rep     receives what the reduction did (CombineReport).
   void combine_from(const std::vector<const TwinVectorMachine*>& models, const CombinePlan& plan,
                     const TwinVectorMachine* base, CombineReport& rep);
 
   /// Exact state (learner "tvm"): resumes bit for bit. Also writes the fields
   /// budgetkernel::Model reads: sv.x (twin_points), sv.alpha (twin_coefficients), bias,
   /// scale = 1 and the kernel.
+  /// \param fm  receives the fields.
   void save(FieldMap& fm) const {
     write_base(fm, "tvm");
     write_kernel(fm, m_p.kernel);
@@ -359,6 +395,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
 
   /// \throws std::runtime_error (detail::corrupt) on a field that is missing, malformed or
   ///         inconsistent (twins vs. the machine's examples, weights, budget, C).
+  /// \param fm  a model file's fields (FieldMap::from_bytes).
   void load(const FieldMap& fm) {
     TVMParams p;
     p.kernel = read_kernel(fm);

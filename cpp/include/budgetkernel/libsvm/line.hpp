@@ -53,6 +53,8 @@ enum class LibsvmStatus : int {
 };
 
 /// A short English description of a status (the Python package words its own messages).
+/// \param s  a status.
+/// \return its description, e.g. "non-numeric label".
 inline const char* describe(LibsvmStatus s) {
   switch (s) {
     case LibsvmStatus::ok: return "ok";
@@ -215,6 +217,9 @@ inline LibsvmStatus parse_tokens(const char* b, const char* e, LibsvmLine& out, 
 }  // namespace detail
 
 /// Parses one line [first, last) without its line terminator.
+/// \param first  the line's first byte.
+/// \param last   one past its last byte.
+/// \param out    receives the label and the (index, value) pairs.
 /// \param scratch reusable buffer for the duplicate check (kept by the caller to avoid
 ///        allocations per line).
 /// \return ok (then `out.blank` says whether the line holds a row) or why it was rejected.
@@ -251,6 +256,9 @@ struct LibsvmLayout {
 };
 
 /// Checks a parsed row against a layout, in the order the Python reader does.
+/// \param line    a row parse_libsvm_line accepted.
+/// \param layout  the bounds it must satisfy.
+/// \return ok, or the first rule it breaks.
 inline LibsvmStatus check_libsvm_row(const LibsvmLine& line, const LibsvmLayout& layout) {
   if (line.label_is_int) {
     if (line.label_int < layout.label_int_min || line.label_int > layout.label_int_max)
