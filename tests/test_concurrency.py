@@ -1,5 +1,5 @@
 """One estimator used from several threads, callbacks that use the model they run under, and
-Ctrl-C during a chunk. README: calls on one model from several threads are serialised (as with
+Ctrl-C during a chunk. docs/guide/contract.md: calls on one model from several threads are serialised (as with
 a lock around the model). Every wait here is bounded (Event/Barrier timeouts, faulthandler), so
 a deadlock fails a test instead of hanging the suite."""
 

@@ -1,7 +1,7 @@
 """An estimator's fitted state, changed as a whole: build privately, then publish.
 
 Calls on one estimator from several threads must act as if they ran one after another
-(README). Every use of a core learner is serialised by the one lock around it, in C++
+(docs/guide/contract.md). Every use of a core learner is serialised by the one lock around it, in C++
 (python/src/model_lock.hpp: readers together, a writer alone, Ctrl-C ends a wait, nested use
 from a finaliser). What that lock cannot cover is which learner the estimator holds, and the
 Python state that goes with it (classes_ and the label map, n_features_in_, feature names,

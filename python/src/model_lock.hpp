@@ -2,7 +2,7 @@
 // The one lock around a core learner used from Python: every binding that reads or changes a
 // learner holds a UseGuard for it (readers together, a writer alone, a waiting writer first,
 // Ctrl-C ends a wait, nested use from a finaliser reads and a nested change raises). These are
-// the guarantees README.md states for calls on one model from several threads.
+// the guarantees docs/guide/contract.md states for calls on one model from several threads.
 //
 // Why the Python estimators keep a lock of their own (budgetkernel/_publish.py) and the two
 // cannot be one: a UseGuard is keyed on a learner object and held for one core call, while an
