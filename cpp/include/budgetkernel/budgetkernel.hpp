@@ -21,6 +21,7 @@
 #include "budget/nearest_neighbor.hpp"
 #include "io.hpp"
 #include "libsvm.hpp"
+#include "learners/calibration.hpp"
 #include "learners/learner_base.hpp"
 #include "learners/combine.hpp"
 #include "learners/pegasos.hpp"
