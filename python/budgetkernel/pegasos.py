@@ -16,6 +16,7 @@ __all__ = ["BudgetedSGDClassifier", "LinearPegasosClassifier"]
 
 # The strategies' names, as the core defines them (budget/maintainer.hpp).
 _MAINTENANCE = _core.BSGDParams.choices["maintenance"]
+_LOSSES = _core.BSGDParams.choices["loss"]
 
 
 @register
@@ -74,6 +75,15 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         Whether ``fit`` shuffles the data before each pass (a stream keeps its order).
     random_state : int, numpy Generator or None, default=None
         Seeds random removal and shuffling.
+    loss : {'hinge', 'log'}, default='hinge'
+        The loss of the SGD steps. 'hinge' is the SVM of the BSGD paper. 'log' is budgeted
+        kernel logistic regression: the same steps (size 1/(lam t), the ball projection, the
+        same budget maintenance) on the logistic loss log(1 + exp(-y f)) for two classes and
+        the softmax cross-entropy over the n_classes outputs for more. Its decision values are
+        log-odds, so ``predict_proba`` is their sigmoid / softmax; with 'hinge' it is an online
+        Platt calibration of them (see ``predict_proba``). Every example has a nonzero logistic
+        gradient, so each adds an SV and the budget is maintained at every step after the
+        first B (more maintenance steps than the hinge loss, which adds only margin errors).
 
     Attributes
     ----------
@@ -109,6 +119,16 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     ...     _ = clf.partial_fit(X_chunk, y_chunk)
     >>> clf.n_seen_, clf.n_support_
     (10000, 100)
+
+    Kernel logistic regression on the same budget gives probabilities of its own, the
+    sigmoid of the decision values:
+
+    >>> klr = BudgetedSGDClassifier(loss="log", budget=100, gamma=2.0, lam=1e-4, random_state=0).fit(X, y)
+    >>> P = klr.predict_proba([[0.5, 0.5], [1.5, 0.5]])
+    >>> bool(np.allclose(P[:, 1], 1 / (1 + np.exp(-klr.decision_function([[0.5, 0.5], [1.5, 0.5]])))))
+    True
+    >>> klr.predict_proba([[0.5, 0.5]]).round(1)  # the centre of a +1 square: columns -1, +1
+    array([[0., 1.]])
     """
 
     def __init__(
@@ -125,7 +145,9 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         n_epochs=1,
         shuffle=False,
         random_state=None,
+        loss="hinge",
     ):
+        self.loss = loss
         self.budget = budget
         self.maintenance = maintenance
         self.lam = lam
@@ -145,6 +167,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         # the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("maintenance", self.maintenance, _MAINTENANCE)
+        _check_choice("loss", self.loss, _LOSSES)
         if not isinstance(self.average, (bool, np.bool_)) and not (
             isinstance(self.average, str) and self.average == "auto"
         ):
@@ -195,6 +218,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
             maintenance=self.maintenance,
             average_start=self._average_start(),
             average_decay=_real(self.average_decay),
+            loss=self.loss,
         )
 
     _core_name, _params_name = "KernelPegasos", "BSGDParams"
