@@ -246,6 +246,91 @@ TEST_CASE("KRLS with lam = 0 is Engel's KRLS: it interpolates the targets of its
   for (Index i = 0; i < 12; ++i) CHECK_NEAR(f.decision(X.row(i).data()), y(i), 1e-8);
 }
 
+TEST_CASE("KRLS with lam = 0 follows Engel's Table 1 (a dense re-implementation)") {
+  const RowMatrix X = bk_test::random_matrix(120, 2, 20);
+  const Vector y = targets_of(X, 21);
+  const double nu = 1e-2;
+  KRLSParams p;
+  p.kernel = rbf;
+  p.nu = nu;
+  p.lam = 0.0;
+  KRLS f(2, p);
+  // Engel, Mannor & Meir 2004, Table 1, with dense inverses.
+  std::vector<Index> dict;
+  Eigen::MatrixXd Kinv, P;
+  Vector alpha;
+  double worst = 0.0;
+  for (Index t = 0; t < X.rows(); ++t) {
+    const Index m = static_cast<Index>(dict.size());
+    Vector kt(m);
+    for (Index j = 0; j < m; ++j) kt(j) = k(rbf, X, dict[static_cast<std::size_t>(j)], t);
+    const double pred = f.step(X.row(t).data(), y(t));
+    CHECK_NEAR(pred, m > 0 ? kt.dot(alpha) : 0.0, 1e-8);
+    const Vector a = m > 0 ? Vector(Kinv * kt) : Vector();
+    const double delta = 1.0 - (m > 0 ? kt.dot(a) : 0.0);
+    const double e = y(t) - (m > 0 ? kt.dot(alpha) : 0.0);
+    if (delta > nu) {
+      Eigen::MatrixXd Kn(m + 1, m + 1);
+      if (m > 0) Kn.topLeftCorner(m, m) = Kinv * delta + a * a.transpose();
+      Kn.topRightCorner(m, 1) = -a;
+      Kn.bottomLeftCorner(1, m) = -a.transpose();
+      Kn(m, m) = 1.0;
+      Kinv = Kn / delta;
+      Eigen::MatrixXd Pn = Eigen::MatrixXd::Zero(m + 1, m + 1);
+      Pn.topLeftCorner(m, m) = P;
+      Pn(m, m) = 1.0;
+      P = Pn;
+      Vector an(m + 1);
+      an.head(m) = alpha - a * e / delta;
+      an(m) = e / delta;
+      alpha = an;
+      dict.push_back(t);
+    } else {
+      const Vector q = P * a / (1.0 + a.dot(P * a));
+      P -= q * (a.transpose() * P);
+      alpha += Kinv * q * e;
+    }
+    CHECK(f.n_support() == static_cast<Index>(dict.size()));
+    if (f.n_support() == alpha.size()) worst = (std::max)(worst, rel_err(f.coefficients(), alpha));
+  }
+  CHECK(worst <= 1e-8);
+}
+
+TEST_CASE("Sliding-window KRLS: the first steps equal the closed form (B = 2)") {
+  const RowMatrix X = bk_test::random_matrix(3, 2, 22);
+  const Vector y = targets_of(X, 23);
+  const double lam = 0.3;
+  SlidingWindowKRLS f(2, SlidingKRLSParams{rbf, 2, lam});
+  CHECK(f.step(X.row(0).data(), y(0)) == 0.0);
+  CHECK_NEAR(f.coefficients()(0), y(0) / (1.0 + lam), 1e-15);
+  const double k01 = k(rbf, X, 0, 1), k02 = k(rbf, X, 0, 2), k12 = k(rbf, X, 1, 2);
+  CHECK_NEAR(f.step(X.row(1).data(), y(1)), k01 * y(0) / (1.0 + lam), 1e-15);
+  const double det01 = (1.0 + lam) * (1.0 + lam) - k01 * k01;
+  const double a0 = ((1.0 + lam) * y(0) - k01 * y(1)) / det01, a1 = ((1.0 + lam) * y(1) - k01 * y(0)) / det01;
+  CHECK_NEAR(f.step(X.row(2).data(), y(2)), a0 * k02 + a1 * k12, 1e-14);
+  // Window {x_1, x_2}: x_0 left, x_2 took its slot (swap-with-last).
+  const double det12 = (1.0 + lam) * (1.0 + lam) - k12 * k12;
+  CHECK(f.n_support() == 2 && f.support_vectors().id(0) == 2 && f.support_vectors().id(1) == 1);
+  CHECK_NEAR(f.coefficients()(0), ((1.0 + lam) * y(2) - k12 * y(1)) / det12, 1e-14);
+  CHECK_NEAR(f.coefficients()(1), ((1.0 + lam) * y(1) - k12 * y(2)) / det12, 1e-14);
+}
+
+TEST_CASE("IncrementalInverse::add_outer is the Sherman-Morrison rank-one change, exactly symmetric") {
+  const RowMatrix Z = bk_test::random_matrix(6, 6, 24);
+  Eigen::MatrixXd A = Z.transpose() * Z + Eigen::MatrixXd::Identity(6, 6);
+  IncrementalInverse G(2);
+  G.refactor(A);
+  const Vector u = bk_test::random_matrix(6, 1, 25).col(0) * 0.3;
+  // (A - u u^T)^{-1} = G + G u u^T G / (1 - u^T G u)
+  const Vector v = G.inverse() * u;
+  G.add_outer(v / std::sqrt(1.0 - u.dot(v)));
+  const Eigen::MatrixXd ref = (A - u * u.transpose()).inverse();
+  CHECK((G.inverse() - ref).cwiseAbs().maxCoeff() <= 1e-12 * ref.cwiseAbs().maxCoeff());
+  CHECK(G.inverse() == G.inverse().transpose());
+  G.add_outer(v / std::sqrt(1.0 - u.dot(v)), true);  // and back
+  CHECK((G.inverse() - A.inverse()).cwiseAbs().maxCoeff() <= 1e-12 * A.inverse().cwiseAbs().maxCoeff());
+}
+
 TEST_CASE("Sliding-window KRLS equals a fresh kernel ridge solve on the window (1e-8)") {
   const RowMatrix X = bk_test::random_matrix(400, 3, 12);
   const Vector y = targets_of(X, 13);
