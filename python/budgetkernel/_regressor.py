@@ -198,6 +198,22 @@ class OnlineRegressorMixin(
         model = self._state()["_model"]
         return model.predict(self._check_X(X))
 
+    def score(self, X, y, sample_weight=None):
+        """The coefficient of determination R^2 of ``predict(X)`` for the targets y
+        (scikit-learn's ``r2_score``: 1 is a perfect fit, 0 the mean of y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        return super().score(X, y, sample_weight=sample_weight)
+
     # -------------------------------------------------------- introspection
     @property
     def n_seen_(self):
