@@ -163,6 +163,8 @@ def test_bad_input_raises_a_clear_value_error():
     with pytest.raises(ValueError, match="real number"):
         reg.learn_one(X[0], "3")
     assert reg.n_seen_ == 50  # nothing learned from a rejected call
+    with pytest.raises(MemoryError, match=r"budget=100000000 \(2 features\): the model needs"):
+        BudgetedSGDRegressor(budget=10**8).fit(X, y)  # refused before anything is allocated
     for params, word in [
         (dict(loss="hinge"), "loss"),
         (dict(epsilon=-1.0), "epsilon"),

@@ -72,6 +72,9 @@ class OnlineRegressorMixin(
         self._built_params = self.get_params(deep=False)
         self._params_changed = False
 
+    def _memory_shape(self, n_features, n_classes):
+        return f"{n_features} features"
+
     def set_params(self, **params):
         """scikit-learn's set_params; as OnlineClassifierMixin.set_params for a built model."""
         with self._state_lock():
