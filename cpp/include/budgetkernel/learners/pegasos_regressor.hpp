@@ -85,7 +85,9 @@ struct BSGDRegressorParams {
 /// that holds the minimiser: lambda/2 ||w*||^2 <= F(w*) <= F(0) = mean_s l(y_s - b_s), so
 /// ||w*||^2 <= 2 L0 / lambda with L0 the largest l(y_s - b_s) seen (Pegasos' argument for its
 /// radius 1/sqrt(lambda), with the regression loss at w = 0 in place of the hinge's 1). The
-/// bias b is the running mean of the targets before the step; it is not regularised.
+/// bias b is the running mean of the targets before the step; it is not regularised (with a
+/// moving b the radius bounds the minimiser for the targets as centred so far, a heuristic
+/// that only matters early: the ball is reached mostly in the first ~1/lambda steps).
 ///
 /// As KernelPegasos: w = s * sum_j alpha_j phi(x_j) with a global scale s (the shrink and the
 /// projection are O(1)), and ||w||^2 kept exactly and incrementally (docs/derivations.md,

@@ -17,7 +17,7 @@ namespace budgetkernel {
 /// Counters every regressor keeps.
 struct RegressionCounters {
   std::int64_t examples = 0;     ///< examples seen (the online step t)
-  std::int64_t updates = 0;      ///< examples that changed the expansion (SVs added or changed)
+  std::int64_t updates = 0;      ///< examples that added an SV to the expansion
   std::int64_t maintenance = 0;  ///< budget-maintenance steps
   double degradation = 0.0;      ///< accumulated ||Δw||^2 of budget maintenance
   double sse = 0.0;              ///< prequential sum of squared errors (prediction before learning)
