@@ -41,7 +41,7 @@ sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
-    "ignore_pattern": r"python_quickstart\.py|make_reference\.py",
+    "ignore_pattern": r"make_reference\.py",
     "download_all_examples": False,
     "remove_config_comments": True,
     # By title: "A budgeted kernel SVM on a stream" (the quickstart) comes first.

@@ -35,8 +35,13 @@ def make(cls, **params):
     return cls(**params)
 
 
+# The regressors take real targets (no classes): their parameters and messages are tested in
+# tests/test_regression.py.
+REGRESSORS = [budgetkernel.BudgetedSGDRegressor]
+
+
 def test_every_estimator_is_covered():
-    assert sorted(c.__name__ for c in ESTIMATORS) == sorted(
+    assert sorted(c.__name__ for c in ESTIMATORS + REGRESSORS) == sorted(
         n for n in budgetkernel.__all__ if isinstance(getattr(budgetkernel, n), type)
     )
 

@@ -12,6 +12,7 @@ from ._combine import combine
 from ._native import core as _selected_core
 from .passive_aggressive import BudgetedPAClassifier
 from .pegasos import BudgetedSGDClassifier, LinearPegasosClassifier
+from .pegasos_regressor import BudgetedSGDRegressor
 from .perceptron import KernelPerceptron
 from .bogd import BOGDClassifier
 from .sparse_pa import SparsePAClassifier
@@ -23,6 +24,7 @@ __all__ = [
     "BOGDClassifier",
     "BudgetedPAClassifier",
     "BudgetedSGDClassifier",
+    "BudgetedSGDRegressor",
     "IncrementalSVC",
     "KernelPerceptron",
     "LinearPegasosClassifier",

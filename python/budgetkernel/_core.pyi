@@ -123,6 +123,43 @@ class KernelPegasos(_KernelExpansion):
     @staticmethod
     def from_bytes(data: bytes) -> KernelPegasos: ...
 
+# Regressors (wrap_regression.cpp): real targets, one prediction per row.
+class BSGDRegressorParams(_Params):
+    lam: float
+    budget: int
+    maintenance: str
+    loss: str
+    epsilon: float
+    fit_intercept: bool
+    seed: int
+
+class BSGDRegressor:
+    n_features: int
+    n_outputs: int
+    counters: dict[str, float]
+    metadata: bytes
+    n_support: int
+    support_vectors: npt.NDArray[np.float64]
+    coefficients: npt.NDArray[np.float64]
+    support_ids: list[int]
+    intercept: float
+    scale: float
+    norm2: float
+    params: BSGDRegressorParams
+    @overload
+    def __init__(self, n_features: int, params: BSGDRegressorParams) -> None: ...
+    @overload
+    def __init__(self, n_features: int, **fields: Any) -> None: ...
+    def partial_fit(
+        self, X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], record: bool = False
+    ) -> npt.NDArray[np.float64] | None: ...
+    def predict(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+    def learn_one(self, x: npt.NDArray[np.float64], y: float) -> float: ...
+    def predict_one(self, x: npt.NDArray[np.float64]) -> float: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> BSGDRegressor: ...
+
 class LinearPegasos(_Learner):
     weights: npt.NDArray[np.float64]
     iterations: int

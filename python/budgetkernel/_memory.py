@@ -125,11 +125,11 @@ class _MemoryPlanMixin:
         what = f"{type(self).__name__}: not enough memory"
         budget = self._memory_budget(n_features)
         if budget is None:
-            return f"{what} to build the model ({n_features} features, {n_classes} classes)"
+            return f"{what} to build the model ({self._memory_shape(n_features, n_classes)})"
         plan = self._memory_plan(budget, n_features, n_classes)
         total = sum(b for b, _, _ in plan)
         msg = (
-            f"{what} for budget={budget} ({n_features} features, {n_classes} classes): the model needs about "
+            f"{what} for budget={budget} ({self._memory_shape(n_features, n_classes)}): the model needs about "
             f"{_gb(total)} once the budget is full"
         )
         if limit is not None:
@@ -145,6 +145,10 @@ class _MemoryPlanMixin:
         else:
             msg += "use a smaller budget"
         return msg
+
+    def _memory_shape(self, n_features, n_classes):
+        """The model's dimensions as the message names them (a regressor names no classes)."""
+        return f"{n_features} features, {n_classes} classes"
 
     def _largest_budget(self, available, budget, n_features, n_classes):
         """The largest budget below ``budget`` whose estimate fits in ``available`` bytes (the

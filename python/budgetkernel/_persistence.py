@@ -54,14 +54,27 @@ class _PersistenceMixin:
                 model = self._core_class().from_bytes(data)
             except RuntimeError as e:  # the core's "model file: ..." errors, as load() raises them
                 raise ValueError(f"cannot unpickle {type(self).__name__}: {e}") from None
-            if model.n_classes != len(getattr(self, "classes_", ())) or model.n_features != getattr(
-                self, "n_features_in_", None
-            ):
-                raise ValueError(
-                    f"cannot unpickle {type(self).__name__}: its model ({model.n_classes} classes, "
-                    f"{model.n_features} features) disagrees with classes_ / n_features_in_"
-                )
+            problem = self._model_mismatch(model)
+            if problem is not None:
+                raise ValueError(f"cannot unpickle {type(self).__name__}: {problem}")
             self._model = model
+
+    def _model_mismatch(self, model, loaded=False):
+        """None when the core ``model`` agrees with the estimator's classes_ and
+        n_features_in_, else what disagrees (``loaded``: worded for load, else for unpickling).
+        Regressors (_regressor.py) compare n_features_in_ alone."""
+        classes = len(getattr(self, "classes_", ()))
+        if model.n_classes == classes and model.n_features == getattr(self, "n_features_in_", None):
+            return None
+        if loaded:
+            return (
+                f"the metadata ({classes} classes, {self.n_features_in_} features) disagrees with "
+                f"the model ({model.n_classes} classes, {model.n_features} features)"
+            )
+        return (
+            f"its model ({model.n_classes} classes, {model.n_features} features) disagrees with classes_ / "
+            "n_features_in_"
+        )
 
     # The core learner class this estimator drives: its name in budgetkernel._core.
     _core_name = None
@@ -86,14 +99,13 @@ class _PersistenceMixin:
             "format": _FORMAT_TAG,
             "estimator": type(self).__name__,
             "params": self._saved_params(),
-            "classes": [label_to_json(c) for c in self.classes_],
-            "classes_dtype": self.classes_.dtype.str if self.classes_.dtype != object else "object",
+            **self._label_meta(),
             "n_features_in": int(self.n_features_in_),
             # Both hold str (or, for dict keys, int) names only, which JSON gives back exactly.
             "feature_names_in": [str(f) for f in getattr(self, "feature_names_in_", [])] or None,
             "feature_order": getattr(self, "_feature_order", None),
             "fitted": {k: _jsonable(v) for k, v in self._extra_fitted().items()},
-            "curve": [list(map(int, p)) for p in self.prequential_curve_],
+            **self._curve_meta(),
         }
         if getattr(self, "_svmlight_zero_based", None) is not None:
             # the index base of the LIBSVM file the CLI trained on, so that `predict` reads
@@ -105,6 +117,40 @@ class _PersistenceMixin:
             meta["standardize"] = {"mean": [float(v) for v in mean], "scale": [float(v) for v in scale]}
         self._model.metadata = json.dumps(meta, default=_jsonable).encode()
         write_atomically(path, self._model.to_bytes())
+
+    def _label_meta(self):
+        """The metadata entries of the labels (a classifier's classes_; none for a regressor)."""
+        return {
+            "classes": [label_to_json(c) for c in self.classes_],
+            "classes_dtype": self.classes_.dtype.str if self.classes_.dtype != object else "object",
+        }
+
+    def _curve_meta(self):
+        """The metadata entry of the prequential curve (a classifier's; none for a regressor)."""
+        return {"curve": [list(map(int, p)) for p in self.prequential_curve_]}
+
+    def _restore_labels(self, meta):
+        """classes_ and the label map from _label_meta's entries (load)."""
+        dtype = meta["classes_dtype"]
+        self.classes_ = np.asarray(meta["classes"], dtype=None if dtype == "object" else np.dtype(dtype))
+        if self.classes_.ndim != 1:
+            raise ValueError("classes must be a list of labels")
+        # predict maps label indices through classes_ and _encode searches it: it must be what fit
+        # builds, sorted and distinct (also after the dtype conversion: '|b1' collapsed [0, 1, 2]).
+        if len(self.classes_) < 2 or not np.array_equal(unique_labels(self.classes_), self.classes_):
+            raise ValueError("classes must be at least 2 distinct labels in sorted order")
+        self._label_index = {c: i for i, c in enumerate(self.classes_.tolist())}
+
+    def _restore_curve(self, meta):
+        """prequential_curve_ from _curve_meta's entry (load)."""
+        self.prequential_curve_ = [tuple(p) for p in meta.get("curve", [(0, 0)])]
+
+    def _restore_from_model(self, model):
+        """The labels and curve of a model file without metadata (C++'s label indices)."""
+        self.classes_ = np.arange(model.n_classes)
+        self._label_index = {c: i for i, c in enumerate(self.classes_.tolist())}
+        c = model.counters
+        self.prequential_curve_ = [(0, 0)] + ([(c["examples"], c["mistakes"])] if c["examples"] else [])
 
     def _extra_fitted(self):
         """Fitted attributes besides the core model that a subclass needs back on load."""
@@ -196,12 +242,9 @@ def load(path):
         raise ValueError(f"{where}: {e}") from None
     except (KeyError, TypeError, AttributeError) as e:
         raise ValueError(f"{where}: inconsistent metadata ({type(e).__name__}: {e})") from None
-    model = est._model
-    if model.n_classes != len(est.classes_) or model.n_features != est.n_features_in_:
-        raise ValueError(
-            f"{where}: the metadata ({len(est.classes_)} classes, {est.n_features_in_} features) disagrees with "
-            f"the model ({model.n_classes} classes, {model.n_features} features)"
-        )
+    problem = est._model_mismatch(est._model, loaded=True)
+    if problem is not None:
+        raise ValueError(f"{where}: {problem}")
     return est
 
 
@@ -240,14 +283,11 @@ def _restore_from_core(cls, model, params, fitted):
         ) from None
     est._built_params = est.get_params(deep=False)
     est._params_changed = False
-    est.classes_ = np.arange(model.n_classes)
-    est._label_index = {c: i for i, c in enumerate(est.classes_.tolist())}
+    est._restore_from_model(model)
     est.n_features_in_ = int(model.n_features)
     est._set_feature_order(None)
     for k, v in fitted.items():
         setattr(est, k, v)
-    c = model.counters
-    est.prequential_curve_ = [(0, 0)] + ([(c["examples"], c["mistakes"])] if c["examples"] else [])
     est._model = model
     return est
 
@@ -261,15 +301,7 @@ def _restore_metadata(cls, meta):
     est = cls(**meta["params"])
     est._built_params = est.get_params(deep=False)
     est._params_changed = False
-    dtype = meta["classes_dtype"]
-    est.classes_ = np.asarray(meta["classes"], dtype=None if dtype == "object" else np.dtype(dtype))
-    if est.classes_.ndim != 1:
-        raise ValueError("classes must be a list of labels")
-    # predict maps label indices through classes_ and _encode searches it: it must be what fit
-    # builds, sorted and distinct (also after the dtype conversion: '|b1' collapsed [0, 1, 2]).
-    if len(est.classes_) < 2 or not np.array_equal(unique_labels(est.classes_), est.classes_):
-        raise ValueError("classes must be at least 2 distinct labels in sorted order")
-    est._label_index = {c: i for i, c in enumerate(est.classes_.tolist())}
+    est._restore_labels(meta)
     est.n_features_in_ = int(meta["n_features_in"])
     order = meta.get("feature_order") or None
     if order is not None and not all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in order):
@@ -287,7 +319,7 @@ def _restore_metadata(cls, meta):
             raise ValueError(f"unexpected fitted attribute {k!r}")
         setattr(est, k, v)
     est._validate_params()  # parameters the estimator could not have been built with
-    est.prequential_curve_ = [tuple(p) for p in meta.get("curve", [(0, 0)])]
+    est._restore_curve(meta)
     if meta.get("svmlight_zero_based") is not None:
         est._svmlight_zero_based = bool(meta["svmlight_zero_based"])
     if meta.get("standardize") is not None:

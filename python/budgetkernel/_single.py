@@ -156,19 +156,13 @@ class _SingleExampleMixin:
                     "call learn_one(x, y, classes=[...every label...]) once; in a river pipeline, "
                     "pipeline.learn_one(x, y, classes=[...]) forwards it to this step"
                 )
-        if names is not None:
-            for k in names:
-                if isinstance(k, (bool, np.bool_)) or not isinstance(k, (str, numbers.Integral)):
-                    raise ValueError(
-                        f"feature name {k!r} of type {type(k).__name__} cannot be stored in a model file: "
-                        "dict keys must be str or int"
-                    )
-        X1 = v.reshape(1, -1)
-        if X1.shape[1] == 0:
-            raise ValueError("x has 0 features")
-        if not np.all(np.isfinite(X1)):
-            raise ValueError("x contains NaN or infinity")
+        X1 = _first_row(v, names)
         self._init_model(X1, classes, feature_order=names)
+        self._set_first_features(X1, names)
+        self._learn_one(v, y)
+
+    def _set_first_features(self, X1, names):
+        """n_features_in_ and feature_names_in_ of a model built from learn_one's first example."""
         self.n_features_in_ = X1.shape[1]
         # scikit-learn's feature_names_in_ holds str names only; int keys keep their order in
         # _feature_order (which save/load and pickling carry exactly).
@@ -176,7 +170,6 @@ class _SingleExampleMixin:
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self._learn_one(v, y)
 
     def _learn_one(self, v, y):
         d = self.__dict__  # label map and model of one state (see _publish)
@@ -207,3 +200,21 @@ class _SingleExampleMixin:
         if v.shape[0] != n:  # the chunk predict below would say "X has ..., expected ..."
             raise ValueError(f"x has {v.shape[0]} features, but the model was fitted with {n} (n_features_in_)")
         return d["classes_"][d["_model"].predict(v.reshape(1, -1))[0]]
+
+
+def _first_row(v, names):
+    """learn_one's first example v (dict keys ``names``, or None) as the 1 x d chunk that builds
+    the model, checked: keys a model file can store, at least one feature, finite values."""
+    if names is not None:
+        for k in names:
+            if isinstance(k, (bool, np.bool_)) or not isinstance(k, (str, numbers.Integral)):
+                raise ValueError(
+                    f"feature name {k!r} of type {type(k).__name__} cannot be stored in a model file: "
+                    "dict keys must be str or int"
+                )
+    X1 = v.reshape(1, -1)
+    if X1.shape[1] == 0:
+        raise ValueError("x has 0 features")
+    if not np.all(np.isfinite(X1)):
+        raise ValueError("x contains NaN or infinity")
+    return X1

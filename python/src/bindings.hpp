@@ -318,3 +318,4 @@ void wrap_perceptron(py::module_& m);
 void wrap_svm(py::module_& m);
 void wrap_sparse(py::module_& m);
 void wrap_many(py::module_& m);
+void wrap_regression(py::module_& m);

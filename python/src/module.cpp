@@ -64,6 +64,7 @@ PYBIND11_MODULE(BUDGETKERNEL_MODULE_NAME, m) {
   wrap_perceptron(m);
   wrap_svm(m);
   wrap_sparse(m);
+  wrap_regression(m);
   wrap_many(m);
   wrap_libsvm(m);
 }

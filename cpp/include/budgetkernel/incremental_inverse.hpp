@@ -186,6 +186,18 @@ class IncrementalInverse {
     m_n = last;
   }
 
+  /// G += w w^T (-= with `subtract`) over the valid block, w = w.head(size()): a rank-one
+  /// change of the inverse that the caller derived (Sherman-Morrison; KRLS's reduced step),
+  /// written as append's update so that G stays symmetric to the last bit. O(n^2).
+  void add_outer(const Eigen::Ref<const Vector>& w, bool subtract = false) {
+    detail::require(w.size() >= m_n, "IncrementalInverse::add_outer: w needs >= size() entries");
+    auto top = m_g.topLeftCorner(m_n, m_n);
+    if (subtract)
+      top.noalias() -= w.head(m_n) * w.head(m_n).transpose();
+    else
+      top.noalias() += w.head(m_n) * w.head(m_n).transpose();
+  }
+
   /// Sets G to a given inverse (restoring a saved state bit for bit). O(n^2).
   void assign(const Eigen::Ref<const Eigen::MatrixXd>& G) {
     detail::require(G.rows() == G.cols(), "IncrementalInverse::assign: G must be square");

@@ -8,6 +8,9 @@ feed real data sets to the learners chunk by chunk:
   :func:`waveform` draw finite samples; :func:`gaussian_classes` draws a multi-class,
   optionally high-dimensional mixture of Gaussian clusters (the speed benchmarks of many
   classes and many features);
+* :func:`mackey_glass` integrates the Mackey-Glass chaotic time series and
+  :func:`embed_series` turns a 1-D series into the ``(X, y)`` pairs of one-step
+  prediction (the benchmark of the kernel adaptive filters);
 * :func:`stream` yields the same distributions as a (possibly infinite) stream
   of ``(X, y)`` chunks and :func:`make_stream_and_test` pairs a training stream
   with an independent test set;
@@ -20,8 +23,8 @@ feed real data sets to the learners chunk by chunk:
   after a warm-up prefix; it lives in :mod:`budgetkernel.preprocessing` and is
   importable from here as well.
 
-The generators are in ``_synthetic.py`` (:func:`gaussian_classes` in ``_classes.py``), the Bayes accuracies (their mathematics)
-in ``_bayes.py``.
+The generators are in ``_synthetic.py`` (:func:`gaussian_classes` in ``_classes.py``, the
+time series in ``_series.py``), the Bayes accuracies (their mathematics) in ``_bayes.py``.
 
 Reproducibility
 ---------------
@@ -51,6 +54,7 @@ from ..io import dump_svmlight, iter_svmlight, load_svmlight
 from ..preprocessing import StreamingStandardizer
 from ._bayes import two_gaussians_bayes_accuracy, waveform_bayes_accuracy
 from ._classes import gaussian_classes
+from ._series import embed_series, mackey_glass
 from ._synthetic import (
     STREAM_NAMES,
     WAVEFORM_BASE_WAVES,
@@ -73,6 +77,8 @@ __all__ = [
     "WAVEFORM_BASE_WAVES",
     "WAVEFORM_CLASS_WAVES",
     "gaussian_classes",
+    "mackey_glass",
+    "embed_series",
     "STREAM_NAMES",
     "stream",
     "make_stream_and_test",

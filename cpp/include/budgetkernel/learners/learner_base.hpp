@@ -3,8 +3,8 @@
 /// What every online classifier of the library shares: labels, counters, prequential
 /// (test-then-train) evaluation over chunks, and the model-file fields.
 
-#include "../io.hpp"
 #include "calibration.hpp"
+#include "learner_common.hpp"
 
 #include <random>
 #include <sstream>
@@ -63,25 +63,6 @@ std::int32_t predict_from_scores(const Eigen::MatrixBase<V>& f) {
   return static_cast<std::int32_t>(best);
 }
 
-inline std::string rng_state(const std::mt19937_64& rng) {
-  std::ostringstream ss;
-  ss << rng;
-  return ss.str();
-}
-
-inline void set_rng_state(std::mt19937_64& rng, const std::string& s) {
-  std::istringstream ss(s);
-  ss >> rng;
-  if (ss.fail()) corrupt("invalid random generator state");
-  // A state whose significant bits are all zero (e.g. 312 zero words) parses, but the engine
-  // then returns 0 forever and uniform_index's rejection loop never ends. A live state yields a
-  // non-zero output within two regenerations (624 draws); probe a copy.
-  std::mt19937_64 probe = rng;
-  bool live = false;
-  for (int i = 0; i < 2 * 312 && !live; ++i) live = probe() != 0;
-  if (!live) corrupt("degenerate random generator state");
-}
-
 /// n_features and n_classes of a model file, range-checked before anything is allocated.
 /// A learner allocates per output (a coefficient column, or a whole machine), so the class
 /// count is also checked against what the file stores for its outputs: the column count of
@@ -112,12 +93,6 @@ std::pair<Index, Index> read_dims(const FieldMap& fm, const PerOutput& per_outpu
   return {d, c};
 }
 
-/// Whether learner L has params().kernel (every kernel learner; not LinearPegasos).
-template <class L, class = void>
-struct has_kernel_params : std::false_type {};
-template <class L>
-struct has_kernel_params<L, std::void_t<decltype(std::declval<const L&>().params().kernel)>> : std::true_type {};
-
 /// Whether learner L scores blocks of rows (decision_rows(X, out, stop)).
 template <class L, class = void>
 struct has_decision_rows : std::false_type {};
@@ -125,12 +100,6 @@ template <class L>
 struct has_decision_rows<L, std::void_t<decltype(std::declval<const L&>().decision_rows(
                                 std::declval<const RowMatrix&>(), std::declval<RowMatrix&>(), nullptr))>>
     : std::true_type {};
-
-/// Pegasos' lambda: below 1e-30 the first step 1/lambda already squares past the double range
-/// for ordinary inputs (lam = 1e-160 silently ended with w = 0, 1e-310 with NaN).
-inline void check_lam(double lam) {
-  require(std::isfinite(lam) && lam >= 1e-30, "lam must be a finite number >= 1e-30");
-}
 
 }  // namespace detail
 
@@ -153,51 +122,20 @@ class OnlineLearner {
   /// (detail::kMaxRowSqNorm without a kernel).
   /// \param x  n_features() values.
   /// \return nullptr, or a description of the problem (pass it to describe_row_problem).
-  const char* row_problem(const double* x) const {
-    if constexpr (detail::has_kernel_params<Derived>::value)
-      return detail::row_problem(x, m_d, self().params().kernel.max_input_sqnorm());
-    else
-      return detail::row_problem(x, m_d);
-  }
+  const char* row_problem(const double* x) const { return detail::row_problem_of(self(), x, m_d); }
   /// The same for a row to learn from: also a k(x, x) too small to divide by
   /// (detail::learn_row_problem).
   /// \param x  n_features() values.
   /// \return nullptr, or a description of the problem.
-  const char* learn_row_problem(const double* x) const {
-    if constexpr (detail::has_kernel_params<Derived>::value)
-      return detail::learn_row_problem(self().params().kernel, x, m_d);
-    else
-      return detail::row_problem(x, m_d);
-  }
+  const char* learn_row_problem(const double* x) const { return detail::learn_row_problem_of(self(), x, m_d); }
 
-  /// The message for a row x that row_problem / learn_row_problem rejected with `problem`:
-  /// `problem` itself, except for a finite row beyond the squared-norm bound. That bound comes
-  /// from the data's scale for RBF and linear kernels (|x|^2 <= 1e300), but from the kernel's
-  /// parameters for a polynomial one ((gamma |x|^2 + |coef0|)^degree <= 1e300: degree 300
-  /// allows |x|^2 <= 10 / gamma), where "rescale it" blamed ordinary data for a huge degree;
-  /// such a row is described with the kernel's parameters and its bound. A learner without a
-  /// kernel (LinearPegasos) names no kernel.
+  /// The message for a row x that row_problem / learn_row_problem rejected with `problem`
+  /// (detail::describe_row_problem_of, learner_common.hpp, says how a row is described).
   /// \param x        the rejected row.
   /// \param problem  what row_problem or learn_row_problem returned for it (not null).
   /// \return the message, without the row's number.
   std::string describe_row_problem(const double* x, const char* problem) const {
-    if (problem != detail::kRowTooLarge) return problem;
-    if constexpr (detail::has_kernel_params<Derived>::value) {
-      const Kernel& k = self().params().kernel;
-      const double s = Eigen::Map<const Vector>(x, m_d).squaredNorm();
-      if (k.type() != KernelType::Polynomial || !(s <= detail::kMaxRowSqNorm)) return problem;
-      std::ostringstream msg;
-      msg.precision(4);
-      msg << "has squared norm " << s << ", too large for the polynomial kernel with degree=" << k.degree()
-          << ", gamma=" << k.gamma() << ", coef0=" << k.coef0() << ": its values (gamma x.z + coef0)^degree stay "
-          << "finite only for |x|^2 <= " << k.max_input_sqnorm() << " (so that (gamma |x|^2 + |coef0|)^degree <= "
-          << "1e300); lower degree (or gamma, coef0) or scale X down";
-      return msg.str();
-    } else {
-      (void)x;
-      return "contains values too large for the model's arithmetic (its squared norm exceeds 1e300, so its "
-             "products with the weights could overflow); rescale it";
-    }
+    return detail::describe_row_problem_of(self(), x, m_d, problem);
   }
 
   /// Validates a chunk before any of it is learned or scored, so the hot loop itself never
@@ -207,14 +145,7 @@ class OnlineLearner {
   /// \param y         X.rows() labels, or null (scoring).
   /// \param learning  whether the rows will be learned from (the stricter learn_row_problem).
   void check_chunk(const Eigen::Ref<const RowMatrix>& X, const std::int32_t* y, bool learning) const {
-    // Messages are built only on failure: this runs once per chunk, ahead of the hot loop.
-    if (X.cols() != m_d)
-      detail::invalid("X has " + std::to_string(X.cols()) + " features, expected " + std::to_string(m_d));
-    for (Index i = 0; i < X.rows(); ++i) {
-      const double* row = X.row(i).data();
-      if (const char* problem = learning ? learn_row_problem(row) : row_problem(row))
-        detail::invalid("X row " + std::to_string(i) + " " + describe_row_problem(row, problem));
-    }
+    detail::check_rows(self(), X, m_d, learning);
     if (y)
       for (Index i = 0; i < X.rows(); ++i)
         if (y[i] < 0 || y[i] >= m_c)
@@ -367,12 +298,8 @@ class OnlineLearner {
   /// (budget + 1) * n_features is capped at 2^31 values (16 GiB); this also keeps budget + 1
   /// from overflowing for a budget read from a crafted model file.
   void init_base(Index n_features, Index n_classes, Index budget = 0) {
-    detail::require(n_features >= 1, "n_features must be >= 1");
+    detail::check_budget_size(n_features, budget);
     detail::require(n_classes >= 2, "need at least 2 classes");
-    constexpr Index max_values = Index{1} << 31;
-    detail::require(budget <= max_values / n_features - 1,
-                    "budget too large: " + std::to_string(budget) + " support vectors of " + std::to_string(n_features) +
-                        " features exceed 2^31 preallocated values");
     m_d = n_features;
     m_c = n_classes;
     m_count = Counters{};
@@ -433,11 +360,7 @@ class OnlineLearner {
   bool m_native_proba = false;
 
  private:
-  static void check_length(const char* what, Index n, Index rows) {
-    if (n != rows)
-      detail::invalid(std::string(what) + " has " + std::to_string(n) + " entries, X has " + std::to_string(rows) +
-                      " rows");
-  }
+  static void check_length(const char* what, Index n, Index rows) { detail::check_length(what, n, rows); }
   const Derived& self() const { return static_cast<const Derived&>(*this); }
   Derived& self() { return static_cast<Derived&>(*this); }
 };

@@ -1,0 +1,221 @@
+#pragma once
+/// \file learners/kaf/klms.hpp
+/// Kernel least-mean-squares filters:
+///   - KLMS (Liu, Pokharel & Principe, "The Kernel Least-Mean-Square Algorithm", IEEE Trans.
+///     Signal Processing 56(2), 2008; Liu, Principe & Haykin, *Kernel Adaptive Filtering*,
+///     Wiley 2010, chapter 2): stochastic gradient descent on the squared error in the RKHS,
+///     f_t = f_{t-1} + eta e_t k(x_t, .), e_t = y_t - f_{t-1}(x_t); every example a centre.
+///   - QKLMS (Chen, Zhao, Zhu & Principe, "Quantized Kernel Least Mean Square Algorithm",
+///     IEEE Trans. Neural Networks and Learning Systems 23(1), 2012, Algorithm 1): the same
+///     step, but an input within distance epsilon of its nearest centre adds eta e_t to that
+///     centre's coefficient instead of becoming a centre (online vector quantisation).
+/// Cost per step: O(n d) for n centres (one pass of dot products gives both the kernel row
+/// and, for QKLMS, the distances).
+
+#include "kaf_common.hpp"
+
+namespace budgetkernel {
+
+/// Parameters of KLMS.
+struct KLMSParams {
+  Kernel kernel{KernelType::RBF, 1.0};
+  double eta = 0.5;  ///< step size (learning rate) eta; > 0, finite
+
+  /// \throws std::invalid_argument naming the offending parameter.
+  void validate() const {
+    detail::require_psd_kernel(kernel);
+    detail::require_positive(eta, "eta");
+  }
+};
+
+/// Parameters of QKLMS.
+struct QKLMSParams {
+  Kernel kernel{KernelType::RBF, 1.0};
+  double eta = 0.5;      ///< step size eta; > 0, finite
+  /// Quantisation size epsilon_U (input-space Euclidean distance); >= 0, finite. An input x
+  /// with ||x - c|| <= epsilon for its nearest centre c updates c. 0 turns quantisation off:
+  /// every input becomes a centre, exactly as in KLMS (an exact duplicate of a centre too).
+  double epsilon = 0.1;
+
+  /// \throws std::invalid_argument naming the offending parameter.
+  void validate() const {
+    detail::require_psd_kernel(kernel);
+    detail::require_positive(eta, "eta");
+    detail::require_non_negative(epsilon, "epsilon");
+  }
+};
+
+/// KLMS: f_t = f_{t-1} + eta e_t k(x_t, .) (Liu et al. 2008, Algorithm 1). The store grows by
+/// one centre per example (no budget), coefficient eta e_t.
+class KLMS {
+ public:
+  /// \param n_features  d, the values of every input row (>= 1).
+  /// \param p           the parameters (validated).
+  /// \throws std::invalid_argument on invalid parameters or dimensions.
+  explicit KLMS(Index n_features, const KLMSParams& p = KLMSParams{}) {
+    p.validate();
+    detail::require(n_features >= 1, "n_features must be >= 1");
+    m_p = p;
+    m_ex.reset(n_features, 1, p.kernel, 64);
+  }
+
+  const KLMSParams& params() const { return m_p; }
+  Index n_features() const { return m_ex.sv().dim(); }
+  Index n_support() const { return m_ex.size(); }
+  /// The centres c_j (rows 0 .. n_support()-1) with their coefficients and ids (the step that added them).
+  const SupportVectors& support_vectors() const { return m_ex.sv(); }
+  /// The coefficients alpha_j of f = sum_j alpha_j k(c_j, .).
+  Vector coefficients() const { return m_ex.sv().A().col(0).head(m_ex.size()); }
+  std::int64_t steps() const { return m_t; }
+
+  /// Predicts f_{t-1}(x), then adds x as a centre with coefficient eta (y - f_{t-1}(x)).
+  /// \param x  n_features() values (valid input: the caller checks).
+  /// \param y  the target.
+  /// \return f_{t-1}(x), the prediction made before learning.
+  double step(const double* x, double y) {
+    m_ex.score(x);
+    const double f = m_ex.f()(0);
+    m_ex.push_last(x, Eigen::Matrix<double, 1, 1>::Constant(m_p.eta * (y - f)), m_t);
+    ++m_t;
+    return f;
+  }
+
+  /// f(x) with the current model; thread-safe for concurrent readers.
+  double decision(const double* x) const {
+    double f = 0.0;
+    m_ex.decision(x, &f);
+    return f;
+  }
+
+  /// Writes the kernel, the centres and coefficients (the fields Model reads), eta and the step counter.
+  void save(FieldMap& fm) const {
+    m_ex.save(fm);
+    fm.set("eta", m_p.eta);
+    fm.set_int("kaf.steps", m_t);
+  }
+
+  /// Restores what save() wrote (the parameters too); all or nothing.
+  /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  void load(const FieldMap& fm) {
+    KLMSParams p;
+    p.kernel = read_kernel(fm);
+    p.eta = fm.get_f64("eta");
+    detail::validate_loaded(p);
+    KLMS fresh(n_features(), p);
+    fresh.m_t = detail::read_kaf_steps(fm);
+    fresh.m_ex.load(fm, n_features(), 1, 0, 64);
+    // Every step adds a centre, so the ids are exactly 0 .. t-1.
+    if (fresh.m_ex.size() != fresh.m_t) detail::corrupt("KLMS holds one centre per step taken");
+    detail::check_appended_ids(fresh.m_ex.sv(), fresh.m_t);
+    *this = std::move(fresh);
+  }
+
+ private:
+  KLMSParams m_p;
+  KernelExpansion m_ex;
+  std::int64_t m_t = 0;
+};
+
+/// QKLMS (Chen et al. 2012, Algorithm 1): e_t = y_t - f_{t-1}(x_t); with c_j* the nearest
+/// centre, ||x_t - c_j*|| <= epsilon adds eta e_t to alpha_j*, otherwise x_t becomes a
+/// centre with coefficient eta e_t. Distances from the dot products the kernel row needs,
+/// ||x||^2 + ||c_j||^2 - 2 x.c_j (clamped at 0); ties to the lowest index.
+class QKLMS {
+ public:
+  /// \param n_features  d, the values of every input row (>= 1).
+  /// \param p           the parameters (validated).
+  /// \throws std::invalid_argument on invalid parameters or dimensions.
+  explicit QKLMS(Index n_features, const QKLMSParams& p = QKLMSParams{}) {
+    p.validate();
+    detail::require(n_features >= 1, "n_features must be >= 1");
+    m_p = p;
+    m_ex.reset(n_features, 1, p.kernel, 64);
+    detail::zero_fresh(m_dots, 64);
+  }
+
+  const QKLMSParams& params() const { return m_p; }
+  Index n_features() const { return m_ex.sv().dim(); }
+  Index n_support() const { return m_ex.size(); }
+  const SupportVectors& support_vectors() const { return m_ex.sv(); }
+  Vector coefficients() const { return m_ex.sv().A().col(0).head(m_ex.size()); }
+  std::int64_t steps() const { return m_t; }
+
+  /// Predicts f_{t-1}(x), then quantises x to its nearest centre or adds it (see the class).
+  /// \param x  n_features() values (valid input: the caller checks).
+  /// \param y  the target.
+  /// \return f_{t-1}(x), the prediction made before learning.
+  double step(const double* x, double y) {
+    SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    const Eigen::Map<const Vector> xv(x, sv.dim());
+    const double xsq = xv.squaredNorm();
+    double f = 0.0;
+    Index nearest = -1;
+    if (n > 0) {
+      if (m_dots.size() < n) m_dots.resize(2 * n);
+      Vector& krow = m_ex.krow();
+      if (krow.size() < n) krow.resize(2 * n);
+      sv.dots(xv, n, m_dots);
+      if (m_p.epsilon > 0.0) nearest = nearest_within(sv, n, xsq);
+      // The kernel row from the same dot products: KernelExpansion::score's values, bit for bit.
+      m_p.kernel.row(sv.X(), sv.sqnorm(), n, xv, xsq, krow, m_dots.data());
+      f = Eigen::Map<const Vector>(sv.A().data(), n).dot(krow.head(n));
+    }
+    const double update = m_p.eta * (y - f);
+    if (nearest >= 0)
+      sv.alpha(nearest)(0) += update;
+    else
+      sv.push(xv, Eigen::Matrix<double, 1, 1>::Constant(update), m_t);
+    ++m_t;
+    return f;
+  }
+
+  double decision(const double* x) const {
+    double f = 0.0;
+    m_ex.decision(x, &f);
+    return f;
+  }
+
+  /// Writes the kernel, the centres and coefficients, eta, epsilon and the step counter.
+  void save(FieldMap& fm) const {
+    m_ex.save(fm);
+    fm.set("eta", m_p.eta);
+    fm.set("epsilon", m_p.epsilon);
+    fm.set_int("kaf.steps", m_t);
+  }
+
+  /// Restores what save() wrote; all or nothing.
+  /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  void load(const FieldMap& fm) {
+    QKLMSParams p;
+    p.kernel = read_kernel(fm);
+    p.eta = fm.get_f64("eta");
+    p.epsilon = fm.get_f64("epsilon");
+    detail::validate_loaded(p);
+    QKLMS fresh(n_features(), p);
+    fresh.m_t = detail::read_kaf_steps(fm);
+    fresh.m_ex.load(fm, n_features(), 1, 0, 64);
+    detail::check_appended_ids(fresh.m_ex.sv(), fresh.m_t);
+    *this = std::move(fresh);
+  }
+
+ private:
+  /// The lowest-index centre nearest to x among the first n if within epsilon, else -1;
+  /// m_dots holds x's dot products with them.
+  Index nearest_within(const SupportVectors& sv, Index n, double xsq) const {
+    Index best = -1;
+    double best_d2 = std::numeric_limits<double>::infinity();
+    for (Index j = 0; j < n; ++j) {
+      const double d2 = (std::max)(0.0, sv.sqnorm()(j) + xsq - 2.0 * m_dots(j));
+      if (d2 < best_d2) best_d2 = d2, best = j;
+    }
+    return best_d2 <= m_p.epsilon * m_p.epsilon ? best : -1;
+  }
+
+  QKLMSParams m_p;
+  KernelExpansion m_ex;
+  Vector m_dots;
+  std::int64_t m_t = 0;
+};
+
+}  // namespace budgetkernel

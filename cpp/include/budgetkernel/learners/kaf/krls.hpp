@@ -1,0 +1,258 @@
+#pragma once
+/// \file learners/kaf/krls.hpp
+/// Kernel recursive least squares with the approximate-linear-dependence (ALD) test (Engel,
+/// Mannor & Meir, "The Kernel Recursive Least-Squares Algorithm", IEEE Trans. Signal
+/// Processing 52(8), 2004, Table 1), regularised so that with every example in the dictionary
+/// it is recursive kernel ridge regression: the derivation is docs/derivations.md, "Kernel
+/// adaptive filters" (equation tags (KRLS-n) below refer to it).
+
+#include "../../incremental_inverse.hpp"
+#include "kaf_common.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace budgetkernel {
+
+/// Parameters of KRLS-ALD.
+struct KRLSParams {
+  Kernel kernel{KernelType::RBF, 1.0};
+  /// ALD threshold nu (Engel eq. 7): x_t joins the dictionary when its squared distance in
+  /// feature space to the span of the dictionary, delta_t, exceeds nu; >= 0, finite.
+  /// 0 switches the test off: every example joins (recursive kernel ridge regression, which
+  /// needs lam > 0), and K~^{-1} is not kept (the kernel matrix of all the examples soon
+  /// becomes numerically singular, while K + lam I stays well conditioned). A positive nu
+  /// should stay well above the double precision: K~^{-1} has a condition ~ m max k(x, x) / nu.
+  double nu = 1e-2;
+  /// Ridge regularisation lam of ||w||^2 (the objective (KRLS-1)); >= 0, finite. 0 is Engel's
+  /// unregularised KRLS.
+  double lam = 1e-3;
+
+  /// \throws std::invalid_argument naming the offending parameter.
+  void validate() const {
+    detail::require_psd_kernel(kernel);
+    detail::require_non_negative(nu, "nu");
+    detail::require_non_negative(lam, "lam");
+    detail::require(nu > 0.0 || lam > 0.0,
+                    "nu = 0 (every example joins the dictionary) needs lam > 0: the kernel matrix of all the "
+                    "examples is singular without regularisation");
+  }
+};
+
+/// KRLS-ALD with ridge regularisation. Dictionary D = {c_1..c_m} (the store's SVs), K~ its
+/// kernel matrix. State, each kept in O(m^2) per step:
+///   Kinv = K~^{-1} (IncrementalInverse: a_t = K~^{-1} k_t and delta_t of the ALD test; nu > 0),
+///   P = (A^T A)^{-1} (Engel's P, A the n x m matrix of the a_t rows),
+///   beta = P A^T y, R = (K~ + lam P)^{-1} (IncrementalInverse), K~ itself, and alpha, the
+/// solution of (K~ + lam P) alpha = beta (KRLS-2): the minimiser of ||y - A K~ alpha||^2 +
+/// lam alpha^T K~ alpha. With every example in the dictionary A = I: alpha = (K + lam I)^{-1} y,
+/// kernel ridge regression on the seen examples.
+/// alpha = R beta is refined by one step of iterative refinement against the stored K~ and P
+/// (O(m^2)): the bordered inverse R carries errors ~ eps cond^2 (its rank-one updates divide
+/// by Schur complements as small as lam), which with lam = 1e-4 and cond ~ 1e5 reached 1e-7
+/// relative in alpha; the refined alpha is accurate to ~ eps cond, as a direct solve.
+class KRLS {
+ public:
+  /// \param n_features  d, the values of every input row (>= 1).
+  /// \param p           the parameters (validated).
+  /// \throws std::invalid_argument on invalid parameters or dimensions.
+  explicit KRLS(Index n_features, const KRLSParams& p = KRLSParams{}) {
+    p.validate();
+    detail::require(n_features >= 1, "n_features must be >= 1");
+    m_p = p;
+    m_ex.reset(n_features, 1, p.kernel, 64);
+    m_kinv.reset(64);
+    m_r.reset(64);
+  }
+
+  const KRLSParams& params() const { return m_p; }
+  Index n_features() const { return m_ex.sv().dim(); }
+  /// m, the size of the dictionary.
+  Index n_support() const { return m_ex.size(); }
+  /// The dictionary (rows 0 .. m-1), with alpha and ids (the step that added each element).
+  const SupportVectors& support_vectors() const { return m_ex.sv(); }
+  Vector coefficients() const { return m_ex.sv().A().col(0).head(m_ex.size()); }
+  std::int64_t steps() const { return m_t; }
+  /// K~^{-1} (0 x 0 when nu = 0), (K~ + lam P)^{-1}, P and beta (see the class), m x m / m.
+  Eigen::MatrixXd kernel_inverse() const { return m_kinv.inverse(); }
+  Eigen::MatrixXd regularised_inverse() const { return m_r.inverse(); }
+  const Eigen::MatrixXd& P() const { return m_P; }
+  /// K~, the dictionary's kernel matrix (its values as the kernel rows gave them).
+  const Eigen::MatrixXd& dictionary_kernel() const { return m_K; }
+  const Vector& beta() const { return m_beta; }
+
+  /// Predicts f(x_t) = k_t^T alpha, then runs the ALD test and either grows the dictionary
+  /// (delta_t > nu) or takes the reduced step; alpha = R beta (refined) afterwards.
+  /// \param x  n_features() values (valid input: the caller checks).
+  /// \param y  the target.
+  /// \return the prediction made before learning.
+  /// \throws std::runtime_error, learning nothing, when nu = 0 and K + lam I with x_t is
+  ///         numerically singular (a lam far too small for the kernel's scale).
+  double step(const double* x, double y) {
+    const double ktt = m_ex.score(x);  // krow = k_t against the dictionary
+    const double f = m_ex.f()(0);
+    const Index m = m_ex.size();
+    fit(m + 1);
+    const Vector& kt = m_ex.krow();
+    // ALD test (Engel eq. 6-7): a_t = K~^{-1} k_t, delta_t = k_tt - k_t^T a_t.
+    const bool ald = m_p.nu > 0.0;
+    double delta = 0.0;
+    bool grow = true;
+    if (ald) {
+      delta = m_kinv.schur(kt, ktt, m_a);
+      grow = delta > m_p.nu && delta > m_kinv.tolerance() * (std::max)(std::abs(ktt), 1.0);
+    }
+    double s = 0.0;
+    if (grow) {  // R's Schur complement: >= lam in exact arithmetic, so it fails only for lam ~ 0
+      s = m_r.schur(kt, ktt + m_p.lam, m_rk);
+      grow = s > m_r.tolerance() * (std::max)(std::abs(ktt + m_p.lam), 1.0);
+      if (!grow && !ald)
+        throw std::runtime_error("KRLS: K + lam I is numerically singular with the new example (lam = " +
+                                 std::to_string(m_p.lam) + " is too small for this kernel); increase lam");
+    }
+    if (grow)
+      add_to_dictionary(x, y, ktt, delta, s);
+    else if (m > 0)
+      reduced_step(y);
+    ++m_t;
+    if (m_ex.size() > 0) update_alpha();
+    return f;
+  }
+
+  double decision(const double* x) const {
+    double f = 0.0;
+    m_ex.decision(x, &f);
+    return f;
+  }
+
+  /// Writes the kernel, dictionary and alpha (the fields Model reads), nu, lam, the step
+  /// counter and the state (Kinv, R, K~, P, beta).
+  void save(FieldMap& fm) const {
+    m_ex.save(fm);
+    fm.set("nu", m_p.nu);
+    fm.set("lam", m_p.lam);
+    fm.set_int("kaf.steps", m_t);
+    fm.set_matrix("kaf.kinv", m_kinv.inverse());
+    fm.set_matrix("kaf.R", m_r.inverse());
+    fm.set_matrix("kaf.K", m_K);
+    fm.set_matrix("kaf.P", m_P);
+    fm.set_matrix("kaf.beta", m_beta);
+  }
+
+  /// Restores what save() wrote; all or nothing. Checks shapes, finiteness, the symmetry and
+  /// positive diagonals of the three inverses, K~ against the dictionary, and that alpha
+  /// solves (K~ + lam P) alpha = beta.
+  /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  void load(const FieldMap& fm) {
+    KRLSParams p;
+    p.kernel = read_kernel(fm);
+    p.nu = fm.get_f64("nu");
+    p.lam = fm.get_f64("lam");
+    detail::validate_loaded(p);
+    KRLS fresh(n_features(), p);
+    fresh.m_t = detail::read_kaf_steps(fm);
+    fresh.m_ex.load(fm, n_features(), 1, 0, 64);
+    const Index m = fresh.m_ex.size();
+    detail::check_appended_ids(fresh.m_ex.sv(), fresh.m_t);
+    fresh.m_kinv.assign(detail::read_spd_inverse(fm, "kaf.kinv", p.nu > 0.0 ? m : 0));
+    fresh.m_r.assign(detail::read_spd_inverse(fm, "kaf.R", m));
+    fresh.m_P = detail::read_spd_inverse(fm, "kaf.P", m);
+    fresh.m_K = detail::read_kernel_matrix(fm, "kaf.K", fresh.m_ex.sv(), p.kernel);
+    fresh.m_beta = detail::read_finite_vector(fm, "kaf.beta", m);
+    fresh.fit(m + 1);
+    if (m > 0) {
+      // residual of (K~ + lam P) alpha = beta against the scale of its terms
+      const Vector alpha = fresh.m_ex.sv().A().col(0).head(m);
+      const Vector r = fresh.m_beta - fresh.m_K * alpha - p.lam * (fresh.m_P * alpha);
+      const double scale = fresh.m_beta.cwiseAbs().maxCoeff() +
+                           (fresh.m_K.cwiseAbs().rowwise().sum().maxCoeff() +
+                            p.lam * fresh.m_P.cwiseAbs().rowwise().sum().maxCoeff()) * alpha.cwiseAbs().maxCoeff();
+      if (!(r.cwiseAbs().maxCoeff() <= 1e-8 * scale)) detail::corrupt("KRLS coefficients do not solve (K + lam P) alpha = beta");
+    }
+    *this = std::move(fresh);
+  }
+
+ private:
+  /// Work buffers for n dictionary elements.
+  void fit(Index n) {
+    if (m_a.size() < n) m_a.conservativeResize(2 * n);
+    if (m_rk.size() < n) m_rk.conservativeResize(2 * n);
+    if (m_w.size() < n) m_w.conservativeResize(2 * n);
+    if (m_res.size() < n) m_res.conservativeResize(2 * n);
+  }
+
+  /// delta_t > nu: x_t joins D. Kinv and R grow by the block-inverse formula (Engel Table 1;
+  /// (KRLS-3): R's new row has k_t and k_tt + lam), P = diag(P, 1), beta = [beta; y_t].
+  void add_to_dictionary(const double* x, double y, double ktt, double delta, double s) {
+    const Index m = m_ex.size();
+    if (m_p.nu > 0.0) m_kinv.append_from_schur(m_a, delta, ktt);
+    m_r.append_from_schur(m_rk, s, ktt + m_p.lam);
+    m_K.conservativeResize(m + 1, m + 1);
+    m_K.row(m).head(m) = m_ex.krow().head(m).transpose();
+    m_K.col(m).head(m) = m_ex.krow().head(m);
+    m_K(m, m) = ktt;
+    m_P.conservativeResize(m + 1, m + 1);
+    m_P.row(m).setZero();
+    m_P.col(m).setZero();
+    m_P(m, m) = 1.0;
+    m_beta.conservativeResize(m + 1);
+    m_beta(m) = y;
+    m_ex.push_last(x, Eigen::Matrix<double, 1, 1>::Zero(), m_t);
+  }
+
+  /// delta_t <= nu: A gains the row a_t^T, D stays (KRLS-4): with h = P a_t, g = 1 + a_t^T h,
+  /// q = h / g: P -= h h^T / g, beta += q (y_t - a_t^T beta) (Engel Table 1), and
+  /// R = (K~ + lam P)^{-1} follows the rank-one change -lam g q q^T by Sherman-Morrison.
+  void reduced_step(double y) {
+    const Index m = m_ex.size();
+    auto a = m_a.head(m);
+    auto h = m_w.head(m);
+    h.noalias() = m_P * a;
+    const double g = 1.0 + a.dot(h);
+    const double err = y - a.dot(m_beta);
+    a = h / g;  // q; a_t is no longer needed
+    h *= 1.0 / std::sqrt(g);
+    m_P.noalias() -= h * h.transpose();  // P -= h h^T / g, exactly symmetric
+    m_beta += a * err;
+    if (m_p.lam > 0.0) {
+      // R' = R + c v v^T / (1 - c q^T v), v = R q, c = lam g; 1 - c q^T v >= 1/g > 0 (KRLS-5).
+      const double c = m_p.lam * g;
+      detail::inverse_times(m_r, a, m_rk);
+      const double denom = 1.0 - c * a.dot(m_rk.head(m));
+      if (denom > 0.0) {
+        m_rk.head(m) *= std::sqrt(c / denom);
+        m_r.add_outer(m_rk);
+      }
+    }
+  }
+
+  /// alpha = R beta refined once (KRLS-2): alpha += R (beta - (K~ + lam P) alpha), written
+  /// into the store's coefficients. Products on exact-size matrices or in compact order:
+  /// the same bits after a reload.
+  void update_alpha() {
+    const Index m = m_ex.size();
+    detail::inverse_times(m_r, m_beta, m_rk);
+    auto alpha = m_rk.head(m);
+    auto r = m_res.head(m);
+    r = m_beta;
+    r.noalias() -= m_K * alpha;
+    if (m_p.lam > 0.0) {
+      m_w.head(m).noalias() = m_P * alpha;
+      r -= m_p.lam * m_w.head(m);
+    }
+    m_w.head(m).setZero();
+    detail::add_product_compact_order(m_w.head(m), m_r.inverse(), r);
+    alpha += m_w.head(m);
+    detail::coef_column(m_ex.sv()) = alpha;
+  }
+
+  KRLSParams m_p;
+  KernelExpansion m_ex;
+  IncrementalInverse m_kinv, m_r;
+  Eigen::MatrixXd m_K, m_P;  // exact m x m (no spare capacity): products round the same after a reload
+  Vector m_beta, m_a, m_rk, m_w, m_res;
+  std::int64_t m_t = 0;
+};
+
+}  // namespace budgetkernel

@@ -1,0 +1,124 @@
+// Binding of the regressors (learners/regressor_base.hpp): the budgeted SGD regressor. Chunks
+// run with the GIL released under the model lock and stop at Ctrl-C, as the classifiers'.
+#include "params.hpp"
+
+namespace {
+
+using TargetArray = py::array_t<double, py::array::c_style>;
+
+/// The chunk, single-example and state methods of regressor class L (an OnlineRegressor).
+template <class L, class Cls>
+void def_regressor_common(Cls& cls) {
+  cls.def(
+         "partial_fit",
+         [](L& self, const CArray& X, const TargetArray& y, bool record) -> py::object {
+           auto Xm = as_matrix(X);
+           if (y.ndim() != 1 || y.shape(0) != Xm.rows()) throw std::invalid_argument("y must be 1-D with one target per row");
+           TargetArray pred(record ? Xm.rows() : 0);
+           double* out = record ? pred.mutable_data() : nullptr;
+           run_guarded(self, true, [&](bk::StopPoll* stop) { self.partial_fit(Xm, y.data(), out, stop); });
+           if (record) return std::move(pred);
+           return py::none();
+         },
+         py::arg("X"), py::arg("y"), py::arg("record") = false,
+         "Test-then-train over a chunk; returns the prequential predictions when record=True.")
+      .def(
+          "predict",
+          [](const L& self, const CArray& X) {
+            auto Xm = as_matrix(X);
+            TargetArray out(Xm.rows());
+            double* o = out.mutable_data();
+            run_guarded(self, false, [&](bk::StopPoll* stop) { self.predict(Xm, o, stop); });
+            return out;
+          },
+          py::arg("X"))
+      .def(
+          "learn_one",
+          [](L& self, const CArray& x, double y) {
+            check_one(self, x, true);
+            if (const char* problem = L::target_problem(y)) throw std::invalid_argument(std::string("y ") + problem);
+            UseGuard use(&self, true);
+            return self.learn_one(x.data(), y);
+          },
+          py::arg("x"), py::arg("y"))
+      .def(
+          "predict_one",
+          [](const L& self, const CArray& x) {
+            check_one(self, x, false);
+            UseGuard use(&self, false);
+            return self.decision(x.data());
+          },
+          py::arg("x"))
+      .def_property_readonly("n_features", &L::n_features)
+      .def_property_readonly("n_outputs", &L::n_outputs)
+      .def_property_readonly("counters",
+                             [](const L& self) {
+                               UseGuard use(&self, false);
+                               const bk::RegressionCounters& c = self.counters();
+                               py::dict d;
+                               d["examples"] = c.examples;
+                               d["updates"] = c.updates;
+                               d["maintenance_steps"] = c.maintenance;
+                               d["degradation"] = c.degradation;
+                               d["squared_error"] = c.sse;
+                               d["absolute_error"] = c.sae;
+                               return d;
+                             })
+      .def_property(
+          "metadata",
+          [](const L& self) {
+            UseGuard use(&self, false);
+            return py::bytes(self.metadata);
+          },
+          [](L& self, const py::bytes& b) {
+            UseGuard use(&self, true);
+            self.metadata = std::string(b);
+          })
+      .def("to_bytes",
+           [](const L& self) {
+             UseGuard use(&self, false);
+             bk::FieldMap fm;
+             self.save(fm);
+             return py::bytes(fm.to_bytes());
+           })
+      .def_static(
+          "from_bytes",
+          [](const py::bytes& b) {
+            L l;
+            l.load(bk::FieldMap::from_bytes(std::string(b)));
+            return l;
+          },
+          py::arg("data"));
+}
+
+}  // namespace
+
+void wrap_regression(py::module_& m) {
+  ParamsClass<bk::BSGDRegressorParams>(m, "BSGDRegressorParams", "Parameters of BSGDRegressor (C++ BSGDRegressorParams).")
+      .field("lam", &bk::BSGDRegressorParams::lam, "lambda of the objective, > 0")
+      .field("budget", &bk::BSGDRegressorParams::budget, "B; 0 = no budget")
+      .enum_field("maintenance", &bk::BSGDRegressorParams::maintenance, bk::maintenance_names)
+      .enum_field("loss", &bk::BSGDRegressorParams::loss, bk::regression_loss_names)
+      .field("epsilon", &bk::BSGDRegressorParams::epsilon, "insensitive zone, or Huber's threshold")
+      .field("fit_intercept", &bk::BSGDRegressorParams::fit_intercept, "intercept = running mean of the targets")
+      .field("seed", &bk::BSGDRegressorParams::seed);
+  py::class_<bk::BSGDRegressor> r(m, "BSGDRegressor", py::module_local(),
+                                  "Budgeted SGD regression (kernel Pegasos' step on a regression loss).");
+  r.def(py::init([](bk::Index n_features, const bk::BSGDRegressorParams& p) { return bk::BSGDRegressor(n_features, p); }),
+        py::arg("n_features"), py::arg("params"))
+      .def(py::init([](bk::Index n_features, const py::kwargs& kw) {
+             return bk::BSGDRegressor(
+                 n_features, py::type::of<bk::BSGDRegressorParams>()(**kw).cast<bk::BSGDRegressorParams>());
+           }),
+           py::arg("n_features"), "The parameters as keywords named as the fields of BSGDRegressorParams.")
+      .def_property_readonly("params",
+                             [](const bk::BSGDRegressor& s) {
+                               UseGuard use(&s, false);
+                               return s.params();
+                             })
+      .def_property_readonly("intercept", read_guarded(&bk::BSGDRegressor::intercept))
+      .def_property_readonly("scale", read_guarded(&bk::BSGDRegressor::scale))
+      .def_property_readonly("norm2", read_guarded(&bk::BSGDRegressor::norm2));
+  def_kernel_expansion<bk::BSGDRegressor>(r);
+  def_regressor_common<bk::BSGDRegressor>(r);
+}
