@@ -106,7 +106,37 @@ void def_single_example_methods(Cls& cls) {
           py::arg("x"));
 }
 
-/// The sizes, counters, metadata and model bytes of learner class L.
+/// The metadata and the model bytes of learner class L (classifiers and regressors alike).
+template <class L, class Cls>
+void def_model_bytes(Cls& cls) {
+  cls.def_property(
+         "metadata",
+         [](const L& self) {
+           UseGuard use(&self, false);
+           return py::bytes(self.metadata);
+         },
+         [](L& self, const py::bytes& b) {
+           UseGuard use(&self, true);
+           self.metadata = std::string(b);
+         })
+      .def("to_bytes",
+           [](const L& self) {
+             UseGuard use(&self, false);
+             bk::FieldMap fm;
+             self.save(fm);
+             return py::bytes(fm.to_bytes());
+           })
+      .def_static(
+          "from_bytes",
+          [](const py::bytes& b) {
+            L l;
+            l.load(bk::FieldMap::from_bytes(std::string(b)));
+            return l;
+          },
+          py::arg("data"));
+}
+
+/// The sizes, counters, metadata and model bytes of classifier class L.
 template <class L, class Cls>
 void def_state_methods(Cls& cls) {
   cls.def_property_readonly("n_features", &L::n_features)
@@ -124,32 +154,8 @@ void def_state_methods(Cls& cls) {
                                d["mistakes"] = c.mistakes;
                                d["labels"] = c.labels;
                                return d;
-                             })
-      .def_property(
-          "metadata",
-          [](const L& self) {
-            UseGuard use(&self, false);
-            return py::bytes(self.metadata);
-          },
-          [](L& self, const py::bytes& b) {
-            UseGuard use(&self, true);
-            self.metadata = std::string(b);
-          })
-      .def("to_bytes",
-           [](const L& self) {
-             UseGuard use(&self, false);
-             bk::FieldMap fm;
-             self.save(fm);
-             return py::bytes(fm.to_bytes());
-           })
-      .def_static(
-          "from_bytes",
-          [](const py::bytes& b) {
-            L l;
-            l.load(bk::FieldMap::from_bytes(std::string(b)));
-            return l;
-          },
-          py::arg("data"));
+                             });
+  def_model_bytes<L>(cls);
 }
 
 /// Whether learner L can be combined (has combine_from, learners/combine.hpp).

@@ -64,32 +64,8 @@ void def_regressor_common(Cls& cls) {
                                d["squared_error"] = c.sse;
                                d["absolute_error"] = c.sae;
                                return d;
-                             })
-      .def_property(
-          "metadata",
-          [](const L& self) {
-            UseGuard use(&self, false);
-            return py::bytes(self.metadata);
-          },
-          [](L& self, const py::bytes& b) {
-            UseGuard use(&self, true);
-            self.metadata = std::string(b);
-          })
-      .def("to_bytes",
-           [](const L& self) {
-             UseGuard use(&self, false);
-             bk::FieldMap fm;
-             self.save(fm);
-             return py::bytes(fm.to_bytes());
-           })
-      .def_static(
-          "from_bytes",
-          [](const py::bytes& b) {
-            L l;
-            l.load(bk::FieldMap::from_bytes(std::string(b)));
-            return l;
-          },
-          py::arg("data"));
+                             });
+  def_model_bytes<L>(cls);
 }
 
 /// A kernel adaptive filter F with parameters P (already given their fields): the constructors,
