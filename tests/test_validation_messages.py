@@ -36,8 +36,13 @@ def make(cls, **params):
 
 
 # The regressors take real targets (no classes): their parameters and messages are tested in
-# tests/test_regression.py.
-REGRESSORS = [budgetkernel.BudgetedSGDRegressor]
+# tests/test_regression.py and tests/test_kaf.py.
+REGRESSORS = [
+    budgetkernel.BudgetedSGDRegressor,
+    budgetkernel.KLMSRegressor,
+    budgetkernel.KRLSRegressor,
+    budgetkernel.SlidingWindowKRLSRegressor,
+]
 
 
 def test_every_estimator_is_covered():

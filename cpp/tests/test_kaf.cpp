@@ -15,6 +15,15 @@ using namespace budgetkernel;
 
 namespace {
 
+/// Prequential pass over valid rows through the regression base's chunk loop:
+/// pred[i] = the prediction made before learning row i.
+template <class Filter>
+void learn_rows(Filter& filter, const Eigen::Ref<const RowMatrix>& X, const Eigen::Ref<const Vector>& y,
+                double* pred = nullptr) {
+  CHECK(y.size() == X.rows());
+  filter.partial_fit(X, y.data(), pred);
+}
+
 const Kernel rbf(KernelType::RBF, 0.5);
 
 Vector targets_of(const RowMatrix& X, std::uint64_t seed) {
@@ -396,12 +405,8 @@ void check_resume(const P& p, const RowMatrix& X, const Vector& y, Index first, 
   const bool same = pa == pb && saved(a).to_bytes() == saved(b).to_bytes();
   if (!same) std::printf("  resume differs: %s\n", what);
   CHECK(same);
-  // The file predicts through budgetkernel::Model exactly as the learner (once the base adds its fields).
-  FieldMap fm = saved(a);
-  fm.set_bytes("learner", what);
-  fm.set_int("n_features", X.cols());
-  fm.set_int("n_outputs", 1);
-  const Model model(fm);
+  // The file predicts through budgetkernel::Model exactly as the learner (the base's fields).
+  const Model model(saved(a));
   const RowMatrix D = model.decision_function(X.topRows(30));
   for (Index i = 0; i < 30; ++i) CHECK(D(i, 0) == a.decision(X.row(i).data()));
 }

@@ -13,6 +13,7 @@ from ._native import core as _selected_core
 from .passive_aggressive import BudgetedPAClassifier
 from .pegasos import BudgetedSGDClassifier, LinearPegasosClassifier
 from .pegasos_regressor import BudgetedSGDRegressor
+from .kaf import KLMSRegressor, KRLSRegressor, SlidingWindowKRLSRegressor
 from .perceptron import KernelPerceptron
 from .bogd import BOGDClassifier
 from .sparse_pa import SparsePAClassifier
@@ -26,9 +27,12 @@ __all__ = [
     "BudgetedSGDClassifier",
     "BudgetedSGDRegressor",
     "IncrementalSVC",
+    "KLMSRegressor",
+    "KRLSRegressor",
     "KernelPerceptron",
     "LinearPegasosClassifier",
     "ReservoirSVC",
+    "SlidingWindowKRLSRegressor",
     "SparsePAClassifier",
     "TwinVectorMachine",
     "combine",

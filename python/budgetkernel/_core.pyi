@@ -160,6 +160,61 @@ class BSGDRegressor:
     @staticmethod
     def from_bytes(data: bytes) -> BSGDRegressor: ...
 
+# The kernel adaptive filters (learners/kaf.hpp), regressors as BSGDRegressor, without an intercept.
+class KLMSParams(_Params):
+    eta: float
+
+class QKLMSParams(_Params):
+    eta: float
+    epsilon: float
+
+class KRLSParams(_Params):
+    nu: float
+    lam: float
+
+class SlidingKRLSParams(_Params):
+    budget: int
+    lam: float
+
+class _Filter:
+    n_features: int
+    n_outputs: int
+    counters: dict[str, float]
+    metadata: bytes
+    n_support: int
+    support_vectors: npt.NDArray[np.float64]
+    coefficients: npt.NDArray[np.float64]
+    support_ids: list[int]
+    steps: int
+    def __init__(self, n_features: int, params: Any = ..., **fields: Any) -> None: ...
+    def partial_fit(
+        self, X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], record: bool = False
+    ) -> npt.NDArray[np.float64] | None: ...
+    def predict(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+    def learn_one(self, x: npt.NDArray[np.float64], y: float) -> float: ...
+    def predict_one(self, x: npt.NDArray[np.float64]) -> float: ...
+    def to_bytes(self) -> bytes: ...
+
+class KLMS(_Filter):
+    params: KLMSParams
+    @staticmethod
+    def from_bytes(data: bytes) -> KLMS: ...
+
+class QKLMS(_Filter):
+    params: QKLMSParams
+    @staticmethod
+    def from_bytes(data: bytes) -> QKLMS: ...
+
+class KRLS(_Filter):
+    params: KRLSParams
+    @staticmethod
+    def from_bytes(data: bytes) -> KRLS: ...
+
+class SlidingWindowKRLS(_Filter):
+    params: SlidingKRLSParams
+    @staticmethod
+    def from_bytes(data: bytes) -> SlidingWindowKRLS: ...
+
 class LinearPegasos(_Learner):
     weights: npt.NDArray[np.float64]
     iterations: int

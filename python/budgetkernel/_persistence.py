@@ -254,7 +254,8 @@ def _load_core_file(data, learner, where):
     that share a learner kind (and so its core class: TwinVectorMachine and ReservoirSVC)
     tell their models apart there: ``_params_from_core`` returns None for another's."""
     classes = list(dict.fromkeys(_REGISTRY.values()))
-    kin = [cls for cls in classes if getattr(cls, "_learner_kind", None) == learner]
+    # a class driving more than one core learner lists every kind in _learner_kinds (KLMSRegressor)
+    kin = [cls for cls in classes if learner in getattr(cls, "_learner_kinds", (getattr(cls, "_learner_kind", None),))]
     if kin:
         try:
             model = kin[0]._core_class().from_bytes(data)

@@ -124,7 +124,37 @@ void def_single_example_methods(Cls& cls) {
           py::arg("x"));
 }
 
-/// The sizes, counters, metadata and model bytes of learner class L.
+/// The metadata and the model bytes of learner class L (classifiers and regressors alike).
+template <class L, class Cls>
+void def_model_bytes(Cls& cls) {
+  cls.def_property(
+         "metadata",
+         [](const L& self) {
+           UseGuard use(&self, false);
+           return py::bytes(self.metadata);
+         },
+         [](L& self, const py::bytes& b) {
+           UseGuard use(&self, true);
+           self.metadata = std::string(b);
+         })
+      .def("to_bytes",
+           [](const L& self) {
+             UseGuard use(&self, false);
+             bk::FieldMap fm;
+             self.save(fm);
+             return py::bytes(fm.to_bytes());
+           })
+      .def_static(
+          "from_bytes",
+          [](const py::bytes& b) {
+            L l;
+            l.load(bk::FieldMap::from_bytes(std::string(b)));
+            return l;
+          },
+          py::arg("data"));
+}
+
+/// The sizes, counters, metadata and model bytes of classifier class L.
 template <class L, class Cls>
 void def_state_methods(Cls& cls) {
   cls.def_property_readonly("n_features", &L::n_features)
@@ -165,32 +195,8 @@ void def_state_methods(Cls& cls) {
                                return d;
                              },
                              "The online Platt calibration: pairs seen, the fitted map (slopes a_pos, a_neg for two "
-                             "classes, inverse temperature a for more) and the window of prequential pairs (f, y).")
-      .def_property(
-          "metadata",
-          [](const L& self) {
-            UseGuard use(&self, false);
-            return py::bytes(self.metadata);
-          },
-          [](L& self, const py::bytes& b) {
-            UseGuard use(&self, true);
-            self.metadata = std::string(b);
-          })
-      .def("to_bytes",
-           [](const L& self) {
-             UseGuard use(&self, false);
-             bk::FieldMap fm;
-             self.save(fm);
-             return py::bytes(fm.to_bytes());
-           })
-      .def_static(
-          "from_bytes",
-          [](const py::bytes& b) {
-            L l;
-            l.load(bk::FieldMap::from_bytes(std::string(b)));
-            return l;
-          },
-          py::arg("data"));
+                             "classes, inverse temperature a for more) and the window of prequential pairs (f, y).");
+  def_model_bytes<L>(cls);
 }
 
 /// Whether learner L can be combined (has combine_from, learners/combine.hpp).

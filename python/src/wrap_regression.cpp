@@ -1,5 +1,6 @@
-// Binding of the regressors (learners/regressor_base.hpp): the budgeted SGD regressor. Chunks
-// run with the GIL released under the model lock and stop at Ctrl-C, as the classifiers'.
+// Binding of the regressors (learners/regressor_base.hpp): the budgeted SGD regressor and the
+// kernel adaptive filters (learners/kaf.hpp). Chunks run with the GIL released under the model
+// lock and stop at Ctrl-C, as the classifiers'.
 #include "params.hpp"
 
 namespace {
@@ -63,32 +64,46 @@ void def_regressor_common(Cls& cls) {
                                d["squared_error"] = c.sse;
                                d["absolute_error"] = c.sae;
                                return d;
+                             });
+  def_model_bytes<L>(cls);
+}
+
+/// A kernel adaptive filter F with parameters P (already given their fields): the constructors,
+/// params, steps and the regressor surface.
+template <class F, class P>
+void def_filter(py::module_& m, const char* name, const char* doc) {
+  py::class_<F> f(m, name, py::module_local(), doc);
+  f.def(py::init([](bk::Index n_features, const P& p) { return F(n_features, p); }), py::arg("n_features"),
+        py::arg("params"))
+      .def(py::init([](bk::Index n_features, const py::kwargs& kw) {
+             return F(n_features, py::type::of<P>()(**kw).template cast<P>());
+           }),
+           py::arg("n_features"), "The parameters as keywords named as the fields of the Params class.")
+      .def_property_readonly("params",
+                             [](const F& s) {
+                               UseGuard use(&s, false);
+                               return s.params();
                              })
-      .def_property(
-          "metadata",
-          [](const L& self) {
-            UseGuard use(&self, false);
-            return py::bytes(self.metadata);
-          },
-          [](L& self, const py::bytes& b) {
-            UseGuard use(&self, true);
-            self.metadata = std::string(b);
-          })
-      .def("to_bytes",
-           [](const L& self) {
-             UseGuard use(&self, false);
-             bk::FieldMap fm;
-             self.save(fm);
-             return py::bytes(fm.to_bytes());
-           })
-      .def_static(
-          "from_bytes",
-          [](const py::bytes& b) {
-            L l;
-            l.load(bk::FieldMap::from_bytes(std::string(b)));
-            return l;
-          },
-          py::arg("data"));
+      .def_property_readonly("steps", read_guarded(&F::steps))
+      .def_property_readonly("n_support", read_guarded(&F::n_support))
+      .def_property_readonly("support_vectors",
+                             [](const F& s) {
+                               UseGuard use(&s, false);
+                               const auto& sv = s.support_vectors();
+                               return to_numpy(sv.X().topRows(sv.size()));
+                             })
+      .def_property_readonly("coefficients",  // n x 1, as BSGDRegressor's (one output column)
+                             [](const F& s) {
+                               UseGuard use(&s, false);
+                               const bk::Vector a = s.coefficients();
+                               return to_numpy(Eigen::Map<const bk::RowMatrix>(a.data(), a.size(), 1));
+                             })
+      .def_property_readonly("support_ids", [](const F& s) {
+        UseGuard use(&s, false);
+        const auto& sv = s.support_vectors();
+        return std::vector<std::int64_t>(sv.ids().begin(), sv.ids().begin() + sv.size());
+      });
+  def_regressor_common<F>(f);
 }
 
 }  // namespace
@@ -121,4 +136,21 @@ void wrap_regression(py::module_& m) {
       .def_property_readonly("norm2", read_guarded(&bk::BSGDRegressor::norm2));
   def_kernel_expansion<bk::BSGDRegressor>(r);
   def_regressor_common<bk::BSGDRegressor>(r);
+
+  ParamsClass<bk::KLMSParams>(m, "KLMSParams", "Parameters of KLMS (C++ KLMSParams).")
+      .field("eta", &bk::KLMSParams::eta, "step size, > 0");
+  def_filter<bk::KLMS, bk::KLMSParams>(m, "KLMS", "Kernel least-mean-squares filter (learners/kaf/klms.hpp).");
+  ParamsClass<bk::QKLMSParams>(m, "QKLMSParams", "Parameters of QKLMS (C++ QKLMSParams).")
+      .field("eta", &bk::QKLMSParams::eta, "step size, > 0")
+      .field("epsilon", &bk::QKLMSParams::epsilon, "quantisation size (input distance), >= 0; 0 = KLMS");
+  def_filter<bk::QKLMS, bk::QKLMSParams>(m, "QKLMS", "Quantized KLMS (learners/kaf/klms.hpp).");
+  ParamsClass<bk::KRLSParams>(m, "KRLSParams", "Parameters of KRLS (C++ KRLSParams).")
+      .field("nu", &bk::KRLSParams::nu, "ALD threshold, >= 0; 0 = every example joins the dictionary")
+      .field("lam", &bk::KRLSParams::lam, "ridge regularisation, >= 0");
+  def_filter<bk::KRLS, bk::KRLSParams>(m, "KRLS", "Kernel RLS with the ALD test (learners/kaf/krls.hpp).");
+  ParamsClass<bk::SlidingKRLSParams>(m, "SlidingKRLSParams", "Parameters of SlidingWindowKRLS (C++ SlidingKRLSParams).")
+      .field("budget", &bk::SlidingKRLSParams::budget, "window length B, >= 1")
+      .field("lam", &bk::SlidingKRLSParams::lam, "ridge regularisation, > 0");
+  def_filter<bk::SlidingWindowKRLS, bk::SlidingKRLSParams>(m, "SlidingWindowKRLS",
+                                                           "Sliding-window KRLS (learners/kaf/sliding_krls.hpp).");
 }

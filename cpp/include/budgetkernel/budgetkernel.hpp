@@ -28,6 +28,7 @@
 #include "learners/combine.hpp"
 #include "learners/pegasos.hpp"
 #include "learners/pegasos_regressor.hpp"
+#include "learners/kaf.hpp"
 #include "learners/kernel_expansion.hpp"
 #include "learners/uniform_average.hpp"
 #include "learners/passive_aggressive.hpp"

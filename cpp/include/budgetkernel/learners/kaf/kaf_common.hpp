@@ -1,13 +1,13 @@
 #pragma once
 /// \file learners/kaf/kaf_common.hpp
 /// What the kernel adaptive filters (klms.hpp, krls.hpp, sliding_krls.hpp) share: the
-/// model-file checks of their state, and a plain row loop for using them before the
-/// regression base (OnlineRegressor) drives them.
+/// model-file checks of their state. Each filter is an OnlineRegressor (regressor_base.hpp),
+/// whose chunk loop validates rows, counts and stops at Ctrl-C around the filter's step().
 ///
 /// Every filter predicts f(x) = sum_j alpha_j k(c_j, x) over a KernelExpansion with one
 /// coefficient column (the centres c_j are its SVs), so budgetkernel::Model reads their files,
 /// and exposes the same surface:
-///   explicit Filter(Index n_features, const Params& p);
+///   Filter();  explicit Filter(Index n_features, const Params& p);
 ///   double step(const double* x, double y);   // predict f(x), then learn (x, y); returns f(x)
 ///   double decision(const double* x) const;   // f(x)
 ///   void save(FieldMap&) const; void load(const FieldMap&);
@@ -16,6 +16,7 @@
 
 #include "../../incremental_inverse.hpp"
 #include "../kernel_expansion.hpp"
+#include "../regressor_base.hpp"
 
 #include <limits>
 #include <string>
@@ -24,11 +25,19 @@ namespace budgetkernel {
 
 namespace detail {
 
-/// The number of steps a filter has taken ("kaf.steps"): a saved counter, range-checked.
-inline std::int64_t read_kaf_steps(const FieldMap& fm) {
+/// The number of steps a filter has taken ("kaf.steps"): a saved counter, range-checked and
+/// equal to the examples the regression base counted (every step is one example).
+inline std::int64_t read_kaf_steps(const FieldMap& fm, const RegressionCounters& count) {
   const std::int64_t t = fm.get_i64("kaf.steps");
-  if (t < 0 || t > kMaxLoadedCount) corrupt("invalid step counter");
+  if (t < 0 || t > kMaxLoadedCount || t != count.examples) corrupt("invalid step counter");
   return t;
+}
+
+/// n_features as the regression base wrote it, range-checked before it sizes a filter.
+inline Index read_kaf_dim(const FieldMap& fm) {
+  const std::int64_t d = fm.get_i64("n_features");
+  if (d < 1 || d > (std::int64_t{1} << 40)) corrupt("invalid dimensions");
+  return static_cast<Index>(d);
 }
 
 /// Centres that only ever enter (KLMS, QKLMS, KRLS's dictionary): ids strictly increasing and
@@ -100,22 +109,5 @@ void validate_loaded(const P& p) {
 }
 
 }  // namespace detail
-
-/// Prequential pass over rows: pred[i] = filter.step(X.row(i), y[i]) (the prediction made
-/// before learning row i). The regression base (OnlineRegressor) replaces this with its chunk
-/// loop, which also validates the rows and counts; until then, C++ users and the tests call it.
-/// \param filter  any kernel adaptive filter (KLMS, QKLMS, KRLS, SlidingWindowKRLS).
-/// \param X       the rows, n_features columns, already valid input.
-/// \param y       X.rows() targets.
-/// \param pred    null, or room for X.rows() predictions.
-template <class Filter>
-void learn_rows(Filter& filter, const Eigen::Ref<const RowMatrix>& X, const Eigen::Ref<const Vector>& y,
-                double* pred = nullptr) {
-  detail::require(y.size() == X.rows(), "learn_rows: y must have one target per row of X");
-  for (Index i = 0; i < X.rows(); ++i) {
-    const double p = filter.step(X.row(i).data(), y(i));
-    if (pred) pred[i] = p;
-  }
-}
 
 }  // namespace budgetkernel

@@ -47,20 +47,22 @@ struct QKLMSParams {
 
 /// KLMS: f_t = f_{t-1} + eta e_t k(x_t, .) (Liu et al. 2008, Algorithm 1). The store grows by
 /// one centre per example (no budget), coefficient eta e_t.
-class KLMS {
+class KLMS : public OnlineRegressor<KLMS> {
  public:
+  /// A one-feature KLMS with the default parameters (what load() replaces).
+  KLMS() : KLMS(1) {}
   /// \param n_features  d, the values of every input row (>= 1).
   /// \param p           the parameters (validated).
   /// \throws std::invalid_argument on invalid parameters or dimensions.
   explicit KLMS(Index n_features, const KLMSParams& p = KLMSParams{}) {
     p.validate();
     detail::require(n_features >= 1, "n_features must be >= 1");
+    init_base(n_features);
     m_p = p;
     m_ex.reset(n_features, 1, p.kernel, 64);
   }
 
   const KLMSParams& params() const { return m_p; }
-  Index n_features() const { return m_ex.sv().dim(); }
   Index n_support() const { return m_ex.size(); }
   /// The centres c_j (rows 0 .. n_support()-1) with their coefficients and ids (the step that added them).
   const SupportVectors& support_vectors() const { return m_ex.sv(); }
@@ -77,6 +79,8 @@ class KLMS {
     const double f = m_ex.f()(0);
     m_ex.push_last(x, Eigen::Matrix<double, 1, 1>::Constant(m_p.eta * (y - f)), m_t);
     ++m_t;
+    ++m_count.examples;
+    ++m_count.updates;
     return f;
   }
 
@@ -89,6 +93,7 @@ class KLMS {
 
   /// Writes the kernel, the centres and coefficients (the fields Model reads), eta and the step counter.
   void save(FieldMap& fm) const {
+    write_base(fm, "klms");
     m_ex.save(fm);
     fm.set("eta", m_p.eta);
     fm.set_int("kaf.steps", m_t);
@@ -101,9 +106,11 @@ class KLMS {
     p.kernel = read_kernel(fm);
     p.eta = fm.get_f64("eta");
     detail::validate_loaded(p);
-    KLMS fresh(n_features(), p);
-    fresh.m_t = detail::read_kaf_steps(fm);
-    fresh.m_ex.load(fm, n_features(), 1, 0, 64);
+    const Index d = detail::read_kaf_dim(fm);
+    KLMS fresh(d, p);
+    fresh.read_base(fm, "klms");
+    fresh.m_t = detail::read_kaf_steps(fm, fresh.m_count);
+    fresh.m_ex.load(fm, d, 1, 0, 64);
     // Every step adds a centre, so the ids are exactly 0 .. t-1.
     if (fresh.m_ex.size() != fresh.m_t) detail::corrupt("KLMS holds one centre per step taken");
     detail::check_appended_ids(fresh.m_ex.sv(), fresh.m_t);
@@ -120,21 +127,23 @@ class KLMS {
 /// centre, ||x_t - c_j*|| <= epsilon adds eta e_t to alpha_j*, otherwise x_t becomes a
 /// centre with coefficient eta e_t. Distances from the dot products the kernel row needs,
 /// ||x||^2 + ||c_j||^2 - 2 x.c_j (clamped at 0); ties to the lowest index.
-class QKLMS {
+class QKLMS : public OnlineRegressor<QKLMS> {
  public:
+  /// A one-feature QKLMS with the default parameters (what load() replaces).
+  QKLMS() : QKLMS(1) {}
   /// \param n_features  d, the values of every input row (>= 1).
   /// \param p           the parameters (validated).
   /// \throws std::invalid_argument on invalid parameters or dimensions.
   explicit QKLMS(Index n_features, const QKLMSParams& p = QKLMSParams{}) {
     p.validate();
     detail::require(n_features >= 1, "n_features must be >= 1");
+    init_base(n_features);
     m_p = p;
     m_ex.reset(n_features, 1, p.kernel, 64);
     detail::zero_fresh(m_dots, 64);
   }
 
   const QKLMSParams& params() const { return m_p; }
-  Index n_features() const { return m_ex.sv().dim(); }
   Index n_support() const { return m_ex.size(); }
   const SupportVectors& support_vectors() const { return m_ex.sv(); }
   Vector coefficients() const { return m_ex.sv().A().col(0).head(m_ex.size()); }
@@ -162,11 +171,14 @@ class QKLMS {
       f = Eigen::Map<const Vector>(sv.A().data(), n).dot(krow.head(n));
     }
     const double update = m_p.eta * (y - f);
-    if (nearest >= 0)
+    if (nearest >= 0) {
       sv.alpha(nearest)(0) += update;
-    else
+    } else {
       sv.push(xv, Eigen::Matrix<double, 1, 1>::Constant(update), m_t);
+      ++m_count.updates;
+    }
     ++m_t;
+    ++m_count.examples;
     return f;
   }
 
@@ -178,6 +190,7 @@ class QKLMS {
 
   /// Writes the kernel, the centres and coefficients, eta, epsilon and the step counter.
   void save(FieldMap& fm) const {
+    write_base(fm, "qklms");
     m_ex.save(fm);
     fm.set("eta", m_p.eta);
     fm.set("epsilon", m_p.epsilon);
@@ -192,9 +205,11 @@ class QKLMS {
     p.eta = fm.get_f64("eta");
     p.epsilon = fm.get_f64("epsilon");
     detail::validate_loaded(p);
-    QKLMS fresh(n_features(), p);
-    fresh.m_t = detail::read_kaf_steps(fm);
-    fresh.m_ex.load(fm, n_features(), 1, 0, 64);
+    const Index d = detail::read_kaf_dim(fm);
+    QKLMS fresh(d, p);
+    fresh.read_base(fm, "qklms");
+    fresh.m_t = detail::read_kaf_steps(fm, fresh.m_count);
+    fresh.m_ex.load(fm, d, 1, 0, 64);
     detail::check_appended_ids(fresh.m_ex.sv(), fresh.m_t);
     *this = std::move(fresh);
   }

@@ -52,14 +52,17 @@ struct KRLSParams {
 /// (O(m^2)): the bordered inverse R carries errors ~ eps cond^2 (its rank-one updates divide
 /// by Schur complements as small as lam), which with lam = 1e-4 and cond ~ 1e5 reached 1e-7
 /// relative in alpha; the refined alpha is accurate to ~ eps cond, as a direct solve.
-class KRLS {
+class KRLS : public OnlineRegressor<KRLS> {
  public:
+  /// A one-feature KRLS with the default parameters (what load() replaces).
+  KRLS() : KRLS(1) {}
   /// \param n_features  d, the values of every input row (>= 1).
   /// \param p           the parameters (validated).
   /// \throws std::invalid_argument on invalid parameters or dimensions.
   explicit KRLS(Index n_features, const KRLSParams& p = KRLSParams{}) {
     p.validate();
     detail::require(n_features >= 1, "n_features must be >= 1");
+    init_base(n_features);
     m_p = p;
     m_ex.reset(n_features, 1, p.kernel, 64);
     m_kinv.reset(64);
@@ -67,7 +70,6 @@ class KRLS {
   }
 
   const KRLSParams& params() const { return m_p; }
-  Index n_features() const { return m_ex.sv().dim(); }
   /// m, the size of the dictionary.
   Index n_support() const { return m_ex.size(); }
   /// The dictionary (rows 0 .. m-1), with alpha and ids (the step that added each element).
@@ -111,11 +113,14 @@ class KRLS {
         throw std::runtime_error("KRLS: K + lam I is numerically singular with the new example (lam = " +
                                  std::to_string(m_p.lam) + " is too small for this kernel); increase lam");
     }
-    if (grow)
+    if (grow) {
       add_to_dictionary(x, y, ktt, delta, s);
-    else if (m > 0)
+      ++m_count.updates;
+    } else if (m > 0) {
       reduced_step(y);
+    }
     ++m_t;
+    ++m_count.examples;
     if (m_ex.size() > 0) update_alpha();
     return f;
   }
@@ -129,6 +134,7 @@ class KRLS {
   /// Writes the kernel, dictionary and alpha (the fields Model reads), nu, lam, the step
   /// counter and the state (Kinv, R, K~, P, beta).
   void save(FieldMap& fm) const {
+    write_base(fm, "krls");
     m_ex.save(fm);
     fm.set("nu", m_p.nu);
     fm.set("lam", m_p.lam);
@@ -150,9 +156,11 @@ class KRLS {
     p.nu = fm.get_f64("nu");
     p.lam = fm.get_f64("lam");
     detail::validate_loaded(p);
-    KRLS fresh(n_features(), p);
-    fresh.m_t = detail::read_kaf_steps(fm);
-    fresh.m_ex.load(fm, n_features(), 1, 0, 64);
+    const Index d = detail::read_kaf_dim(fm);
+    KRLS fresh(d, p);
+    fresh.read_base(fm, "krls");
+    fresh.m_t = detail::read_kaf_steps(fm, fresh.m_count);
+    fresh.m_ex.load(fm, d, 1, 0, 64);
     const Index m = fresh.m_ex.size();
     detail::check_appended_ids(fresh.m_ex.sv(), fresh.m_t);
     fresh.m_kinv.assign(detail::read_spd_inverse(fm, "kaf.kinv", p.nu > 0.0 ? m : 0));

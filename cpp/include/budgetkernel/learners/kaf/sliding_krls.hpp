@@ -37,8 +37,10 @@ struct SlidingKRLSParams {
 /// the updates have drifted (check_drift; O(B^2) every B steps). alpha = R y_w is refined
 /// by one step of iterative refinement against the stored K_w (O(B^2), see KRLS: the
 /// bordered inverse's errors grow like eps cond^2, the refined alpha's like eps cond).
-class SlidingWindowKRLS {
+class SlidingWindowKRLS : public OnlineRegressor<SlidingWindowKRLS> {
  public:
+  /// A one-feature filter with the default parameters (what load() replaces).
+  SlidingWindowKRLS() : SlidingWindowKRLS(1) {}
   /// \param n_features  d, the values of every input row (>= 1).
   /// \param p           the parameters (validated).
   /// \throws std::invalid_argument on invalid parameters or dimensions.
@@ -46,6 +48,7 @@ class SlidingWindowKRLS {
     p.validate();
     detail::require(n_features >= 1, "n_features must be >= 1");
     detail::require(p.budget <= (Index{1} << 31) / n_features - 1, "budget too large for n_features");
+    init_base(n_features);
     m_p = p;
     m_ex.reset(n_features, 1, p.kernel, p.budget + 1);
     m_r.reset(p.budget + 1);
@@ -57,7 +60,6 @@ class SlidingWindowKRLS {
   }
 
   const SlidingKRLSParams& params() const { return m_p; }
-  Index n_features() const { return m_ex.sv().dim(); }
   /// The window's length so far, min(steps, B).
   Index n_support() const { return m_ex.size(); }
   const SupportVectors& support_vectors() const { return m_ex.sv(); }
@@ -90,8 +92,13 @@ class SlidingWindowKRLS {
     m_K(n, n) = ktt;
     m_ex.push_last(x, Eigen::Matrix<double, 1, 1>::Zero(), m_t);
     m_y(n) = y;
-    if (n + 1 > m_p.budget) erase_oldest();
+    if (n + 1 > m_p.budget) {
+      erase_oldest();
+      ++m_count.maintenance;
+    }
     ++m_t;
+    ++m_count.examples;
+    ++m_count.updates;
     if (m_t % m_p.budget == 0) check_drift();
     update_alpha();
     return f;
@@ -106,6 +113,7 @@ class SlidingWindowKRLS {
   /// Writes the kernel, window and alpha (the fields Model reads), budget, lam, the step
   /// counter, R = (K_w + lam I)^{-1}, K_w and y_w.
   void save(FieldMap& fm) const {
+    write_base(fm, "sliding_krls");
     m_ex.save(fm);
     fm.set_int("budget", m_p.budget);
     fm.set("lam", m_p.lam);
@@ -125,10 +133,12 @@ class SlidingWindowKRLS {
     p.budget = fm.get_i64("budget");
     p.lam = fm.get_f64("lam");
     detail::validate_loaded(p);
-    if (p.budget > (Index{1} << 31) / n_features() - 1) detail::corrupt("budget too large for n_features");
-    SlidingWindowKRLS fresh(n_features(), p);
-    fresh.m_t = detail::read_kaf_steps(fm);
-    fresh.m_ex.load(fm, n_features(), 1, p.budget, p.budget + 1);
+    const Index d = detail::read_kaf_dim(fm);
+    if (p.budget > (Index{1} << 31) / d - 1) detail::corrupt("budget too large for n_features");
+    SlidingWindowKRLS fresh(d, p);
+    fresh.read_base(fm, "sliding_krls");
+    fresh.m_t = detail::read_kaf_steps(fm, fresh.m_count);
+    fresh.m_ex.load(fm, d, 1, p.budget, p.budget + 1);
     const Index n = fresh.m_ex.size();
     check_window(fresh.m_ex.sv(), fresh.m_t, p.budget);
     fresh.m_r.assign(detail::read_spd_inverse(fm, "kaf.R", n));
