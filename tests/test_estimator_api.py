@@ -37,22 +37,6 @@ NOT_APPLICABLE = {
 }
 
 
-# One comparison that cannot hold, with the reason; the check's other comparisons (predict,
-# decision_function) run in test_proba.py without it. IncrementalSVC's sample weight k equals k
-# copies of the example for the exact SVM's solution, which does not depend on the order of the
-# examples; its probability calibration is learned prequentially (each example scored before
-# it is learned), which depends on the order and on the scores the copies get in turn.
-PREQUENTIAL_PROBA = {"check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data"}
-
-
-def _prequential_proba_only(est, check_name, exception):
-    return (
-        isinstance(est, IncrementalSVC)
-        and check_name in PREQUENTIAL_PROBA
-        and "IncrementalSVC.predict_proba revealed" in str(exception)
-    )
-
-
 @pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: repr(e))
 def test_check_estimator(est):
     skipped, failed = [], []
@@ -60,7 +44,7 @@ def test_check_estimator(est):
     def record(*, estimator, check_name, exception, status, expected_to_fail, expected_to_fail_reason):
         if status == "skipped":
             skipped.append(check_name)
-        elif status == "failed" and not _prequential_proba_only(est, check_name, exception):
+        elif status == "failed":
             failed.append((check_name, exception))
 
     check_estimator(est, on_skip=None, on_fail=None, callback=record)

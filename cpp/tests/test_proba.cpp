@@ -158,6 +158,7 @@ TEST_CASE("a learner's calibration: prequential pairs, and resumed bit for bit f
   p.budget = 30;
   p.kernel = Kernel(KernelType::RBF, 2.0);
   KernelPegasos full(2, 2, p), half(2, 2, p), probe(2, 2, p);
+  for (KernelPegasos* l : {&full, &half, &probe}) l->set_probability(true);
   full.partial_fit(s.X, s.y.data());
   half.partial_fit(s.X.topRows(1300), s.y.data());
   FieldMap fm;
@@ -183,9 +184,40 @@ TEST_CASE("a learner's calibration: prequential pairs, and resumed bit for bit f
   klr.partial_fit(s.X.topRows(200), s.y.data());
   CHECK(klr.calibration().seen() == 0);
   KernelPegasos fresh(2, 2, BSGDParams{});
+  fresh.set_probability(true);
   RowMatrix P(1, 2);
   CHECK(!fresh.has_probabilities());
   CHECK_THROWS(fresh.predict_proba(s.X.topRows(1), P));
+}
+
+TEST_CASE("calibration is off by default: nothing recorded, no fields, the file of a learner without it") {
+  const bk_test::Stream s = bk_test::noisy_board(1500, 2, 12, 0.1);
+  BSGDParams p;
+  p.budget = 30;
+  p.kernel = Kernel(KernelType::RBF, 2.0);
+  KernelPegasos off(2, 2, p), on(2, 2, p);
+  CHECK(!off.probability());
+  on.set_probability(true);
+  off.partial_fit(s.X, s.y.data());
+  on.partial_fit(s.X, s.y.data());
+  CHECK(off.calibration().seen() == 0 && !off.has_probabilities());
+  RowMatrix P(1, 2);
+  CHECK_THROWS(off.predict_proba(s.X.topRows(1), P));
+  FieldMap a, b;
+  off.save(a);
+  on.save(b);
+  CHECK(!a.has("probability") && !a.has("platt.seen") && !a.has("loss"));
+  CHECK(b.get_i64("probability") == 1 && b.get_i64("platt.seen") == 1500);
+  KernelPegasos back;
+  back.load(FieldMap::from_bytes(b.to_bytes()));
+  CHECK(back.probability() && back.has_probabilities());
+  // The calibration only watches: turned off (which discards it), the learner that had it
+  // writes the same bytes as the one that never had it.
+  back.set_probability(false);
+  CHECK(back.calibration().seen() == 0 && !back.has_probabilities());
+  FieldMap c;
+  back.save(c);
+  CHECK(c.to_bytes() == a.to_bytes());
 }
 
 }  // namespace

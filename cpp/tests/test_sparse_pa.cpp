@@ -117,20 +117,10 @@ bool always_sample(std::mt19937_64&, double) { return true; }
 SPASampling sampling(bool forced) { return forced ? always_sample : spa_bernoulli; }
 
 // Every field of two model files equal except the counters (which count examples).
-// The prequential record, which every example extends, aside: the counters and the probability
-// calibration's window of prequential pairs (learners/calibration.hpp).
 bool same_except_counters(const FieldMap& before, FieldMap after) {
   for (const char* n : {"count.examples", "count.updates", "count.maintenance", "count.mistakes", "count.labels"})
     after.set_int(n, before.get_i64(n));
   after.set("count.degradation", before.get_f64("count.degradation"));
-  for (const char* n : {"platt.seen", "platt.next"})
-    if (before.has(n)) after.set_int(n, before.get_i64(n));
-  for (const char* n : {"platt.a_pos", "platt.a_neg", "platt.a"})
-    if (before.has(n)) after.set(n, before.get_f64(n));
-  if (before.has("platt.f")) {
-    after.set_matrix("platt.f", before.get_matrix("platt.f"));
-    after.set_ints("platt.y", before.get_ints("platt.y"));
-  }
   return after.to_bytes() == before.to_bytes();
 }
 

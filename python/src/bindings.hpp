@@ -173,6 +173,17 @@ void def_state_methods(Cls& cls) {
                                d["labels"] = c.labels;
                                return d;
                              })
+      .def_property(
+          "probability",
+          [](const L& self) {
+            UseGuard use(&self, false);
+            return self.probability();
+          },
+          [](L& self, bool on) {
+            UseGuard use(&self, true);
+            self.set_probability(on);
+          },
+          "Whether the learner calibrates its decision values online (OnlineLearner::set_probability).")
       .def_property_readonly("has_probabilities",
                              [](const L& self) {
                                UseGuard use(&self, false);

@@ -212,9 +212,23 @@ class OnlineLearner {
     return p;
   }
 
-  /// Whether predict_proba can answer: a native map (logistic loss), or a calibration that has
-  /// recorded at least one prequential pair.
-  bool has_probabilities() const { return m_native_proba || m_platt.fitted(); }
+  /// Whether the learner calibrates its decision values online (off by default: no
+  /// calibration work, no "platt.*" fields in the model file). A learner with native
+  /// probabilities (logistic loss) never calibrates, whatever this says.
+  bool probability() const { return m_calibrate; }
+  /// Turns the online calibration on or off. Turning it on starts an empty calibration (it
+  /// records the prequential pairs of the examples learned from then on); turning it off
+  /// discards it; setting the current value changes nothing.
+  /// \param on  whether to calibrate.
+  void set_probability(bool on) {
+    if (on == m_calibrate) return;
+    m_calibrate = on;
+    m_platt.reset(n_outputs(), m_c);
+  }
+
+  /// Whether predict_proba can answer: a native map (logistic loss), or a calibration that is
+  /// on and has recorded at least one prequential pair.
+  bool has_probabilities() const { return m_native_proba || (m_calibrate && m_platt.fitted()); }
   /// The online Platt calibration (calibration.hpp); empty for a learner with native probabilities.
   const PlattCalibration& calibration() const { return m_platt; }
   /// The map predict_proba applies: the native one (sigmoid / softmax of the decision values)
@@ -228,9 +242,12 @@ class OnlineLearner {
   /// \param log   whether to write log-probabilities (computed directly, not as log(p)).
   /// \param stop  null, or the poll that can cancel the call.
   /// \throws std::invalid_argument on a rejected row or a wrongly shaped out.
-  /// \throws std::logic_error when !has_probabilities() (a calibration with nothing recorded).
+  /// \throws std::logic_error when !has_probabilities() (calibration off, or nothing recorded).
   void predict_proba(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, bool log = false,
                      StopPoll* stop = nullptr) const {
+    if (!m_native_proba && !m_calibrate)
+      throw std::logic_error("predict_proba: the model does not calibrate its decision values (turn the "
+                             "calibration on with set_probability(true) before learning)");
     if (!has_probabilities())
       throw std::logic_error("predict_proba: the calibration has not seen an example yet (it is learned "
                              "prequentially while the model learns; a model file written before calibration "
@@ -314,7 +331,10 @@ class OnlineLearner {
     fm.set_int("n_outputs", n_outputs());
     fm.set_bytes("meta", metadata);
     m_count.write(fm);
-    m_platt.save(fm);
+    if (m_calibrate && !m_native_proba) {  // off: the file is the one written before calibration existed
+      fm.set_int("probability", 1);
+      m_platt.save(fm);
+    }
   }
   void read_base(const FieldMap& fm, const char* learner) {
     if (fm.get_bytes("learner") != learner)
@@ -326,6 +346,8 @@ class OnlineLearner {
     m_native_proba = native;
     m_count.read(fm);
     metadata = fm.get_bytes("meta");
+    m_calibrate = fm.has("probability") && fm.get_i64("probability") != 0;
+    if (!m_calibrate && fm.has("platt.seen")) detail::corrupt("calibration fields without probability");
     m_platt.load(fm);
     if (m_platt.seen() > m_count.examples) detail::corrupt("invalid calibration window");
   }
@@ -336,13 +358,14 @@ class OnlineLearner {
     if (pred != y) ++m_count.mistakes;
     if (!m_label_unused) ++m_count.labels;
     m_label_unused = false;
-    if (!m_native_proba && m_scores_noted) m_platt.record(m_pre_f.data(), y);
+    if (m_calibrate && !m_native_proba && m_scores_noted) m_platt.record(m_pre_f.data(), y);
   }
 
   /// A step's prequential decision values (those its prediction came from), for the online
   /// calibration: every learner's step calls it once, after scoring and before learning.
   template <class V>
   void note_scores(const Eigen::MatrixBase<V>& f) {
+    if (!m_calibrate) return;  // off: not even the copy
     m_pre_f = f;
     m_scores_noted = true;
   }
@@ -358,6 +381,7 @@ class OnlineLearner {
   Vector m_pre_f;               ///< the current step's prequential decision values (note_scores)
   bool m_scores_noted = false;
   bool m_native_proba = false;
+  bool m_calibrate = false;     ///< probability(): kept by init_base, set by read_base from the file
 
  private:
   static void check_length(const char* what, Index n, Index rows) { detail::check_length(what, n, rows); }

@@ -312,7 +312,9 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     fm.set("scale", m_scale);
     fm.set("norm2", m_norm2);
     fm.set_int("bound_norm", m_p.bound_norm ? 1 : 0);
-    fm.set_int("loss", static_cast<std::int64_t>(m_p.loss));
+    // Written for the logistic loss only: a hinge model's file stays the one written before the
+    // loss existed (load takes its absence for hinge).
+    if (m_p.loss != PegasosLoss::Hinge) fm.set_int("loss", static_cast<std::int64_t>(m_p.loss));
     fm.set_int("norm_exact", norm_exact() ? 1 : 0);
     fm.set_int("norm_since", m_exact_since);
     write_svs(fm, m_sv);
@@ -341,7 +343,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     p.average_start = fm.get_i64("average_start");
     p.average_decay = fm.get_f64("average_decay");
     if (fm.has("bound_norm")) p.bound_norm = fm.get_i64("bound_norm") != 0;  // absent in older files
-    if (fm.has("loss")) p.loss = detail::enum_from_code(pegasos_loss_names, fm.get_i64("loss"), "loss");  // older: hinge
+    if (fm.has("loss")) p.loss = detail::enum_from_code(pegasos_loss_names, fm.get_i64("loss"), "loss");  // absent: hinge
     try {
       p.validate();
     } catch (const std::invalid_argument& e) {
