@@ -10,7 +10,8 @@ composed of focused parts:
 - _publish: the fitted state built privately and published whole (threads);
 - _single: learn_one / predict_one, dict and Series examples;
 - _persistence: save / load / pickling;
-- _kernel_params: the kernel parameters and the fitted views of kernel expansions.
+- _kernel_params: the kernel parameters and the fitted views of kernel expansions;
+- _proba: predict_proba / predict_log_proba and the ``probability`` switch.
 
 This module holds the chunk path itself. A chunk given to partial_fit goes one way down:
 ``partial_fit`` -> (first call: ``_publish_new``, on a private copy) -> ``_chunk`` ->
@@ -24,12 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from ._labels import check_targets, class_set, encode, same_class_set
 from ._memory import _MemoryPlanMixin
 from ._persistence import _PersistenceMixin, load, register
+from ._proba import _ProbabilityMixin
 from ._publish import _PublishedStateMixin
 from ._single import _SingleExampleMixin
 from ._validation import _check_bool, _check_positive, _check_random_state, _shuffler, plain_chunk, validated
@@ -38,7 +39,13 @@ __all__ = ["OnlineClassifierMixin", "load", "register"]
 
 
 class OnlineClassifierMixin(
-    _SingleExampleMixin, _PersistenceMixin, _PublishedStateMixin, _MemoryPlanMixin, ClassifierMixin, BaseEstimator
+    _ProbabilityMixin,
+    _SingleExampleMixin,
+    _PersistenceMixin,
+    _PublishedStateMixin,
+    _MemoryPlanMixin,
+    ClassifierMixin,
+    BaseEstimator,
 ):
     """Base of the budgetkernel classifiers.
 
@@ -86,6 +93,7 @@ class OnlineClassifierMixin(
         self._label_index = {c: i for i, c in enumerate(classes.tolist())}
         try:
             self._model = self._make_core(X.shape[1], len(classes), X)
+            self._switch_calibration()
         except MemoryError:  # std::bad_alloc said nothing about what asked for the memory
             raise MemoryError(self._memory_message(X.shape[1], len(classes))) from None
         self.prequential_curve_ = [(0, 0)]
@@ -253,79 +261,6 @@ class OnlineClassifierMixin(
         d = self._state()  # the classes_ of the model that predicts (a fit may publish new ones)
         X = self._check_X(X)
         return d["classes_"][d["_model"].predict(X)]
-
-    def predict_proba(self, X):
-        """Class probabilities, shape (n_samples, n_classes), columns in the order of ``classes_``.
-
-        With ``BudgetedSGDClassifier(loss="log")`` (kernel logistic regression) they are the
-        model's own: the sigmoid (two classes) or softmax of ``decision_function``. Every other
-        classifier *calibrates* its decision values online, in the manner of Platt scaling: a
-        logistic map fitted on the prequential decision values of the last 1024 examples
-        learned (each scored before it was learned), refitted as the model learns and saved
-        with it. Two classes: ``P(classes_[1]) = 1 / (1 + exp(a f))`` with one fitted slope
-        ``a <= 0`` for ``f >= 0`` and another for ``f < 0`` (Platt's smoothed targets);
-        more classes: ``softmax(a f)`` with one fitted inverse temperature ``a >= 0``. Both
-        keep the class of highest probability equal to ``predict`` (which Platt's offset B
-        would not). See "Probabilities and calibration" in the user guide.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Each row sums to 1.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            Before any learning, and for a model whose calibration has not seen an example: one
-            loaded from a file written before calibration existed, or made by ``combine``.
-
-        Examples
-        --------
-        >>> from budgetkernel import BudgetedPAClassifier, datasets
-        >>> X, y = datasets.checkerboard(2000, random_state=0)
-        >>> clf = BudgetedPAClassifier(budget=50, gamma=2.0, random_state=0).fit(X, y)
-        >>> P = clf.predict_proba(X[:3])
-        >>> P.shape, bool(np.allclose(P.sum(axis=1), 1.0))
-        ((3, 2), True)
-        """
-        return self._probabilities(X, log=False)
-
-    def predict_log_proba(self, X):
-        """Logarithms of :meth:`predict_proba`, computed directly (softplus, log-sum-exp) so
-        that they stay finite where a probability rounds to 0.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-
-        Examples
-        --------
-        >>> from budgetkernel import BudgetedSGDClassifier, datasets
-        >>> X, y = datasets.checkerboard(2000, random_state=0)
-        >>> clf = BudgetedSGDClassifier(loss="log", budget=50, gamma=2.0, random_state=0).fit(X, y)
-        >>> bool(np.allclose(np.exp(clf.predict_log_proba(X[:5])), clf.predict_proba(X[:5])))
-        True
-        """
-        return self._probabilities(X, log=True)
-
-    def _probabilities(self, X, log):
-        model = self._state()["_model"]
-        X = self._check_X(X)
-        if not model.has_probabilities:
-            raise NotFittedError(
-                f"{type(self).__name__}'s probability calibration has not seen an example yet: it is learned "
-                "prequentially while the model learns (partial_fit, fit or learn_one); a model loaded from a file "
-                "written before calibration existed, or made by combine, starts without one"
-            )
-        return model.predict_proba(X, log)
 
     def _check_X(self, X):
         """A chunk of features to predict for: finite float64, 2-D, of the fitted width (a

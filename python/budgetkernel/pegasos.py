@@ -80,10 +80,20 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         kernel logistic regression: the same steps (size 1/(lam t), the ball projection, the
         same budget maintenance) on the logistic loss log(1 + exp(-y f)) for two classes and
         the softmax cross-entropy over the n_classes outputs for more. Its decision values are
-        log-odds, so ``predict_proba`` is their sigmoid / softmax; with 'hinge' it is an online
-        Platt calibration of them (see ``predict_proba``). Every example has a nonzero logistic
-        gradient, so each adds an SV and the budget is maintained at every step after the
-        first B (more maintenance steps than the hinge loss, which adds only margin errors).
+        log-odds, so ``predict_proba`` is their sigmoid / softmax (always available); with
+        'hinge' it needs ``probability=True``, an online Platt calibration of them. Every
+        example has a nonzero logistic gradient, so each adds an SV and the budget is
+        maintained at every step after the first B (more maintenance steps than the hinge
+        loss, which adds only margin errors).
+    probability : bool, default=False
+        Whether to calibrate the decision values online for ``predict_proba`` and
+        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
+        Platt-style map refitted on the prequential decision values of the last 1024
+        examples and saved with the model. Off, the model does no calibration work and its
+        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
+        starts over with it).
+        With ``loss='log'`` the probabilities are the model's own (native), whatever
+        this is.
 
     Attributes
     ----------
@@ -146,6 +156,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         shuffle=False,
         random_state=None,
         loss="hinge",
+        probability=False,
     ):
         self.loss = loss
         self.budget = budget
@@ -160,6 +171,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.probability = probability
 
     def _validate_params(self):
         # Python's: types, None for no budget, the option names, `average` as True / False / a
@@ -222,6 +234,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         )
 
     _core_name, _params_name = "KernelPegasos", "BSGDParams"
+    _LATER_PARAMS = {"probability": False, "loss": "hinge"}
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "bsgd"
@@ -264,6 +277,13 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None
         Seeds shuffling only.
+    probability : bool, default=False
+        Whether to calibrate the decision values online for ``predict_proba`` and
+        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
+        Platt-style map refitted on the prequential decision values of the last 1024
+        examples and saved with the model. Off, the model does no calibration work and its
+        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
+        starts over with it).
 
     Attributes
     ----------
@@ -286,12 +306,13 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
     0.79
     """
 
-    def __init__(self, lam=1e-4, batch_size=1, n_epochs=1, shuffle=False, random_state=None):
+    def __init__(self, lam=1e-4, batch_size=1, n_epochs=1, shuffle=False, random_state=None, probability=False):
         self.lam = lam
         self.batch_size = batch_size
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.probability = probability
 
     def _validate_params(self):
         # lam's range is the core's: LinearPegasos has no Params struct, so the constructor
