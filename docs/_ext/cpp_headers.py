@@ -28,6 +28,7 @@ PUBLIC_HEADERS = [
     "common.hpp",
     "kernel.hpp",
     "learners/learner_base.hpp",
+    "learners/calibration.hpp",
     "learners/pegasos.hpp",
     "learners/linear_pegasos.hpp",
     "learners/passive_aggressive.hpp",

@@ -10,7 +10,8 @@ composed of focused parts:
 - _publish: the fitted state built privately and published whole (threads);
 - _single: learn_one / predict_one, dict and Series examples;
 - _persistence: save / load / pickling;
-- _kernel_params: the kernel parameters and the fitted views of kernel expansions.
+- _kernel_params: the kernel parameters and the fitted views of kernel expansions;
+- _proba: predict_proba / predict_log_proba and the ``probability`` switch.
 
 This module holds the chunk path itself. A chunk given to partial_fit goes one way down:
 ``partial_fit`` -> (first call: ``_publish_new``, on a private copy) -> ``_chunk`` ->
@@ -29,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._labels import check_targets, class_set, encode, same_class_set
 from ._memory import _MemoryPlanMixin
 from ._persistence import _PersistenceMixin, load, register
+from ._proba import _ProbabilityMixin
 from ._publish import _PublishedStateMixin
 from ._single import _SingleExampleMixin
 from ._validation import _check_bool, _check_positive, _check_random_state, _shuffler, plain_chunk, validated
@@ -37,7 +39,13 @@ __all__ = ["OnlineClassifierMixin", "load", "register"]
 
 
 class OnlineClassifierMixin(
-    _SingleExampleMixin, _PersistenceMixin, _PublishedStateMixin, _MemoryPlanMixin, ClassifierMixin, BaseEstimator
+    _ProbabilityMixin,
+    _SingleExampleMixin,
+    _PersistenceMixin,
+    _PublishedStateMixin,
+    _MemoryPlanMixin,
+    ClassifierMixin,
+    BaseEstimator,
 ):
     """Base of the budgetkernel classifiers.
 
@@ -85,6 +93,7 @@ class OnlineClassifierMixin(
         self._label_index = {c: i for i, c in enumerate(classes.tolist())}
         try:
             self._model = self._make_core(X.shape[1], len(classes), X)
+            self._switch_calibration()
         except MemoryError:  # std::bad_alloc said nothing about what asked for the memory
             raise MemoryError(self._memory_message(X.shape[1], len(classes))) from None
         self.prequential_curve_ = [(0, 0)]

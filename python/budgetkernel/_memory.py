@@ -101,12 +101,20 @@ class _MemoryPlanMixin:
             )
         ]
 
+    def _calibration_plan(self, n_classes):
+        """Plan entries of a probability calibration (_proba: a classifier with probability=True)."""
+        return []
+
+    def _full_memory_plan(self, budget, n_features, n_classes):
+        """_memory_plan with what does not depend on the learner (the calibration's window)."""
+        return self._memory_plan(budget, n_features, n_classes) + self._calibration_plan(n_classes)
+
     def _memory_note(self):
         """What the estimate leaves out that can grow further (appended to the message)."""
         return ""
 
     def _memory_total(self, budget, n_features, n_classes):
-        return sum(b for b, _, _ in self._memory_plan(budget, n_features, n_classes))
+        return sum(b for b, _, _ in self._full_memory_plan(budget, n_features, n_classes))
 
     def _check_memory(self, n_features, n_classes):
         """MemoryError, before anything is allocated, when the estimate at a full budget exceeds
@@ -126,7 +134,7 @@ class _MemoryPlanMixin:
         budget = self._memory_budget(n_features)
         if budget is None:
             return f"{what} to build the model ({self._memory_shape(n_features, n_classes)})"
-        plan = self._memory_plan(budget, n_features, n_classes)
+        plan = self._full_memory_plan(budget, n_features, n_classes)
         total = sum(b for b, _, _ in plan)
         msg = (
             f"{what} for budget={budget} ({self._memory_shape(n_features, n_classes)}): the model needs about "

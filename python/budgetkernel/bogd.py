@@ -57,6 +57,13 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None
         Seeds the discards (and shuffling).
+    probability : bool, default=False
+        Whether to calibrate the decision values online for ``predict_proba`` and
+        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
+        Platt-style map refitted on the prequential decision values of the last 1024
+        examples and saved with the model. Off, the model does no calibration work and its
+        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
+        starts over with it).
 
     Notes
     -----
@@ -90,6 +97,7 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         n_epochs=1,
         shuffle=False,
         random_state=None,
+        probability=False,
     ):
         self.budget = budget
         self.sampling = sampling
@@ -104,6 +112,7 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.probability = probability
 
     def _validate_params(self):
         # Python's: types, None for no budget / no bound, the option names; the ranges of eta,

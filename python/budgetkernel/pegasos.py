@@ -16,6 +16,7 @@ __all__ = ["BudgetedSGDClassifier", "LinearPegasosClassifier"]
 
 # The strategies' names, as the core defines them (budget/maintainer.hpp).
 _MAINTENANCE = _core.BSGDParams.choices["maintenance"]
+_LOSSES = _core.BSGDParams.choices["loss"]
 
 
 @register
@@ -74,6 +75,25 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         Whether ``fit`` shuffles the data before each pass (a stream keeps its order).
     random_state : int, numpy Generator or None, default=None
         Seeds random removal and shuffling.
+    loss : {'hinge', 'log'}, default='hinge'
+        The loss of the SGD steps. 'hinge' is the SVM of the BSGD paper. 'log' is budgeted
+        kernel logistic regression: the same steps (size 1/(lam t), the ball projection, the
+        same budget maintenance) on the logistic loss log(1 + exp(-y f)) for two classes and
+        the softmax cross-entropy over the n_classes outputs for more. Its decision values are
+        log-odds, so ``predict_proba`` is their sigmoid / softmax (always available); with
+        'hinge' it needs ``probability=True``, an online Platt calibration of them. Every
+        example has a nonzero logistic gradient, so each adds an SV and the budget is
+        maintained at every step after the first B (more maintenance steps than the hinge
+        loss, which adds only margin errors).
+    probability : bool, default=False
+        Whether to calibrate the decision values online for ``predict_proba`` and
+        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
+        Platt-style map refitted on the prequential decision values of the last 1024
+        examples and saved with the model. Off, the model does no calibration work and its
+        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
+        starts over with it).
+        With ``loss='log'`` the probabilities are the model's own (native), whatever
+        this is.
 
     Attributes
     ----------
@@ -109,6 +129,16 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     ...     _ = clf.partial_fit(X_chunk, y_chunk)
     >>> clf.n_seen_, clf.n_support_
     (10000, 100)
+
+    Kernel logistic regression on the same budget gives probabilities of its own, the
+    sigmoid of the decision values:
+
+    >>> klr = BudgetedSGDClassifier(loss="log", budget=100, gamma=2.0, lam=1e-4, random_state=0).fit(X, y)
+    >>> P = klr.predict_proba([[0.5, 0.5], [1.5, 0.5]])
+    >>> bool(np.allclose(P[:, 1], 1 / (1 + np.exp(-klr.decision_function([[0.5, 0.5], [1.5, 0.5]])))))
+    True
+    >>> klr.predict_proba([[0.5, 0.5]]).round(1)  # the centre of a +1 square: columns -1, +1
+    array([[0., 1.]])
     """
 
     def __init__(
@@ -125,7 +155,10 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         n_epochs=1,
         shuffle=False,
         random_state=None,
+        loss="hinge",
+        probability=False,
     ):
+        self.loss = loss
         self.budget = budget
         self.maintenance = maintenance
         self.lam = lam
@@ -138,6 +171,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.probability = probability
 
     def _validate_params(self):
         # Python's: types, None for no budget, the option names, `average` as True / False / a
@@ -145,6 +179,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         # the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
         _check_choice("maintenance", self.maintenance, _MAINTENANCE)
+        _check_choice("loss", self.loss, _LOSSES)
         if not isinstance(self.average, (bool, np.bool_)) and not (
             isinstance(self.average, str) and self.average == "auto"
         ):
@@ -195,9 +230,11 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
             maintenance=self.maintenance,
             average_start=self._average_start(),
             average_decay=_real(self.average_decay),
+            loss=self.loss,
         )
 
     _core_name, _params_name = "KernelPegasos", "BSGDParams"
+    _LATER_PARAMS = {"probability": False, "loss": "hinge"}
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "bsgd"
@@ -240,6 +277,13 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None
         Seeds shuffling only.
+    probability : bool, default=False
+        Whether to calibrate the decision values online for ``predict_proba`` and
+        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
+        Platt-style map refitted on the prequential decision values of the last 1024
+        examples and saved with the model. Off, the model does no calibration work and its
+        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
+        starts over with it).
 
     Attributes
     ----------
@@ -262,12 +306,13 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
     0.79
     """
 
-    def __init__(self, lam=1e-4, batch_size=1, n_epochs=1, shuffle=False, random_state=None):
+    def __init__(self, lam=1e-4, batch_size=1, n_epochs=1, shuffle=False, random_state=None, probability=False):
         self.lam = lam
         self.batch_size = batch_size
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.probability = probability
 
     def _validate_params(self):
         # lam's range is the core's: LinearPegasos has no Params struct, so the constructor

@@ -46,6 +46,13 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         Margin threshold of 'max-margin' (0 = mistakes only).
     kernel, gamma, degree, coef0, n_epochs, shuffle, random_state
         As in :class:`budgetkernel.BudgetedSGDClassifier`.
+    probability : bool, default=False
+        Whether to calibrate the decision values online for ``predict_proba`` and
+        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
+        Platt-style map refitted on the prequential decision values of the last 1024
+        examples and saved with the model. Off, the model does no calibration work and its
+        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
+        starts over with it).
 
     Notes
     -----
@@ -83,6 +90,7 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         n_epochs=1,
         shuffle=False,
         random_state=None,
+        probability=False,
     ):
         self.budget = budget
         self.maintenance = maintenance
@@ -95,6 +103,7 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.probability = probability
 
     def _validate_params(self):
         # Python's: types, None for no budget, the rule's name; the ranges of eta and beta are

@@ -53,6 +53,13 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None
         Seeds the sampling (and shuffling).
+    probability : bool, default=False
+        Whether to calibrate the decision values online for ``predict_proba`` and
+        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
+        Platt-style map refitted on the prequential decision values of the last 1024
+        examples and saved with the model. Off, the model does no calibration work and its
+        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
+        starts over with it).
 
     Attributes
     ----------
@@ -105,6 +112,7 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         n_epochs=1,
         shuffle=False,
         random_state=None,
+        probability=False,
     ):
         self.alpha = alpha
         self.beta = beta
@@ -119,6 +127,7 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.probability = probability
 
     def _validate_params(self):
         # Python's: types, target_svs and stream_length (beta from the stream's length); the

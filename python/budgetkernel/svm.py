@@ -104,6 +104,13 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         10 / C at a large C, e.g. 1e-4 at C = 1e5) is the way out of the numerical breakdown
         (``RuntimeError``) on a numerically rank-deficient kernel matrix, e.g. RBF with gamma
         far below 1 / spread**2 and a large C.
+    probability : bool, default=False
+        Whether to calibrate the decision values online for ``predict_proba`` and
+        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
+        Platt-style map refitted on the prequential decision values of the last 1024
+        examples and saved with the model. Off, the model does no calibration work and its
+        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
+        starts over with it).
 
     Notes
     -----
@@ -139,7 +146,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
     """
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1, shuffle=False,
-                 random_state=None, ridge=0.0):
+                 random_state=None, ridge=0.0, probability=False):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -148,6 +155,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.probability = probability
         self.ridge = ridge
 
     def _validate_params(self):
@@ -294,6 +302,13 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
     ridge : float, default=0.0
         As in :class:`IncrementalSVC` (K + ridge * I; 0 = the exact SVM).
         Each side of a twin is a stored example of the machine and gets the ridge.
+    probability : bool, default=False
+        Whether to calibrate the decision values online for ``predict_proba`` and
+        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
+        Platt-style map refitted on the prequential decision values of the last 1024
+        examples and saved with the model. Off, the model does no calibration work and its
+        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
+        starts over with it).
 
     Notes
     -----
@@ -322,7 +337,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
 
     def __init__(self, budget=100, C=1.0, m1=1.0, m2=2.0, merge="input", one_sided=True, rejection_eta=0.2,
                  fixed_C_total=True, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1, shuffle=False,
-                 random_state=None, ridge=0.0):
+                 random_state=None, ridge=0.0, probability=False):
         self.budget = budget
         self.C = C
         self.m1 = m1
@@ -338,6 +353,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.probability = probability
         self.ridge = ridge
 
     def _validate_params(self):
@@ -424,6 +440,13 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
         As in :class:`budgetkernel.BudgetedSGDClassifier`.
     ridge : float, default=0.0
         As in :class:`IncrementalSVC` (K + ridge * I; 0 = the exact SVM).
+    probability : bool, default=False
+        Whether to calibrate the decision values online for ``predict_proba`` and
+        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
+        Platt-style map refitted on the prequential decision values of the last 1024
+        examples and saved with the model. Off, the model does no calibration work and its
+        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
+        starts over with it).
 
     Examples
     --------
@@ -438,7 +461,7 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
     """
 
     def __init__(self, budget=100, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1,
-                 shuffle=False, random_state=None, ridge=0.0):
+                 shuffle=False, random_state=None, ridge=0.0, probability=False):
         self.budget = budget
         self.C = C
         self.kernel = kernel
@@ -448,6 +471,7 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+        self.probability = probability
         self.ridge = ridge
 
     def _validate_params(self):

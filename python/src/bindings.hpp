@@ -30,6 +30,13 @@ inline Eigen::Map<const bk::RowMatrix> as_matrix(const CArray& X) {
   return {X.data(), X.shape(0), X.shape(1)};
 }
 
+/// A copy of a matrix as a new numpy array.
+inline py::array_t<double> to_numpy(const bk::RowMatrix& m) {
+  py::array_t<double> out({static_cast<py::ssize_t>(m.rows()), static_cast<py::ssize_t>(m.cols())});
+  std::copy(m.data(), m.data() + m.size(), out.mutable_data());
+  return out;
+}
+
 /// The single-example path's only validation (no copies): shape and the learner's row check.
 template <class L>
 void check_one(const L& self, const CArray& x, bool learning) {
@@ -78,7 +85,18 @@ void def_chunk_methods(Cls& cls) {
             run_guarded(self, false, [&](bk::StopPoll* stop) { self.predict(Xm, o, stop); });
             return out;
           },
-          py::arg("X"));
+          py::arg("X"))
+      .def(
+          "predict_proba",
+          [](const L& self, const CArray& X, bool log) {
+            auto Xm = as_matrix(X);
+            py::array_t<double> out({static_cast<py::ssize_t>(Xm.rows()), static_cast<py::ssize_t>(self.n_classes())});
+            Eigen::Map<bk::RowMatrix> o(out.mutable_data(), Xm.rows(), self.n_classes());
+            run_guarded(self, false, [&](bk::StopPoll* stop) { self.predict_proba(Xm, o, log, stop); });
+            return out;
+          },
+          py::arg("X"), py::arg("log") = false,
+          "Class probabilities (or their logs with log=True), n x n_classes (OnlineLearner::predict_proba).");
 }
 
 /// The single-example path of learner class L: no validation beyond shape and finiteness, no
@@ -154,7 +172,41 @@ void def_state_methods(Cls& cls) {
                                d["mistakes"] = c.mistakes;
                                d["labels"] = c.labels;
                                return d;
-                             });
+                             })
+      .def_property(
+          "probability",
+          [](const L& self) {
+            UseGuard use(&self, false);
+            return self.probability();
+          },
+          [](L& self, bool on) {
+            UseGuard use(&self, true);
+            self.set_probability(on);
+          },
+          "Whether the learner calibrates its decision values online (OnlineLearner::set_probability).")
+      .def_property_readonly("has_probabilities",
+                             [](const L& self) {
+                               UseGuard use(&self, false);
+                               return self.has_probabilities();
+                             })
+      .def_property_readonly("calibration",
+                             [](const L& self) {
+                               UseGuard use(&self, false);
+                               const bk::PlattCalibration& c = self.calibration();
+                               const bk::ProbabilityMap m = self.probability_map();
+                               py::dict d;
+                               d["seen"] = c.seen();
+                               d["a_pos"] = m.a_pos;
+                               d["a_neg"] = m.a_neg;
+                               d["a"] = m.a;
+                               const bk::Index n = c.size(), k = self.n_outputs();
+                               bk::RowMatrix F = Eigen::Map<const bk::RowMatrix>(c.window_f().data(), n, k);
+                               d["f"] = to_numpy(F);
+                               d["y"] = std::vector<std::int32_t>(c.window_y().begin(), c.window_y().end());
+                               return d;
+                             },
+                             "The online Platt calibration: pairs seen, the fitted map (slopes a_pos, a_neg for two "
+                             "classes, inverse temperature a for more) and the window of prequential pairs (f, y).");
   def_model_bytes<L>(cls);
 }
 
@@ -223,13 +275,6 @@ void def_learner_common(Cls& cls) {
   def_state_methods<L>(cls);
   if constexpr (has_combine<L>::value) def_combine<L>(cls);
   register_many<L>();
-}
-
-/// A copy of a matrix as a new numpy array.
-inline py::array_t<double> to_numpy(const bk::RowMatrix& m) {
-  py::array_t<double> out({static_cast<py::ssize_t>(m.rows()), static_cast<py::ssize_t>(m.cols())});
-  std::copy(m.data(), m.data() + m.size(), out.mutable_data());
-  return out;
 }
 
 /// read_guarded for a const member returning a matrix: a NumPy copy made under the guard.

@@ -6,6 +6,7 @@ void wrap_pegasos(py::module_& m) {
       .field("lam", &bk::BSGDParams::lam, "regularisation lambda of eq. (1), > 0")
       .field("budget", &bk::BSGDParams::budget, "B; 0 = no budget (kernel Pegasos)")
       .enum_field("maintenance", &bk::BSGDParams::maintenance, bk::maintenance_names)
+      .enum_field("loss", &bk::BSGDParams::loss, bk::pegasos_loss_names)
       .field("seed", &bk::BSGDParams::seed)
       .field("average_start", &bk::BSGDParams::average_start, "0 = last iterate; t0 >= 1 = average from t0 on")
       .field("average_decay", &bk::BSGDParams::average_decay, "eta of polynomial-decay averaging; 0 = plain mean");

@@ -22,6 +22,7 @@
 #include "io.hpp"
 #include "libsvm.hpp"
 #include "learners/learner_common.hpp"
+#include "learners/calibration.hpp"
 #include "learners/learner_base.hpp"
 #include "learners/regressor_base.hpp"
 #include "learners/combine.hpp"

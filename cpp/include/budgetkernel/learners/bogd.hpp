@@ -144,6 +144,7 @@ class BOGD : public OnlineLearner<BOGD> {
   std::int32_t step(const double* x, std::int32_t y) {
     const double kappa = m_ex.score(x);
     const std::int32_t pred = m_avg.predict_scored(m_ex, x, n_classifiers(), m_favg);
+    note_scores(m_avg.enabled() ? m_favg : m_ex.f());
     const double t = static_cast<double>(++m_count.examples);
     const double m = detail::max_loss_direction(m_ex.f(), y, m_u);
     const bool add = m < 1.0 && kappa > 0.0;  // hinge subgradient -u k(x_t, .) is nonzero

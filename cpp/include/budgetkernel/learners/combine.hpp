@@ -298,6 +298,9 @@ L combine(const std::vector<const L*>& models, const CombineOptions& opt = {},
   }
   L out;
   out.combine_from(models, plan, base, rep);
+  // The models share their parameters, the calibration switch too; the combined model's
+  // calibration starts empty (the models' windows scored different models).
+  out.set_probability(models[0]->probability());
   return out;
 }
 

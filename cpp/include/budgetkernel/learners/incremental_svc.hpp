@@ -134,6 +134,7 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     detail::require(std::isfinite(weight) && weight > 0.0, "weight must be a positive finite number");
     decision_into(xp, m_f);
     const std::int32_t pred = detail::predict_from_scores(m_f);
+    note_scores(m_f);
     bool support = false;
     on_every_machine([&](IncrementalSVM& m, Index k) {
       const double yk = n_outputs() == 1 ? (y == 1 ? 1.0 : -1.0) : (y == k ? 1.0 : -1.0);
@@ -174,9 +175,9 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     detail::report_chunk_failure("IncrementalSVC::partial_fit_weighted", m_count.examples, [&] {
       for (Index i = 0; i < X.rows(); ++i) {
         detail::poll_stop(stop, i);
+        m_scores_noted = false;
         const std::int32_t p = step_weighted(X.row(i).data(), y[i], w[i]);
-        if (p != y[i]) ++m_count.mistakes;
-        ++m_count.labels;
+        finish_example(y[i], p);
         if (pred) pred[i] = p;
       }
     });

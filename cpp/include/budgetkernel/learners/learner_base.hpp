@@ -3,6 +3,7 @@
 /// What every online classifier of the library shares: labels, counters, prequential
 /// (test-then-train) evaluation over chunks, and the model-file fields.
 
+#include "calibration.hpp"
 #include "learner_common.hpp"
 
 #include <random>
@@ -205,11 +206,56 @@ class OnlineLearner {
   /// \param y  its class index, already checked.
   /// \return the class index predicted before learning.
   std::int32_t learn_one(const double* x, std::int32_t y) {
+    m_scores_noted = false;
     const std::int32_t p = self().step(x, y);
-    if (p != y) ++m_count.mistakes;
-    if (!m_label_unused) ++m_count.labels;
-    m_label_unused = false;
+    finish_example(y, p);
     return p;
+  }
+
+  /// Whether the learner calibrates its decision values online (off by default: no
+  /// calibration work, no "platt.*" fields in the model file). A learner with native
+  /// probabilities (logistic loss) never calibrates, whatever this says.
+  bool probability() const { return m_calibrate; }
+  /// Turns the online calibration on or off. Turning it on starts an empty calibration (it
+  /// records the prequential pairs of the examples learned from then on); turning it off
+  /// discards it; setting the current value changes nothing.
+  /// \param on  whether to calibrate.
+  void set_probability(bool on) {
+    if (on == m_calibrate) return;
+    m_calibrate = on;
+    m_platt.reset(n_outputs(), m_c);
+  }
+
+  /// Whether predict_proba can answer: a native map (logistic loss), or a calibration that is
+  /// on and has recorded at least one prequential pair.
+  bool has_probabilities() const { return m_native_proba || (m_calibrate && m_platt.fitted()); }
+  /// The online Platt calibration (calibration.hpp); empty for a learner with native probabilities.
+  const PlattCalibration& calibration() const { return m_platt; }
+  /// The map predict_proba applies: the native one (sigmoid / softmax of the decision values)
+  /// for a logistic-loss learner, else the calibration's last fit.
+  ProbabilityMap probability_map() const { return m_native_proba ? ProbabilityMap{} : m_platt.map(); }
+
+  /// Class probabilities (or their logarithms), n x n_classes: probability_map() applied to
+  /// decision_function. `stop` as in partial_fit.
+  /// \param X     the examples, one per row.
+  /// \param out   X.rows() x n_classes(), receives the probabilities (rows sum to 1) or logs.
+  /// \param log   whether to write log-probabilities (computed directly, not as log(p)).
+  /// \param stop  null, or the poll that can cancel the call.
+  /// \throws std::invalid_argument on a rejected row or a wrongly shaped out.
+  /// \throws std::logic_error when !has_probabilities() (calibration off, or nothing recorded).
+  void predict_proba(const Eigen::Ref<const RowMatrix>& X, Eigen::Ref<RowMatrix> out, bool log = false,
+                     StopPoll* stop = nullptr) const {
+    if (!m_native_proba && !m_calibrate)
+      throw std::logic_error("predict_proba: the model does not calibrate its decision values (turn the "
+                             "calibration on with set_probability(true) before learning)");
+    if (!has_probabilities())
+      throw std::logic_error("predict_proba: the calibration has not seen an example yet (it is learned "
+                             "prequentially while the model learns; a model file written before calibration "
+                             "existed, or a combined model, starts without one)");
+    detail::require(out.rows() == X.rows() && out.cols() == m_c, "predict_proba: bad output shape");
+    RowMatrix D(X.rows(), n_outputs());
+    decision_function(X, D, stop);
+    probability_map().apply(D, out, log);
   }
 
   /// Decision values, n x n_outputs. `stop` as in partial_fit. Learners with
@@ -274,6 +320,9 @@ class OnlineLearner {
     m_d = n_features;
     m_c = n_classes;
     m_count = Counters{};
+    m_platt.reset(detail::n_outputs_for(n_classes), n_classes);
+    m_pre_f.setZero(detail::n_outputs_for(n_classes));
+    m_native_proba = false;
   }
   void write_base(FieldMap& fm, const char* learner) const {
     fm.set_bytes("learner", learner);
@@ -282,20 +331,57 @@ class OnlineLearner {
     fm.set_int("n_outputs", n_outputs());
     fm.set_bytes("meta", metadata);
     m_count.write(fm);
+    if (m_calibrate && !m_native_proba) {  // off: the file is the one written before calibration existed
+      fm.set_int("probability", 1);
+      m_platt.save(fm);
+    }
   }
   void read_base(const FieldMap& fm, const char* learner) {
     if (fm.get_bytes("learner") != learner)
       detail::corrupt("holds a '" + fm.get_bytes("learner") + "' model, not '" + learner + "'");
     const auto d = fm.get_i64("n_features"), c = fm.get_i64("n_classes");
     if (d < 1 || c < 2 || fm.get_i64("n_outputs") != detail::n_outputs_for(c)) detail::corrupt("invalid dimensions");
+    const bool native = m_native_proba;  // set by the learner's parameters (reset), kept
     init_base(d, c);
+    m_native_proba = native;
     m_count.read(fm);
     metadata = fm.get_bytes("meta");
+    m_calibrate = fm.has("probability") && fm.get_i64("probability") != 0;
+    if (!m_calibrate && fm.has("platt.seen")) detail::corrupt("calibration fields without probability");
+    m_platt.load(fm);
+    if (m_platt.seen() > m_count.examples) detail::corrupt("invalid calibration window");
   }
+
+  /// What follows a step: the prequential counters, and the prequential pair for the
+  /// calibration (the decision values the step noted with note_scores).
+  void finish_example(std::int32_t y, std::int32_t pred) {
+    if (pred != y) ++m_count.mistakes;
+    if (!m_label_unused) ++m_count.labels;
+    m_label_unused = false;
+    if (m_calibrate && !m_native_proba && m_scores_noted) m_platt.record(m_pre_f.data(), y);
+  }
+
+  /// A step's prequential decision values (those its prediction came from), for the online
+  /// calibration: every learner's step calls it once, after scoring and before learning.
+  template <class V>
+  void note_scores(const Eigen::MatrixBase<V>& f) {
+    if (!m_calibrate) return;  // off: not even the copy
+    m_pre_f = f;
+    m_scores_noted = true;
+  }
+
+  /// Sets whether the learner's decision values are log-odds (logistic loss): predict_proba is
+  /// then their sigmoid / softmax and no calibration is recorded. Call after init_base.
+  void set_native_probabilities(bool native) { m_native_proba = native; }
 
   Index m_d = 1, m_c = 2;
   Counters m_count;
   bool m_label_unused = false;  ///< set by a step whose update did not depend on the label
+  PlattCalibration m_platt;     ///< online Platt scaling of the prequential decision values
+  Vector m_pre_f;               ///< the current step's prequential decision values (note_scores)
+  bool m_scores_noted = false;
+  bool m_native_proba = false;
+  bool m_calibrate = false;     ///< probability(): kept by init_base, set by read_base from the file
 
  private:
   static void check_length(const char* what, Index n, Index rows) { detail::check_length(what, n, rows); }

@@ -67,6 +67,7 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     m_f.noalias() = m_w.transpose() * x;
     m_f *= m_scale;
     const std::int32_t pred = detail::predict_from_scores(m_f);
+    note_scores(m_f);
     ++m_count.examples;
     if (detail::pegasos_loss(m_f, y, 1.0, m_beta) > 0.0) {
       m_grad.noalias() += x * m_beta.transpose();  // sum over A_t^+ of x beta

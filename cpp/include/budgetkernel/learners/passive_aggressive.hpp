@@ -129,6 +129,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   std::int32_t step(const double* x, std::int32_t y) {
     const double kappa = m_ex.score(x);
     const std::int32_t pred = m_avg.predict_scored(m_ex, x, n_classifiers(), m_favg);
+    note_scores(m_avg.enabled() ? m_favg : m_ex.f());
     ++m_count.examples;
     if (m_p.loss == PALoss::Ramp && !label_needed(m_ex.f())) {
       m_label_unused = true;  // |f| > 1 (gap > 1): no update whatever the label (eq. 15, 19)

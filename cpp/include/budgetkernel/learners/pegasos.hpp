@@ -43,12 +43,18 @@ struct BSGDParams {
   /// KernelPegasos). false = track ||w||^2 exactly at every maintenance step: the same model
   /// up to rounding in ||w||^2 (a reference for tests).
   bool bound_norm = true;
+  /// The loss of the SGD steps: the SVM's hinge (eq. 2; the BSGD paper), or the logistic loss
+  /// (budgeted kernel logistic regression: decision values are log-odds and predict_proba is
+  /// their sigmoid / softmax). The steps, the ball projection and budget maintenance are the
+  /// same; with the logistic loss every example has a nonzero gradient and so adds an SV.
+  PegasosLoss loss = PegasosLoss::Hinge;
 
   void validate() const {
     detail::check_lam(lam);
     detail::require_psd_kernel(kernel);
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
     detail::require_enum(maintenance_names, maintenance, "maintenance");
+    detail::require_enum(pegasos_loss_names, loss, "loss");
     detail::require(budget == 0 || maintenance != Maintenance::Merge || kernel.unit_diagonal(), detail::kMergeNeedsRbf);
     detail::require(average_start >= kAverageAuto, "average must be >= 0 (0 = off), or -1 (by the maintenance)");
     detail::require_non_negative(average_decay, "average_decay");
@@ -119,6 +125,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     init_base(n_features, n_classes, params.budget);
     m_p = params;
     m_p.average_start = params.resolved_average_start();  // the model (and its file) holds the start
+    set_native_probabilities(params.loss == PegasosLoss::Log);
     // Without a budget no maintenance runs: no side state (kernel cache, inverse), no check.
     m_maint = BudgetMaintainer(params.maintenance, params.kernel, params.budget > 0);
     m_rng.seed(params.seed);
@@ -168,7 +175,9 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     const std::int32_t pred = score(x, xsq);
     const std::int64_t t = ++m_count.examples;
     const double shrink = 1.0 - 1.0 / static_cast<double>(t);  // 1 - eta_t lambda with eta_t = 1/(lambda t)
-    const double loss = detail::pegasos_loss(m_f, y, 1.0 / (m_p.lam * static_cast<double>(t)), m_beta);
+    const double eta = 1.0 / (m_p.lam * static_cast<double>(t));
+    const double loss = m_p.loss == PegasosLoss::Hinge ? detail::pegasos_loss(m_f, y, eta, m_beta)
+                                                       : detail::logistic_loss(m_f, y, eta, m_beta);
     shrink_weights(shrink);
     if (loss > 0.0) {
       add_example(x, xsq, t, shrink);
@@ -303,6 +312,9 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     fm.set("scale", m_scale);
     fm.set("norm2", m_norm2);
     fm.set_int("bound_norm", m_p.bound_norm ? 1 : 0);
+    // Written for the logistic loss only: a hinge model's file stays the one written before the
+    // loss existed (load takes its absence for hinge).
+    if (m_p.loss != PegasosLoss::Hinge) fm.set_int("loss", static_cast<std::int64_t>(m_p.loss));
     fm.set_int("norm_exact", norm_exact() ? 1 : 0);
     fm.set_int("norm_since", m_exact_since);
     write_svs(fm, m_sv);
@@ -331,6 +343,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     p.average_start = fm.get_i64("average_start");
     p.average_decay = fm.get_f64("average_decay");
     if (fm.has("bound_norm")) p.bound_norm = fm.get_i64("bound_norm") != 0;  // absent in older files
+    if (fm.has("loss")) p.loss = detail::enum_from_code(pegasos_loss_names, fm.get_i64("loss"), "loss");  // absent: hinge
     try {
       p.validate();
     } catch (const std::invalid_argument& e) {
@@ -380,8 +393,10 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     m_f *= m_scale;
     if (m_avg_count > 0) {
       m_sv.carry_scores(m_krow, m_favg);
+      note_scores(m_favg);
       return detail::predict_from_scores(m_favg);
     }
+    note_scores(m_f);
     return detail::predict_from_scores(m_f);
   }
 
@@ -503,6 +518,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     same(a.maintenance == b.maintenance, "maintenance strategies");
     same(a.average_start == b.average_start && a.average_decay == b.average_decay, "averaging parameters");
     same(a.bound_norm == b.bound_norm, "bound_norm settings");
+    same(a.loss == b.loss, "losses");
   }
 
   /// sum_ij alpha_i . alpha_j K(i, j) over the stored (unscaled) coefficients, with row(i)

@@ -146,6 +146,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     const double kappa = m_ex.score(xp);
     const Vector& f = m_ex.f();
     const std::int32_t pred = detail::predict_from_scores(f);
+    note_scores(f);
     const std::int64_t t = ++m_count.examples;
     const double margin = update_direction(f, y);
     const Index n = m_ex.size();

@@ -93,6 +93,7 @@ class SparsePA : public OnlineLearner<SparsePA> {
   std::int32_t step(const double* x, std::int32_t y) {
     const double kappa = m_ex.score(x);
     const std::int32_t pred = m_avg.predict_scored(m_ex, x, n_classifiers(), m_favg);
+    note_scores(m_avg.enabled() ? m_favg : m_ex.f());
     const double t = static_cast<double>(++m_count.examples);
     const double L = 1.0 - detail::max_loss_direction(m_ex.f(), y, m_u);
     // rho = 0 (no loss), or an example that cannot change any score (k(x,x) = 0): no draw,

@@ -157,6 +157,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
     const Index c = n_outputs();
     for (Index k = 0; k < c; ++k) m_f(k) = m_svm[static_cast<std::size_t>(k)].decision(x);
     const std::int32_t pred = detail::predict_from_scores(m_f);
+    note_scores(m_f);
     const Counters count = m_count;
     const std::int64_t t = ++m_count.examples;
     bool changed = false, used_label = false, hit = false;
