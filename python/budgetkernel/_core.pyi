@@ -32,6 +32,12 @@ class _Learner:
     def learn_one(self, x: npt.NDArray[np.float64], y: int) -> int: ...
     def decision_one(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
     def to_bytes(self) -> bytes: ...
+    # Probabilities (learners/calibration.hpp): native for BSGD's logistic loss, otherwise the
+    # online calibration, off unless probability is set before the first example.
+    probability: bool
+    has_probabilities: bool
+    calibration: dict[str, Any]
+    def predict_proba(self, X: npt.NDArray[np.float64], log: bool = False) -> npt.NDArray[np.float64]: ...
 
 class _KernelExpansion(_Learner):
     n_support: int
@@ -52,6 +58,7 @@ class _Params:
 
 class BSGDParams(_Params):
     lam: float
+    loss: str
     budget: int
     maintenance: str
     seed: int
