@@ -36,9 +36,10 @@ def make(cls, **params):
 
 
 # The regressors take real targets (no classes): their parameters and messages are tested in
-# tests/test_regression.py and tests/test_kaf.py.
+# tests/test_regression.py, tests/test_pa_regression.py and tests/test_kaf.py.
 REGRESSORS = [
     budgetkernel.BudgetedSGDRegressor,
+    budgetkernel.BudgetedPARegressor,
     budgetkernel.KLMSRegressor,
     budgetkernel.KRLSRegressor,
     budgetkernel.SlidingWindowKRLSRegressor,

@@ -13,6 +13,7 @@ from ._native import core as _selected_core
 from .passive_aggressive import BudgetedPAClassifier
 from .pegasos import BudgetedSGDClassifier, LinearPegasosClassifier
 from .pegasos_regressor import BudgetedSGDRegressor
+from .pa_regressor import BudgetedPARegressor
 from .kaf import KLMSRegressor, KRLSRegressor, SlidingWindowKRLSRegressor
 from .perceptron import KernelPerceptron
 from .bogd import BOGDClassifier
@@ -24,6 +25,7 @@ __version__ = _selected_core.__version__
 __all__ = [
     "BOGDClassifier",
     "BudgetedPAClassifier",
+    "BudgetedPARegressor",
     "BudgetedSGDClassifier",
     "BudgetedSGDRegressor",
     "IncrementalSVC",

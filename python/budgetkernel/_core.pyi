@@ -167,6 +167,50 @@ class BSGDRegressor:
     @staticmethod
     def from_bytes(data: bytes) -> BSGDRegressor: ...
 
+# PA regression (wrap_pa_regression.cpp, learners/pa_regressor.hpp), a regressor as BSGDRegressor.
+class PARegressorParams(_Params):
+    C: float
+    pa_type: int
+    epsilon: float
+    budget: int
+    variant: str
+    sampling: bool
+    alpha: float
+    beta: float
+    averaged: bool
+    fit_intercept: bool
+    seed: int
+
+class PARegressor:
+    n_features: int
+    n_outputs: int
+    counters: dict[str, float]
+    metadata: bytes
+    n_support: int
+    support_vectors: npt.NDArray[np.float64]
+    coefficients: npt.NDArray[np.float64]
+    support_ids: list[int]
+    n_support_average: int
+    average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
+    intercept: float
+    expected_support: float
+    last_objectives: list[float]
+    last_removed: int
+    params: PARegressorParams
+    @overload
+    def __init__(self, n_features: int, params: PARegressorParams) -> None: ...
+    @overload
+    def __init__(self, n_features: int, **fields: Any) -> None: ...
+    def partial_fit(
+        self, X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], record: bool = False
+    ) -> npt.NDArray[np.float64] | None: ...
+    def predict(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+    def learn_one(self, x: npt.NDArray[np.float64], y: float) -> float: ...
+    def predict_one(self, x: npt.NDArray[np.float64]) -> float: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> PARegressor: ...
+
 # The kernel adaptive filters (learners/kaf.hpp), regressors as BSGDRegressor, without an intercept.
 class KLMSParams(_Params):
     eta: float

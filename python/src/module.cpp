@@ -11,6 +11,7 @@
 #endif
 
 void wrap_libsvm(py::module_& m);  // wrap_libsvm.cpp: the LIBSVM reader
+void wrap_pa_regression(py::module_& m);  // wrap_pa_regression.cpp: PARegressor
 
 namespace {
 
@@ -65,6 +66,7 @@ PYBIND11_MODULE(BUDGETKERNEL_MODULE_NAME, m) {
   wrap_svm(m);
   wrap_sparse(m);
   wrap_regression(m);
+  wrap_pa_regression(m);
   wrap_many(m);
   wrap_libsvm(m);
 }

@@ -33,6 +33,7 @@
 #include "learners/uniform_average.hpp"
 #include "learners/passive_aggressive.hpp"
 #include "learners/sparse_pa.hpp"
+#include "learners/pa_regressor.hpp"
 #include "learners/bogd.hpp"
 #include "learners/perceptron.hpp"
 #include "svm/incremental_svm.hpp"

@@ -1,0 +1,458 @@
+#pragma once
+/// \file learners/pa_regressor.hpp
+/// Passive-Aggressive regression (Crammer et al., "Online Passive-Aggressive Algorithms",
+/// JMLR 2006, section 5: PA, PA-I, PA-II on the epsilon-insensitive loss) with the budgeted
+/// steps of Wang & Vucetic, "Online Passive-Aggressive Algorithms on a Budget" (AISTATS 2010;
+/// BPA-S, BPA-NN, BPA-P), the loss-proportional sampling of Lu, Zhao & Hoi, "Online Sparse
+/// Passive Aggressive Learning with Kernels" (SDM 2016; SPA) and the averaged regressor.
+/// docs/derivations.md, "PA regression on a budget", shows that the regression step is the
+/// binary classifier's with the label replaced by the sign of the residual.
+
+#include "../budget/nearest_neighbor.hpp"
+#include "../budget/projection.hpp"
+#include "../detail/random.hpp"
+#include "passive_aggressive.hpp"
+#include "sparse_pa.hpp"
+#include "regressor_base.hpp"
+#include "uniform_average.hpp"
+
+#include <limits>
+
+namespace budgetkernel {
+
+/// The budget variants of the regressor (BPA-S, BPA-NN, BPA-P; PA+Rand is not offered).
+inline constexpr detail::EnumName<BPAVariant> pa_regressor_variant_names[] = {
+    {BPAVariant::Simple, "simple"}, {BPAVariant::NearestNeighbor, "nn"}, {BPAVariant::Project, "project"}};
+
+/// Parameters of PARegressor.
+struct PARegressorParams {
+  Kernel kernel{KernelType::RBF, 1.0};
+  double C = 1.0;            ///< aggressiveness; > 0 and finite (ignored by pa_type 0)
+  std::int32_t pa_type = 1;  ///< 0 = PA, 1 = PA-I, 2 = PA-II (Crammer et al. 2006, section 5)
+  double epsilon = 0.1;      ///< the insensitive zone, >= 0
+  Index budget = 0;          ///< B; 0 = unbudgeted PA
+  BPAVariant variant = BPAVariant::NearestNeighbor;
+  bool sampling = false;  ///< SPA: add an SV with probability rho = min(alpha, loss) / beta
+  double alpha = 1.0;     ///< SPA's loss cap, > 0
+  double beta = 20.0;     ///< SPA's divisor, >= alpha
+  bool averaged = false;  ///< predict with the mean of every regressor held (UniformAverage)
+  bool fit_intercept = true;  ///< b = the running mean of the targets (as BSGDRegressor)
+  std::uint64_t seed = 0;     ///< the generator of SPA's draws
+
+  /// \throws std::invalid_argument naming the offending parameter.
+  void validate() const {
+    detail::require_psd_kernel(kernel);
+    detail::require_positive(C, "C");
+    detail::require(pa_type >= 0 && pa_type <= 2, "pa_type must be 0 (PA), 1 (PA-I) or 2 (PA-II)");
+    detail::require_non_negative(epsilon, "epsilon");
+    detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
+    detail::require_enum(pa_regressor_variant_names, variant, "variant");
+    detail::require_positive(alpha, "alpha");
+    detail::require(std::isfinite(beta) && beta >= alpha, "beta must be a finite number >= alpha");
+  }
+};
+
+/// Kernel PA regression, unbudgeted or on a budget of B SVs.
+///
+/// Step t: residual r = y - b - f(x_t), loss l = max(0, |r| - epsilon), s = sign(r). With
+/// l > 0 (and, sampling, Z ~ Bernoulli(rho) = 1) the PA step adds tau s k(x_t, .) with q =
+/// k(x_t, x_t): tau = l / q (PA), min(C w, l / q) (PA-I), l / (q + 1 / (2 C w)) (PA-II),
+/// where w = Z / rho is SPA's unbiased weight of the loss (eq. 2.1; w = 1 without sampling).
+/// With a full store, BPA's Algorithm 1 with u = s: every candidate r (an SV, or t itself)
+/// projects x_r's part onto S (BPA-S: {t}, BPA-NN: {t, NN(r)}, BPA-P: every other SV) and
+/// the least objective Q (eq. 7) wins; the closed forms are the binary classifier's
+/// (PassiveAggressive) with the label replaced by s, because removing x_r and projecting it
+/// onto a set that holds x_t leaves f(x_t), hence r, s and l, unchanged.
+class PARegressor : public OnlineRegressor<PARegressor> {
+ public:
+  PARegressor() { reset(1, PARegressorParams{}); }
+  /// \param n_features  d (>= 1).  \param params  the parameters (validated).
+  /// \param sampling    SPA's draw (tests replace it; files do not store it).
+  /// \throws std::invalid_argument if the parameters or dimensions are invalid.
+  PARegressor(Index n_features, const PARegressorParams& params, SPASampling sampling = spa_bernoulli)
+      : m_sampling(sampling) {
+    reset(n_features, params);
+  }
+
+  /// Starts over: an empty model, counters at 0, the generator seeded from the parameters.
+  void reset(Index n_features, const PARegressorParams& params) {
+    params.validate();
+    init_base(n_features, params.budget);
+    m_p = params;
+    const Index cap = params.budget > 0 ? params.budget + 1 : 64;
+    m_ex.reset(n_features, 1, params.kernel, cap);
+    m_avg.reset(m_ex.sv(), params.averaged);
+    m_rng.seed(params.seed);
+    m_proj = Projection(false);
+    m_nn.reset(uses_nn() ? cap : 1);
+    m_obj.resize(0);
+    m_removed = -1;
+    m_bias = m_bias_sum = m_rho_sum = 0.0;
+  }
+
+  const PARegressorParams& params() const { return m_p; }
+  const SupportVectors& support_vectors() const { return m_ex.sv(); }
+  RowMatrix coefficients() const { return m_ex.sv().A().topRows(m_ex.size()); }
+  const UniformAverage& average() const { return m_avg; }
+  /// Regressors held so far (f_1 = 0 included): what the average divides by.
+  double n_classifiers() const { return static_cast<double>(m_count.examples) + 1.0; }
+  /// The current intercept b (the running mean of the targets when fit_intercept).
+  double intercept() const { return m_bias; }
+  /// The intercept predictions use: b, or the mean of b_1 = 0, ..., b_N when averaged.
+  double predict_intercept() const { return m_avg.enabled() ? m_bias_sum / n_classifiers() : m_bias; }
+  /// SPA: sum_t rho_t so far, the expected number of sampled SVs.
+  double expected_support() const { return m_rho_sum; }
+  /// Test hooks of the last budgeted step, as PassiveAggressive's (Q of every candidate,
+  /// index n for r = t; the chosen index). Empty / -1 before any such step and after load().
+  const Vector& last_objectives() const { return m_obj; }
+  Index last_removed() const { return m_removed; }
+
+  /// One example: the prequential prediction, then the step of the class comment.
+  /// \param x  n_features() values, already checked.  \param y  its target, already checked.
+  /// \return the prediction made before learning (of the average when averaged).
+  double step(const double* x, double y) {
+    const double kappa = m_ex.score(x);
+    const double f = m_ex.f()(0);
+    const double pred = m_avg.enabled() ? averaged_prediction(x) : m_bias + f;
+    const double t = static_cast<double>(++m_count.examples);
+    const double r = y - m_bias - f;
+    const double L = std::abs(r) - m_p.epsilon;
+    if (L > 0.0 && kappa > 0.0 && sampled(L)) {
+      m_s = r > 0.0 ? 1.0 : -1.0;
+      m_avg.begin_all(m_ex.sv(), t);
+      update(x, y, kappa, L);
+      m_avg.end_all(m_ex.sv(), t);
+    }
+    if (m_p.fit_intercept) m_bias += (y - m_bias) / t;
+    m_bias_sum += m_bias;  // b of the regressor N = t + 1
+    return pred;
+  }
+
+  /// The prediction (of the average when averaged); thread-safe for concurrent readers.
+  /// `dots` / `retired_dots`: x's dot products with the SVs / retired SVs when known.
+  double decision(const double* x, const double* dots = nullptr, const double* retired_dots = nullptr) const {
+    double f = 0.0;
+    m_avg.decision(m_ex, x, n_classifiers(), &f, dots, retired_dots);
+    return predict_intercept() + f;
+  }
+  /// decision() for every row of X, bit for bit, with dot products per block of rows.
+  void decision_rows(const Eigen::Ref<const RowMatrix>& X, double* out, StopPoll* stop) const {
+    Eigen::Map<RowMatrix> o(out, X.rows(), 1);
+    m_avg.decision_rows(m_ex, X, n_classifiers(), o, stop);
+    const double b = predict_intercept();
+    for (Index i = 0; i < X.rows(); ++i) out[i] = b + out[i];
+  }
+
+  /// Every field to predict (budgetkernel::Model: sv.*, scale, bias, predict.* when averaged)
+  /// and to resume bit for bit.
+  void save(FieldMap& fm) const {
+    write_base(fm, "pa_regressor");
+    m_ex.save(fm);
+    fm.set("C", m_p.C);
+    fm.set_int("pa_type", m_p.pa_type);
+    fm.set("epsilon", m_p.epsilon);
+    fm.set_int("budget", m_p.budget);
+    fm.set_int("variant", static_cast<std::int64_t>(m_p.variant));
+    fm.set_int("sampling", m_p.sampling ? 1 : 0);
+    fm.set("alpha", m_p.alpha);
+    fm.set("beta", m_p.beta);
+    fm.set_int("averaged", m_p.averaged ? 1 : 0);
+    fm.set_int("fit_intercept", m_p.fit_intercept ? 1 : 0);
+    fm.set_int("seed", static_cast<std::int64_t>(m_p.seed));
+    fm.set_bytes("rng", detail::rng_state(m_rng));
+    fm.set("intercept", m_bias);
+    fm.set("intercept_sum", m_bias_sum);
+    fm.set("rho_sum", m_rho_sum);
+    fm.set_matrix("bias", RowMatrix::Constant(1, 1, predict_intercept()));
+    if (uses_nn()) m_nn.save(fm, "nn.");
+    if (uses_projection()) m_proj.save(fm, "proj.");
+    m_avg.save(fm, m_ex.sv(), n_classifiers());
+  }
+
+  /// Restores what save() wrote; all or nothing.
+  /// \throws std::runtime_error ("model file: ...") on missing, inconsistent or invalid fields.
+  void load(const FieldMap& fm) {
+    PARegressorParams p;
+    p.kernel = read_kernel(fm);
+    p.C = fm.get_f64("C");
+    const auto pa_type = fm.get_i64("pa_type");
+    if (pa_type < 0 || pa_type > 2) detail::corrupt("invalid pa_type");
+    p.pa_type = static_cast<std::int32_t>(pa_type);
+    p.epsilon = fm.get_f64("epsilon");
+    p.budget = fm.get_i64("budget");
+    p.variant = detail::enum_from_code(pa_regressor_variant_names, fm.get_i64("variant"), "variant");
+    p.sampling = fm.get_i64("sampling") != 0;
+    p.alpha = fm.get_f64("alpha");
+    p.beta = fm.get_f64("beta");
+    p.averaged = fm.get_i64("averaged") != 0;
+    p.fit_intercept = fm.get_i64("fit_intercept") != 0;
+    p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));
+    try {
+      p.validate();
+    } catch (const std::invalid_argument& e) {
+      detail::corrupt(e.what());
+    }
+    const auto d = fm.get_i64("n_features");
+    const Field& x = fm.get("sv.x", Field::F64);  // n_features sizes the store: check it first
+    if (d < 1 || d > (std::int64_t{1} << 40) || x.shape.size() != 2 || x.shape[1] != static_cast<std::uint64_t>(d))
+      detail::corrupt("n_features does not match the columns of 'sv.x'");
+    PARegressor fresh;
+    fresh.m_sampling = m_sampling;
+    try {
+      fresh.reset(d, p);
+    } catch (const std::invalid_argument& e) {
+      detail::corrupt(e.what());
+    }
+    fresh.read_base(fm, "pa_regressor");
+    fresh.m_ex.load(fm, d, 1, p.budget, p.budget > 0 ? p.budget + 1 : 64);
+    for (Index i = 0; i < fresh.m_ex.size(); ++i)
+      if (fresh.m_ex.sv().id(i) < 1 || fresh.m_ex.sv().id(i) > fresh.m_count.examples) detail::corrupt("invalid SV id");
+    detail::set_rng_state(fresh.m_rng, fm.get_bytes("rng"));
+    fresh.m_bias = fm.get_f64("intercept");
+    fresh.m_bias_sum = fm.get_f64("intercept_sum");
+    fresh.m_rho_sum = fm.get_f64("rho_sum");
+    if (!std::isfinite(fresh.m_bias) || !std::isfinite(fresh.m_bias_sum) || (!p.fit_intercept && fresh.m_bias != 0.0) ||
+        !(fresh.m_rho_sum >= 0.0) || !std::isfinite(fresh.m_rho_sum))
+      detail::corrupt("invalid intercept or rho_sum");
+    if (fresh.uses_nn()) fresh.m_nn.load(fm, "nn.", fresh.m_ex.sv());
+    if (fresh.uses_projection()) fresh.m_proj.load(fm, "proj.", fresh.m_ex.sv());
+    fresh.m_avg.load(fm, fresh.m_ex.sv());
+    if (fresh.m_avg.enabled() != p.averaged) detail::corrupt("averaging flag disagrees with the averaged state");
+    *this = std::move(fresh);
+  }
+
+ private:
+  bool uses_nn() const { return m_p.budget > 0 && m_p.variant == BPAVariant::NearestNeighbor; }
+  bool uses_projection() const { return m_p.budget > 0 && m_p.variant == BPAVariant::Project; }
+
+  /// mean_k b_k + fbar(x) for the example just scored (before step t counts it).
+  double averaged_prediction(const double* x) {
+    const double N = n_classifiers();
+    m_favg = m_ex.f();
+    m_avg.add_to_scores(m_ex.sv(), m_ex.kernel(), Eigen::Map<const Vector>(x, m_d), m_ex.last_sqnorm(), m_ex.krow(), N,
+                        m_favg);
+    return m_bias_sum / N + m_favg(0);
+  }
+
+  /// SPA's draw for loss L > 0 (always true without sampling); sets the weight w = Z / rho of
+  /// the loss in the step (SPA eq. 2.1), 1 without sampling.
+  bool sampled(double L) {
+    m_cw = m_p.C;
+    if (!m_p.sampling) return true;
+    const double rho = (std::min)(m_p.alpha, L) / m_p.beta;
+    m_rho_sum += rho;
+    if (!m_sampling(m_rng, rho)) return false;
+    m_cw = m_p.C / rho;
+    return true;
+  }
+
+  /// The PA / BPA step for loss L > 0 in direction m_s.
+  void update(const double* x, double y, double kappa, double L) {
+    if (m_p.budget > 0 && m_ex.size() >= m_p.budget) {
+      if (uses_projection() && !m_proj.active() && activate_projection()) {
+        // The fold changed the model (projection.hpp's lazy activation): decide afresh.
+        kappa = m_ex.score(x);
+        const double r = y - m_bias - m_ex.f()(0);
+        L = std::abs(r) - m_p.epsilon;
+        m_s = r > 0.0 ? 1.0 : -1.0;
+        if (L > 0.0 && kappa > 0.0)
+          add_example(x, kappa, L);
+        else
+          ++m_count.updates;  // the fold alone changed the model
+        return;
+      }
+      budgeted_update(x, kappa, L);
+    } else {
+      add_example(x, kappa, L);
+    }
+  }
+
+  /// PA step size for loss L > 0 and q = ||projected phi(x_t)||^2 (Crammer et al. 2006,
+  /// section 5, with SPA's weight in m_cw). q = 0: no step can reduce the loss (PA: +inf).
+  double step_size(double L, double q) const {
+    if (!(q > 0.0)) return m_p.pa_type == 0 ? std::numeric_limits<double>::infinity() : 0.0;
+    switch (m_p.pa_type) {
+      case 0: return L / q;
+      case 1: return (std::min)(m_cw, L / q);
+      default: return L / (q + 0.5 / m_cw);
+    }
+  }
+  /// The slack part of Q after a step tau: xi = L - tau q, then 0 / C w xi / C w xi^2.
+  double penalty(double L, double tau, double q) const {
+    if (m_p.pa_type == 0) return q > 0.0 ? 0.0 : std::numeric_limits<double>::infinity();
+    const double xi = (std::max)(0.0, L - tau * q);
+    return m_p.pa_type == 1 ? m_cw * xi : m_cw * xi * xi;
+  }
+  /// Q of the candidate r = t: a step tau' along a projection of squared norm q'.
+  double objective_t(double L, double qp, double& taup) const {
+    taup = step_size(L, qp);
+    if (!std::isfinite(taup)) return std::numeric_limits<double>::infinity();
+    return 0.5 * taup * taup * qp + penalty(L, taup, qp);
+  }
+
+  /// Unbudgeted PA (and the under-budget branch): x_t joins with coefficient tau s.
+  void add_example(const double* x, double kappa, double L) {
+    const double tau = step_size(L, kappa);
+    SupportVectors& sv = m_ex.sv();
+    if (uses_nn()) m_nn.query(sv, x);
+    m_ex.push_last(x, Eigen::Matrix<double, 1, 1>(tau * m_s), m_count.examples);
+    ++m_count.updates;
+    if (uses_nn()) m_nn.push_queried(sv, m_ex.krow());
+    if (m_proj.active()) {
+      m_proj.on_push(sv, m_ex.krow(), kappa);
+      if (m_proj.pending()) {  // x_t numerically in the span of the SVs: fold it
+        m_avg.retire(sv, sv.size() - 1);
+        m_count.degradation += m_proj.reduce(sv).degradation;
+        ++m_count.maintenance;
+      }
+    }
+  }
+
+  /// BPA-P's lazy activation on a full store; returns whether it folded SVs (projection.hpp).
+  bool activate_projection() {
+    const Index n = m_ex.size();
+    if (m_avg.enabled()) m_snapshot = m_ex.sv();
+    const MaintenanceResult r = m_proj.activate(m_ex.sv(), m_p.kernel);
+    if (m_avg.enabled()) m_avg.retire_missing(m_snapshot, m_ex.sv());
+    if (m_ex.size() == n) return false;
+    m_count.degradation += r.degradation;
+    ++m_count.maintenance;
+    return true;
+  }
+
+  /// Algorithm 1 of the BPA paper with a full store and u = s: Q(w^r) of every candidate
+  /// (eq. 7-9), r* = argmin, applied. For r != t, Q = 1/2 alpha_r^2 res_r + the plain step's Q.
+  void budgeted_update(const double* x, double kappa, double L) {
+    const SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    const Vector& krow = m_ex.krow();
+    const double tau = step_size(L, kappa);
+    const double base = 0.5 * tau * tau * kappa + penalty(L, tau, kappa);
+    m_obj.resize(n + 1);
+    double taup = 0.0, qp = 0.0, s_res = 0.0;
+    Index nn_t = NearestNeighbors::none;
+    bool span = false;
+    for (Index r = 0; r < n; ++r) {
+      const double a2 = sv.alpha(r)(0) * sv.alpha(r)(0);
+      double res = 0.0, bm, bt;
+      switch (m_p.variant) {
+        case BPAVariant::Simple: res = m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa; break;
+        case BPAVariant::NearestNeighbor: res = nn_projection(r, 1.0 / kappa, bm, bt); break;
+        default: break;  // BPA-P below, once the candidate t is projected
+      }
+      m_obj(r) = 0.5 * a2 * (std::max)(0.0, res) + base;
+    }
+    if (m_p.variant == BPAVariant::NearestNeighbor) {
+      nn_t = m_nn.query(sv, x);
+      if (nn_t != NearestNeighbors::none) {
+        const double kmm = m_p.kernel.self(sv.sqnorm()(nn_t));
+        if (kmm > 0.0) qp = krow(nn_t) * krow(nn_t) / kmm;
+      }
+    } else if (m_p.variant == BPAVariant::Project) {
+      m_bt = m_proj.project_candidate(krow.head(n), kappa, s_res).head(n);
+      span = !(s_res > 1e-8 * kappa);
+      for (Index r = 0; r < n; ++r) {
+        const double g = m_proj.inverse_diagonal(r) + m_bt(r) * m_bt(r) / s_res;
+        m_obj(r) = span ? std::numeric_limits<double>::infinity() : 0.5 * sv.alpha(r)(0) * sv.alpha(r)(0) / g + base;
+      }
+      qp = (std::max)(0.0, kappa - s_res);
+    }
+    m_obj(n) = objective_t(L, qp, taup);
+    Index best = n;
+    for (Index r = 0; r < n; ++r)
+      if (m_obj(r) < m_obj(best)) best = r;
+    if (span) best = n;
+    m_removed = best;
+    ++m_count.maintenance;
+    if (best == n)
+      project_new_example(n, taup, nn_t);
+    else
+      replace_support_vector(x, kappa, tau, taup, best);
+  }
+
+  /// r* = t: x_t is not stored; its step tau' s is projected onto S (BPA-S: S empty).
+  void project_new_example(Index n, double taup, Index nn_t) {
+    SupportVectors& sv = m_ex.sv();
+    if (taup == 0.0 || m_p.variant == BPAVariant::Simple) return;
+    if (m_p.variant == BPAVariant::NearestNeighbor) {
+      if (nn_t == NearestNeighbors::none) return;
+      sv.alpha(nn_t)(0) += taup * m_s * m_ex.krow()(nn_t) / m_p.kernel.self(sv.sqnorm()(nn_t));
+    } else {
+      sv.A().topRows(n).col(0) += (taup * m_s) * m_bt;
+    }
+    ++m_count.updates;
+  }
+
+  /// r* = r != t (eq. 8-9): x_r is projected onto S and removed; x_t joins with tau s plus
+  /// its share of x_r's projection.
+  void replace_support_vector(const double* x, double kappa, double tau, double taup, Index r) {
+    SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    const Vector& krow = m_ex.krow();
+    const double ar = sv.alpha(r)(0);
+    ++m_count.updates;
+    if (m_p.variant == BPAVariant::Project) {
+      m_ex.push_last(x, Eigen::Matrix<double, 1, 1>(tau * m_s), m_count.examples);
+      m_proj.on_push(sv, krow, kappa);
+      if (m_proj.pending()) {  // x_t judged dependent after all: its r = t solution is the fold
+        sv.alpha(n)(0) = taup * m_s;
+        m_proj.reduce(sv);
+        m_removed = n;
+      } else {
+        m_avg.retire(sv, r);
+        m_count.degradation += m_proj.reduce_at(sv, r).degradation;
+      }
+      return;
+    }
+    double bm = 0.0, bt = krow(r) / kappa;
+    double res = m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * bt;  // BPA-S, eq. (12)
+    const Index m = uses_nn() ? m_nn.nn(r) : NearestNeighbors::none;
+    if (uses_nn()) res = nn_projection(r, 1.0 / kappa, bm, bt);
+    if (m != NearestNeighbors::none && bm != 0.0) sv.alpha(m)(0) += bm * ar;
+    m_count.degradation += ar * ar * (std::max)(0.0, res);
+    m_ex.push_last(x, Eigen::Matrix<double, 1, 1>(bt * ar + tau * m_s), m_count.examples);
+    if (uses_nn()) m_nn.push_queried(sv, krow);
+    m_avg.retire(sv, r);
+    const Index moved = sv.erase(r);
+    if (uses_nn()) m_nn.on_erase(sv, m_p.kernel, r, moved);
+  }
+
+  /// BPA-NN: x_r projected onto S = {t, NN(r)}; res_r and the coefficients (bm on NN(r), bt
+  /// on x_t), by elimination against t first, as PassiveAggressive::nn_projection.
+  double nn_projection(Index r, double inv_kappa, double& bm, double& bt) const {
+    const SupportVectors& sv = m_ex.sv();
+    const Vector& krow = m_ex.krow();
+    const double krt = krow(r);
+    bt = krt * inv_kappa;
+    bm = 0.0;
+    double res = m_p.kernel.self(sv.sqnorm()(r)) - krt * bt;
+    const Index m = m_nn.nn(r);
+    if (m != NearestNeighbors::none) {
+      const double kmm = m_p.kernel.self(sv.sqnorm()(m));
+      const double kmt_k = krow(m) * inv_kappa;
+      const double sm = kmm - krow(m) * kmt_k;
+      if (sm > 1e-12 * kmm) {
+        const double c = m_nn.kernel_value(r) - krt * kmt_k;
+        bm = c / sm;
+        bt -= bm * kmt_k;
+        res -= c * bm;
+      }
+    }
+    return (std::max)(0.0, res);
+  }
+
+  SPASampling m_sampling = spa_bernoulli;
+  PARegressorParams m_p;
+  KernelExpansion m_ex;
+  std::mt19937_64 m_rng;
+  Projection m_proj;
+  NearestNeighbors m_nn;
+  UniformAverage m_avg;
+  SupportVectors m_snapshot;  // the store before BPA-P's activation (averaging only)
+  Vector m_obj, m_bt, m_favg;  // candidate objectives; BPA-P's K^{-1} k_t; averaged score
+  Index m_removed = -1;
+  double m_s = 1.0, m_cw = 1.0;  // the step's direction sign(r) and weight C Z / rho
+  double m_bias = 0.0, m_bias_sum = 0.0, m_rho_sum = 0.0;
+};
+
+}  // namespace budgetkernel
