@@ -23,7 +23,7 @@ from .._base import OnlineClassifierMixin, _curve_point
 from .._labels import check_targets, encode
 from .._native import core as _core
 from .._publish import _PublishedStateMixin
-from .._regressor import _target
+from .._regressor import OnlineRegressorMixin, _target
 from .._validation import _check_choice, _check_positive, _check_random_state, _seed, validated
 from . import _path, _remote, _schedule, _targets
 from ._grids import build_candidates, candidate_params, default_grid
@@ -169,7 +169,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
 
     # ------------------------------------------------------------ parameters
     def _check_params(self):
-        if not isinstance(self.estimator, OnlineClassifierMixin) and not _targets.is_regression(self.estimator):
+        if not isinstance(self.estimator, (OnlineClassifierMixin, OnlineRegressorMixin)):
             raise TypeError(
                 f"estimator must be a budgetkernel classifier or regressor; got {type(self.estimator).__name__}"
             )

@@ -15,9 +15,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
-from sklearn.base import is_regressor
+from sklearn.base import RegressorMixin
 
-from .._regressor import OnlineRegressorMixin, _targets
+from .._regressor import _targets
 
 __all__ = ["counter_name", "fit_piece", "is_regression", "scorings"]
 
@@ -27,7 +27,8 @@ _REGRESSOR_SCORING = {"mse": "squared_error", "mae": "absolute_error"}
 
 
 def is_regression(estimator):
-    return isinstance(estimator, OnlineRegressorMixin) or is_regressor(estimator)
+    """Whether the search's estimator is a regressor (of this package: OnlineRegressorMixin)."""
+    return isinstance(estimator, RegressorMixin)
 
 
 def scorings(estimator):
