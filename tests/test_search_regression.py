@@ -150,6 +150,7 @@ def test_learn_one_equals_partial_fit():
     est, grid = CASES["sliding-krls"]
     X, y = _data(400)
     a = PrequentialSearch(est, grid, first_rung=100, n_expected=400)
+    assert a.predict_one(X[0]) == 0.0  # before any learning, as the regressors answer
     for i in range(len(y)):
         a.learn_one(X[i], float(y[i]))
     b = PrequentialSearch(est, grid, first_rung=100, n_expected=400)

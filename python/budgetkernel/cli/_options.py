@@ -236,7 +236,7 @@ def _add_reading_args(p):
         "--classes",
         type=_classes_arg,
         default=None,
-        help="comma-separated labels, e.g. --classes -1,1 or --classes=-1,1 "
+        help="classifiers: comma-separated labels, e.g. --classes -1,1 or --classes=-1,1 "
         "(default: a first pass over the file; needed for a pipe)",
     )
     _add_zero_based_arg(p, "default: zero-based iff index 0 occurs in the file; a pipe is one-based")

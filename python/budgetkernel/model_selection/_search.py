@@ -499,8 +499,8 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         return self.best_estimator_.score(X, y, sample_weight=sample_weight)
 
     def predict_one(self, x):
-        if "_alive" not in self.__dict__:
-            return None
+        if "_alive" not in self.__dict__:  # nothing learned: the estimators' own answer (river's)
+            return 0.0 if _targets.is_regression(self.estimator) else None
         return self.best_estimator_.predict_one(x)
 
     def save(self, path):
