@@ -159,6 +159,16 @@ def test_a_bad_line_is_reported_with_its_number(tmp_path, capsys):
     assert "line 2" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("tune", [[], ["--tune"]])
+def test_a_target_the_core_refuses_is_reported_with_its_line(tmp_path, tune, capsys):
+    bad = tmp_path / "huge.svm"
+    bad.write_text("0.5 1:0.5\n0.25 1:0.1\n-0.5 1:0.3\n1e300 1:0.2\n")
+    argv = ["train", str(bad), "-o", str(tmp_path / "m.bkm"), "--learner", "klms", "--chunk-size", "2", "-q", *tune]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "huge.svm', line 4: the target (label) exceeds 1e150" in err and "Warning" not in err
+
+
 def test_ctrl_c_exits_130(files, monkeypatch, capsys):
     d, *_ = files
 

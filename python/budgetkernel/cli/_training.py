@@ -122,15 +122,21 @@ def _plan_regression(args, path, zero_based):
 
 
 _ROW_ERROR = re.compile(r"X row (\d+) (.*)", re.DOTALL)
+_TARGET_ERROR = re.compile(r"target y\[(\d+)\] (.*)", re.DOTALL)
 
 
 def _locate_row_error(error, path, lines, standardized=False):
-    """The estimator's ``X row i ...`` (i: the row within the chunk) as the file's line.
+    """The estimator's ``X row i ...`` or ``target y[i] ...`` (i: the row within the chunk) as
+    the file's line.
 
     The reader's own errors already name the line; this is for what only the estimator
     finds, after parsing (e.g. a value whose square overflows the kernel's arithmetic).
     Returns the ValueError to raise (``error`` itself when it names no row).
     """
+    t = _TARGET_ERROR.match(str(error))  # a regressor's target the core refuses
+    if t is not None and lines is not None and int(t.group(1)) < len(lines):
+        line = int(lines[int(t.group(1))])
+        return ValueError(f"svmlight file {os.fspath(path)!r}, line {line}: the target (label) {t.group(2)}")
     m = _ROW_ERROR.match(str(error))
     if m is None or lines is None or int(m.group(1)) >= len(lines):
         return error
@@ -349,8 +355,9 @@ class _RegressionMetrics:
         m = len(y)
         if m == 0:
             return
-        mean = float(np.mean(y))
-        m2 = float(np.sum((y - mean) ** 2))
+        with np.errstate(over="ignore"):  # a test file's huge targets: an infinite spread
+            mean = float(np.mean(y))
+            m2 = float(np.sum((y - mean) ** 2))
         n = self.n + m
         delta = mean - self._mean
         self._mean += delta * m / n
@@ -359,7 +366,8 @@ class _RegressionMetrics:
 
     def add(self, pred, y):
         r = np.asarray(pred, dtype=np.float64) - y
-        self.sse += float(r @ r)
+        with np.errstate(over="ignore"):  # an error too large to square: an infinite MSE, honestly
+            self.sse += float(r @ r)
         self.sae += float(np.abs(r).sum())
         self.add_targets(y)
 

@@ -150,13 +150,13 @@ def _tune_pass(search, args, chunks, plan, n_expected, bar, targets=None):
     regressor's targets are also summed into ``targets`` (the pass's R^2)."""
     n, seconds = 0, 0.0
     for X, y in chunks:
-        if targets is not None:
-            targets.add_targets(y)
         if search.param_grid is None:  # the first chunk, without --tune-grid
             search.param_grid = _default_grid(search, args, X, n_expected)
         t0 = time.perf_counter()
         search.partial_fit(X, y, classes=plan.classes)
         seconds += time.perf_counter() - t0
+        if targets is not None:  # after the core accepted them (finite, squares finite)
+            targets.add_targets(y)
         n += len(y)
         bar.update(len(y), err=f"{_error_since(search, None):.4f}")
     return n, seconds
