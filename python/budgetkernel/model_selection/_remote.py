@@ -17,7 +17,7 @@ import numpy as np
 
 from .._labels import encode
 from .._native import core as _core
-from . import _targets
+from . import _regression
 
 __all__ = ["check_client", "fit_collection", "is_collection", "run_scattered"]
 
@@ -44,10 +44,10 @@ def _learn_piece(cands, X, y, start, stop, encoded):
     """On a worker: candidates of one group learn rows start:stop of (X, y); returns them. A
     partition's rows are validated and encoded here, as the search does with a chunk."""
     X, y = X[start:stop], y[start:stop]
-    if _targets.is_regression(cands[0]):  # float64 targets, one candidate after another
+    if _regression.is_regression(cands[0]):  # float64 targets, one candidate after another
         if not encoded:
             X, y = cands[0]._chunk_data(X, y)
-        _targets.fit_piece(cands, X, y, 1)
+        _regression.fit_piece(cands, X, y, 1)
         return cands
     if not encoded:
         X, y = cands[0]._chunk_data(X, y, None)
@@ -93,7 +93,7 @@ def fit_collection(search, X, y):
     if getattr(search.estimator, "shuffle", False):
         raise ValueError("PrequentialSearch with a client reads Dask partitions in order: set shuffle=False")
     rows = np.linspace(0, n - 1, min(n, 500)).astype(int)
-    if _targets.is_regression(search.estimator):  # no classes to collect
+    if _regression.is_regression(search.estimator):  # no classes to collect
         (sample_X, sample_y), classes = dask.compute(X[rows], y[rows]), None
     else:
         sample_X, sample_y, classes = dask.compute(X[rows], y[rows], da.unique(y))

@@ -7,6 +7,8 @@ pool of ``n_jobs`` threads, each candidate owned by one thread for the whole chu
 candidate predicts an example before it learns it (the core's test-then-train), so its
 mistake counter is its prequential error; chunks are split at the rungs (_schedule), where the
 survivors are ranked and halved. Nothing of the stream is kept beyond the current chunk.
+A regressor's candidates learn real targets and are ranked by their squared (or absolute)
+errors: what that changes is in _regression.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from .._labels import check_targets, encode
 from .._native import core as _core
 from .._publish import _PublishedStateMixin
 from .._regressor import OnlineRegressorMixin, _target
+from .._regressor import _targets as _regression_targets
 from .._validation import _check_choice, _check_positive, _check_random_state, _seed, validated
-from . import _path, _remote, _schedule, _targets
+from . import _path, _regression, _remote, _schedule
 from ._grids import build_candidates, candidate_params, default_grid
 from ._report import format_results, results_table
 
@@ -39,7 +42,7 @@ _FIRST_MARK = 16
 _FITTED = (
     "candidate_params_", "candidates_", "classes_", "n_features_in_", "feature_names_in_", "rungs_", "_alive",
     "_seen", "_wrong", "_marks", "_next_mark", "_rung_errors", "_dropped_at", "_position", "_groups",
-    "_regression", "_counter",
+    "_real_targets", "_counter",
 )
 
 
@@ -174,7 +177,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
                 f"estimator must be a budgetkernel classifier or regressor; got {type(self.estimator).__name__}"
             )
         if self.scoring is not None:
-            _check_choice("scoring", self.scoring, _targets.scorings(self.estimator))
+            _check_choice("scoring", self.scoring, _regression.scorings(self.estimator))
         _check_positive("eta", self.eta)
         if not self.eta > 1:
             raise ValueError(f"eta must be > 1 (a rung keeps 1 / eta of the candidates); got {self.eta!r}")
@@ -202,9 +205,9 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         self._check_params()
         proto = clone(self.estimator)
         Xv, yv = validated(proto, X, y, reset=True)  # records n_features_in_ (and names) on proto
-        regression = self._regression = _targets.is_regression(self.estimator)
+        regression = self._real_targets = _regression.is_regression(self.estimator)
         if regression:
-            yv = _targets.targets(yv)
+            yv = _regression_targets(yv)
         else:
             check_targets(yv)
         if classes is None and not regression:  # fit: the labels of y
@@ -235,7 +238,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         self.n_features_in_ = candidates[0].n_features_in_
         if "feature_names_in_" in proto.__dict__:
             self.feature_names_in_ = proto.feature_names_in_
-        self._counter = _targets.counter_name(self.estimator, self.scoring)
+        self._counter = _regression.counter_name(self.estimator, self.scoring)
         # a regressor's first rung: at least MIN_FIRST_RUNG examples (it has no classes)
         n_classes = 1 if regression else len(self.classes_)
         self.rungs_ = _schedule.rung_schedule(len(params), self.eta, self.first_rung, n_expected, n_classes)
@@ -305,10 +308,10 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         """
         with self._state_lock():
             if "_alive" not in self.__dict__:
-                if classes is None and not _targets.is_regression(self.estimator):
+                if classes is None and not _regression.is_regression(self.estimator):
                     raise ValueError("classes must be passed on the first call to partial_fit")
                 X, y = self._start(X, y, classes, self.n_expected)
-            elif self._regression:
+            elif self._real_targets:
                 X, y = self._lead()._chunk_data(X, y)
             else:
                 X, y = self._lead()._chunk_data(X, y, classes)
@@ -320,25 +323,20 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         surviving candidate. Before the first chunk, gamma's grid comes from this example
         alone (the median heuristic needs two rows: 1 / n_features)."""
         with self._state_lock():
-            if "_alive" not in self.__dict__ and _targets.is_regression(self.estimator):
-                v, names = clone(self.estimator)._as_vector(x)
-                X, yv = self._start(v.reshape(1, -1), np.array([_target(y)]), None, self.n_expected, names)
-            elif "_alive" not in self.__dict__:
-                proto = clone(self.estimator)
-                v, names = proto._as_vector(x)
+            fresh = "_alive" not in self.__dict__
+            v, names = (clone(self.estimator) if fresh else self._lead())._as_vector(x)
+            X = v.reshape(1, -1)
+            if _regression.is_regression(self.estimator):  # a one-row chunk of a finite target
+                y1 = np.array([_target(y)])
+                X, yv = self._start(X, y1, None, self.n_expected, names) if fresh else self._lead()._chunk_data(X, y1)
+            elif fresh:
                 if classes is None and isinstance(y, (bool, np.bool_)):
                     classes = [False, True]
                 if classes is None:
                     raise ValueError("classes must be passed on the first call to learn_one unless labels are bool")
-                X, yv = self._start(v.reshape(1, -1), np.asarray([y]), classes, self.n_expected, names)
-            elif self._regression:
-                v, _ = self._lead()._as_vector(x)
-                X, yv = v.reshape(1, -1), np.array([_target(y)])
-                if X.shape[1] != self.n_features_in_:
-                    raise ValueError(f"x has {X.shape[1]} features, but the search was fitted with {self.n_features_in_}")
+                X, yv = self._start(X, np.asarray([y]), classes, self.n_expected, names)
             else:
-                v, _ = self._lead()._as_vector(x)
-                X, yv = self._lead()._chunk_data(v.reshape(1, -1), np.asarray([y]), classes, "learn_one")
+                X, yv = self._lead()._chunk_data(X, np.asarray([y]), classes, "learn_one")
             self._feed(X, yv)
         return self
 
@@ -349,7 +347,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
 
     def _feed(self, X, y):
         """Hands a validated chunk to the survivors, split at the marks and rungs."""
-        if self._regression:
+        if self._real_targets:
             yi = np.ascontiguousarray(y, dtype=np.float64)
         else:
             yi = np.ascontiguousarray(encode(self._lead().__dict__, y), dtype=np.int32)
@@ -405,8 +403,8 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
             return
         cands = [self.candidates_[i] for i in self._alive]
         try:
-            if self._regression:
-                _targets.fit_piece(cands, X, yi, self._threads())
+            if self._real_targets:
+                _regression.fit_piece(cands, X, yi, self._threads())
             else:
                 _core.partial_fit_many([c._model for c in cands], X, yi, min(self._threads(), len(cands)))
         finally:
@@ -423,7 +421,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
             now = c._model.counters
             learned = max(learned, now["examples"] - self._seen[i])
             self._seen[i], self._wrong[i] = now["examples"], now[self._counter]
-            if not self._regression:
+            if not self._real_targets:
                 _curve_point(c._model, c.__dict__)
         self._position += learned
 
@@ -483,7 +481,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
 
     def summary(self):
         """The candidates as a text table (``results_``), best first."""
-        if self._regression:
+        if self._real_targets:
             return format_results(self.results_, f"online_{self.scoring or 'mse'}", ".4g")
         return format_results(self.results_)
 
@@ -500,7 +498,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
 
     def predict_one(self, x):
         if "_alive" not in self.__dict__:  # nothing learned: the estimators' own answer (river's)
-            return 0.0 if _targets.is_regression(self.estimator) else None
+            return 0.0 if _regression.is_regression(self.estimator) else None
         return self.best_estimator_.predict_one(x)
 
     def save(self, path):
@@ -513,7 +511,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = True
         tags.non_deterministic = False
-        if _targets.is_regression(self.estimator):  # a search of regressors is a regressor
+        if _regression.is_regression(self.estimator):  # a search of regressors is a regressor
             tags.estimator_type = "regressor"
             tags.classifier_tags = None
             tags.regressor_tags = RegressorTags()

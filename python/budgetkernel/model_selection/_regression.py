@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor, wait
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from .._regressor import _targets
 
 __all__ = ["counter_name", "fit_piece", "is_regression", "scorings"]
 
@@ -40,11 +39,6 @@ def counter_name(estimator, scoring):
     """The core counter behind ``scoring`` (None: the estimator's default)."""
     table = _REGRESSOR_SCORING if is_regression(estimator) else _CLASSIFIER_SCORING
     return table[scoring or next(iter(table))]
-
-
-def targets(y):
-    """A validated chunk's targets as the core takes them (float64, finite)."""
-    return _targets(y)
 
 
 def fit_piece(cands, X, y, n_threads):
