@@ -138,6 +138,15 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
     ([1000, 3000], {'gamma': 8.0, 'lam': 0.001})
     >>> round(search.score(X_test, y_test), 2)
     0.95
+
+    A regressor's candidates are ranked by their prequential mean squared error:
+
+    >>> from budgetkernel import KRLSRegressor
+    >>> from budgetkernel.datasets import embed_series, mackey_glass
+    >>> X, y = embed_series(mackey_glass(2007, random_state=0), order=7)
+    >>> search = PrequentialSearch(KRLSRegressor(nu=1e-3, gamma=1.0), {"lam": [1e-4, 1e-2, 1.0]}).fit(X, y)
+    >>> search.rungs_, search.best_params_
+    ([1000], {'lam': 0.0001})
     """
 
     _supervised = True
