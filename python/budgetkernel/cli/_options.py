@@ -358,7 +358,10 @@ _LEARNERS = {
     "krls": (KRLSRegressor, ("nu", "lam")),
     "sliding-krls": (SlidingWindowKRLSRegressor, ("budget", "lam")),
     # LEAD: BudgetedPARegressor goes here, e.g.
-    # "pa-regressor": (BudgetedPARegressor, ("budget", "C", "variant", "pa_type", "epsilon", "averaged")),
+    # "pa-regressor": (BudgetedPARegressor, ("budget", "C", "variant", "pa_type", "epsilon", "alpha", "beta",
+    #                                        "averaged", "fit_intercept")),
+    # (its bool `sampling` has no option yet: --sampling is BOGD's rule name; the estimator
+    # refuses --variant random, which only the classifier has.)
 }
 
 # The option of each learner-specific dest (as its error messages name it).
