@@ -4,7 +4,8 @@ The parser and ``main`` (the entry point ``budgetkernel.cli:main`` and ``python 
 budgetkernel``) live here; the rest of the package splits by concern:
 
     _options     argument types, the model options, the learner table, the estimator
-    _training    planning a training file, the training stream, --standardize, row errors
+    _training    planning a training file, the training stream, --standardize, row errors,
+                 a regressor's pass and its MSE / MAE / R^2
     _tuning      --tune: the grid, the PrequentialSearch over the training stream, its report
     _predicting  reading a file to predict on with a model, and the accuracy on its labels
     _commands    train, predict, evaluate and demo, and the output-path checks
@@ -53,26 +54,26 @@ def build_parser():
     _add_model_args(p)
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("predict", help="predict the labels of a LIBSVM file with a model file")
+    p = sub.add_parser("predict", help="predict the labels (a regressor: the values) of a LIBSVM file with a model file")
     p.add_argument("model", help="model file written by `budgetkernel train` (or an estimator's save())")
     p.add_argument("data", help="LIBSVM/svmlight file to predict (may be gzip-compressed, or a pipe)")
     p.add_argument(
         "-o",
         "--output",
         default=None,
-        help="file for the predicted labels, one a line (default: standard output); replaced only "
+        help="file for the predicted labels (a regressor's values), one a line (default: standard output); replaced only "
         "once every prediction is made, and never one of the input files",
     )
     p.add_argument(
-        "-q", "--quiet", action="store_true", help="do not print the accuracy on the file's labels to stderr"
+        "-q", "--quiet", action="store_true", help="do not print the accuracy (a regressor: MSE, MAE, R^2) on the file's labels to stderr"
     )
     _add_chunk_size_arg(p)
     _add_zero_based_arg(p, "default: as in the training file, which the model records")
     p.set_defaults(func=cmd_predict)
 
-    p = sub.add_parser("evaluate", help="prequential evaluation on a LIBSVM file (+ test accuracy)")
+    p = sub.add_parser("evaluate", help="prequential evaluation on a LIBSVM file (+ test accuracy; a regressor: MSE, MAE, R^2)")
     p.add_argument("data", help="LIBSVM/svmlight file to learn from, each example predicted before it is learned")
-    p.add_argument("--test", default=None, help="LIBSVM file to measure the trained model's accuracy on")
+    p.add_argument("--test", default=None, help="LIBSVM file to measure the trained model's accuracy (a regressor: MSE, MAE, R^2) on")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, hints or per-epoch lines on stderr")
     _add_model_args(p)
     p.set_defaults(func=cmd_evaluate)

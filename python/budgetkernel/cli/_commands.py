@@ -9,6 +9,7 @@ import sys
 import time
 
 import numpy as np
+from sklearn.base import is_regressor
 
 from .. import datasets
 from .._files import replacing, written_in_place
@@ -18,7 +19,7 @@ from ..preprocessing import StreamingStandardizer
 from ..stream import ProgressBar, peak_memory_mb
 from ._options import _estimator
 from ._predicting import _Accuracy, _predict_chunks, _reading_args
-from ._training import _interactive, _plan_training, _train_stream
+from ._training import _interactive, _plan_training, _RegressionMetrics, _train_stream
 from ._tuning import _build_search, _search_report, _tune_stream
 
 
@@ -89,10 +90,18 @@ def cmd_train(args):
     tuned, winner = (" for all candidates", " of the chosen model") if search is not None else ("", "")
     print(
         f"trained on {passes} examples in {r['train_seconds']:.2f} s "
-        f"({r['examples_per_second']:,.0f}/s{tuned}); online error{winner}{last} {r['online_error']:.4f}; "
+        f"({r['examples_per_second']:,.0f}/s{tuned}); {_online_summary(r, winner + last)}; "
         f"{_support_summary(r)}; model written to {args.output}"
     )
     return 0
+
+
+def _online_summary(result, note=""):
+    """'online error E' of a classifier, 'online MSE m, MAE a, R^2 r' of a regressor
+    (``note`` after 'online error' / 'online')."""
+    if "online" in result:  # a regressor (_training._regression_result)
+        return f"online {result['online'].text()}{note}"
+    return f"online error{note} {result['online_error']:.4f}"
 
 
 def _support_summary(result):
@@ -115,12 +124,15 @@ def cmd_predict(args):
     if zero_based is None:
         stored = getattr(clf, "_svmlight_zero_based", None)
         zero_based = "auto" if stored is None else stored
-    reading = _reading_args(args.data, clf.n_features_in_, zero_based)
-    accuracy = _Accuracy(clf.classes_)
+    regression = is_regressor(clf)
+    reading = _reading_args(args.data, clf.n_features_in_, zero_based, regression)
+    accuracy = _RegressionMetrics() if regression else _Accuracy(clf.classes_)
+    # a regressor's predictions as the shortest text that reads back as the same float64
+    line = (lambda v: f"{float(v)!r}\n") if regression else (lambda label: f"{label}\n")
 
     def write(out):
         for pred, y in _predict_chunks(clf, args.data, args.chunk_size, reading):
-            out.write("".join(f"{label}\n" for label in pred))
+            out.write("".join(map(line, pred)))
             accuracy.add(pred, y)
         out.flush()  # a closed pipe (`| head`) shows up here, inside main's handler
 
@@ -131,7 +143,7 @@ def cmd_predict(args):
             write(out)
     else:
         write(sys.stdout)
-    report = accuracy.report(args.data)
+    report = _regression_report(accuracy, args.data) if regression else accuracy.report(args.data)
     if report and not args.quiet:
         print(report, file=sys.stderr)
     return 0
@@ -143,23 +155,49 @@ def cmd_evaluate(args):
         # checked before training: a test file of the wrong width (or a malformed one)
         # fails now rather than after a long training run
         n_features, zero_based = plan[0], plan[1]
-        test_reading = _reading_args(args.test, n_features, zero_based)
+        test_reading = _reading_args(args.test, n_features, zero_based, is_regressor(clf))
     clf, r = _learn(args, clf, search, plan)
     passes = f" x {args.epochs} epochs" if args.epochs > 1 else ""
     notes = [note for note, on in (("last epoch", args.epochs > 1), ("the chosen model", search is not None)) if on]
     print(f"examples            {r['examples']:,}{passes}")
-    print(f"online error        {r['online_error']:.4f}" + (f"  ({', '.join(notes)})" if notes else ""))
+    note = f"  ({', '.join(notes)})" if notes else ""
+    if "online" in r:  # a regressor: its prequential MSE, MAE and R^2
+        for name, value in (("MSE", r["online"].mse), ("MAE", r["online"].mae), ("R^2", r["online"].r2)):
+            print(f"{'online ' + name:<20}{value:.6g}{note}")
+    else:
+        print(f"online error        {r['online_error']:.4f}{note}")
     print(f"examples/s          {r['examples_per_second']:,.0f}" + ("  (all candidates)" if search is not None else ""))
     print(f"support vectors     {r['n_support']}")
     if "n_support_average" in r:
         print(f"SVs of the average  {r['n_support_average']}")
-    if args.test:
+    if args.test and is_regressor(clf):
+        _print_test_regression(clf, args, test_reading)
+    elif args.test:
         correct = total = 0
         for pred, y in _predict_chunks(clf, args.test, args.chunk_size, test_reading):
             correct += int(np.sum(pred == y))
             total += len(y)
         print(f"test accuracy       {correct / total:.4f}" if total else "test accuracy       n/a (no test examples)")
     return 0
+
+
+def _print_test_regression(reg, args, reading):
+    """evaluate --test of a regressor: test MSE, MAE and R^2 on the file's targets."""
+    m = _RegressionMetrics()
+    for pred, y in _predict_chunks(reg, args.test, args.chunk_size, reading):
+        m.add(pred, y)
+    if m.n == 0:
+        print("test MSE            n/a (no test examples)")
+        return
+    for name, value in (("MSE", m.mse), ("MAE", m.mae), ("R^2", m.r2)):
+        print(f"{'test ' + name:<20}{value:.6g}")
+
+
+def _regression_report(metrics, path):
+    """predict's line on stderr for a regressor: the errors against the file's targets."""
+    if metrics.n == 0:
+        return None
+    return f"{metrics.text()} on the {metrics.n:,} examples of {path} (their labels taken as the targets)"
 
 
 def cmd_demo(args):

@@ -9,10 +9,15 @@ import argparse
 import re
 
 import numpy as np
+from sklearn.base import RegressorMixin
 
 from ..bogd import _SAMPLING, BOGDClassifier
+from ..kaf import KLMSRegressor, KRLSRegressor, SlidingWindowKRLSRegressor
 from ..passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
 from ..pegasos import _MAINTENANCE, BudgetedSGDClassifier
+from ..pegasos_regressor import _LOSSES as _REGRESSION_LOSSES
+from ..pegasos_regressor import _MAINTENANCE as _REGRESSOR_MAINTENANCE
+from ..pegasos_regressor import BudgetedSGDRegressor
 from ..perceptron import _MAINTENANCE as _PERCEPTRON_MAINTENANCE
 from ..perceptron import KernelPerceptron
 from ..sparse_pa import SparsePAClassifier
@@ -109,30 +114,67 @@ def _add_chunk_size_arg(p):
 
 
 def _add_learner_args(p):
-    """--learner, then its budget, budget rule and regularisation (_LEARNER_OPTIONS says who reads which)."""
+    """--learner, then its budget, budget rule and regularisation (_LEARNERS says who reads which)."""
     p.add_argument(
         "--learner",
-        choices=["bsgd", "pa", "perceptron", "spa", "bogd"],
+        choices=list(_LEARNERS),
         default="bsgd",
-        help="Budgeted SGD (default), Budgeted Passive-Aggressive, a (budgeted) kernel perceptron, "
-        "Sparse PA, or kernel OGD / BOGD",
+        help="classifiers: Budgeted SGD (default), Budgeted Passive-Aggressive, a (budgeted) kernel perceptron, "
+        "Sparse PA, or kernel OGD / BOGD; regressors (real-valued targets): Budgeted SGD regression "
+        "(bsgd-regressor), KLMS / QKLMS (klms), KRLS with the ALD test (krls), sliding-window KRLS (sliding-krls)",
     )
-    p.add_argument("--budget", type=_budget_arg, default=None, help="max #SVs (0 = no budget; default 100); not spa")
+    p.add_argument(
+        "--budget",
+        type=_budget_arg,
+        default=None,
+        help="max #SVs (0 = no budget; default 100); sliding-krls: the window; not spa, klms, krls",
+    )
     p.add_argument(
         "--maintenance",
-        choices=sorted(set(_MAINTENANCE) | set(_PERCEPTRON_MAINTENANCE)),
+        choices=sorted(set(_MAINTENANCE) | set(_PERCEPTRON_MAINTENANCE) | set(_REGRESSOR_MAINTENANCE)),
         default=None,
-        help="bsgd: budget maintenance (default merge); perceptron: budget rule (default random)",
+        help="bsgd, bsgd-regressor: budget maintenance (default merge); perceptron: budget rule (default random)",
     )
-    p.add_argument("--lam", type=float, default=None, help="bsgd / bogd: regularisation (default 1e-3 / 0.01)")
+    p.add_argument(
+        "--lam",
+        type=float,
+        default=None,
+        help="regularisation: bsgd, bsgd-regressor, krls (default 1e-3); bogd, sliding-krls (default 0.01)",
+    )
 
 
 def _add_pa_args(p):
-    """The options of Budgeted Passive-Aggressive (--learner pa)."""
+    """The options of Budgeted Passive-Aggressive (--learner pa), and --loss."""
     p.add_argument("--C", type=float, default=None, help="pa: aggressiveness C (default 1)")
     p.add_argument("--variant", choices=sorted(_VARIANTS), default=None, help="pa: BPA variant (default nn)")
-    p.add_argument("--loss", choices=sorted(_LOSSES), default=None, help="pa: hinge or ramp loss (default hinge)")
+    p.add_argument(
+        "--loss",
+        choices=sorted(set(_LOSSES) | set(_REGRESSION_LOSSES)),
+        default=None,
+        help="pa: hinge or ramp loss (default hinge); bsgd-regressor: epsilon_insensitive (default), "
+        "squared or huber",
+    )
     p.add_argument("--pa-type", type=int, choices=[0, 1, 2], default=None, help="pa: 0 hard, 1 PA-I (default), 2 PA-II")
+
+
+def _add_regression_args(p):
+    """The options only regressors read (--epsilon, --nu, --fit-intercept)."""
+    p.add_argument(
+        "--epsilon",
+        type=float,
+        default=None,
+        help="bsgd-regressor: the insensitive zone of epsilon_insensitive, the threshold of huber (default 0.1); "
+        "klms: the quantisation size of QKLMS, in input distance (default 0: plain KLMS)",
+    )
+    p.add_argument(
+        "--nu", type=float, default=None, help="krls: the approximate-linear-dependence threshold (default 0.01)"
+    )
+    p.add_argument(
+        "--fit-intercept",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="bsgd-regressor: predict the running mean of the targets plus the kernel expansion (default yes)",
+    )
 
 
 def _add_step_and_averaging_args(p):
@@ -141,7 +183,8 @@ def _add_step_and_averaging_args(p):
         "--eta",
         type=float,
         default=None,
-        help="perceptron: Projectron threshold (default 0.1); spa: aggressiveness (default 1); bogd: step (default 0.5)",
+        help="perceptron: Projectron threshold (default 0.1); spa: aggressiveness (default 1); bogd: step "
+        "(default 0.5); klms: step size (default 0.5)",
     )
     p.add_argument("--alpha", type=float, default=None, help="spa: loss cap of the sampling probability (default 1)")
     p.add_argument("--beta", type=float, default=None, help="spa: sampling divisor, >= alpha (default 20)")
@@ -193,7 +236,7 @@ def _add_reading_args(p):
         "--classes",
         type=_classes_arg,
         default=None,
-        help="comma-separated labels, e.g. --classes -1,1 or --classes=-1,1 "
+        help="classifiers: comma-separated labels, e.g. --classes -1,1 or --classes=-1,1 "
         "(default: a first pass over the file; needed for a pipe)",
     )
     _add_zero_based_arg(p, "default: zero-based iff index 0 occurs in the file; a pipe is one-based")
@@ -288,6 +331,7 @@ def _add_model_args(p):
     """The options of train and evaluate: the learner and its parameters, and the training file's reading."""
     _add_learner_args(p)
     _add_pa_args(p)
+    _add_regression_args(p)
     _add_step_and_averaging_args(p)
     _add_kernel_args(p)
     _add_reading_args(p)
@@ -295,36 +339,69 @@ def _add_model_args(p):
     _add_tune_args(p)
 
 
-# The learners that read each learner-specific option (its default is None, so that an
-# option given to a learner that ignores it is an error, not a model trained without it).
-_LEARNER_OPTIONS = {
-    "budget": ("--budget", ("bsgd", "pa", "perceptron", "bogd")),
-    "maintenance": ("--maintenance", ("bsgd", "perceptron")),
-    "lam": ("--lam", ("bsgd", "bogd")),
-    "C": ("--C", ("pa",)),
-    "variant": ("--variant", ("pa",)),
-    "loss": ("--loss", ("pa",)),
-    "pa_type": ("--pa-type", ("pa",)),
-    "eta": ("--eta", ("perceptron", "spa", "bogd")),
-    "alpha": ("--alpha", ("spa",)),
-    "beta": ("--beta", ("spa",)),
-    "sampling": ("--sampling", ("bogd",)),
-    "averaged": ("--averaged", ("bsgd", "pa", "spa", "bogd")),
-}
-
-
-# The estimator of each --learner, and the --maintenance values it takes.
+# Each --learner: its estimator, and the learner-specific options it reads (their argparse
+# dests). Every such option defaults to None, so that one given to a learner that ignores it
+# is an error, not a model trained without it. A new learner is one entry here (its options
+# added to _OPTION_NAMES if new).
 _LEARNERS = {
-    "bsgd": BudgetedSGDClassifier,
-    "pa": BudgetedPAClassifier,
-    "perceptron": KernelPerceptron,
-    "spa": SparsePAClassifier,
-    "bogd": BOGDClassifier,
+    "bsgd": (BudgetedSGDClassifier, ("budget", "maintenance", "lam", "averaged")),
+    "pa": (BudgetedPAClassifier, ("budget", "C", "variant", "loss", "pa_type", "averaged")),
+    "perceptron": (KernelPerceptron, ("budget", "maintenance", "eta")),
+    "spa": (SparsePAClassifier, ("eta", "alpha", "beta", "averaged")),
+    "bogd": (BOGDClassifier, ("budget", "lam", "eta", "sampling", "averaged")),
+    # the regressors (real-valued targets: _training reads the file's labels as numbers)
+    "bsgd-regressor": (
+        BudgetedSGDRegressor,
+        ("budget", "maintenance", "lam", "loss", "epsilon", "fit_intercept"),
+    ),
+    "klms": (KLMSRegressor, ("eta", "epsilon")),
+    "krls": (KRLSRegressor, ("nu", "lam")),
+    "sliding-krls": (SlidingWindowKRLSRegressor, ("budget", "lam")),
+    # LEAD: BudgetedPARegressor goes here, e.g.
+    # "pa-regressor": (BudgetedPARegressor, ("budget", "C", "variant", "pa_type", "epsilon", "alpha", "beta",
+    #                                        "averaged", "fit_intercept")),
+    # (its bool `sampling` has no option yet: --sampling is BOGD's rule name; the estimator
+    # refuses --variant random, which only the classifier has.)
 }
-_MAINTENANCE_OF = {
-    "bsgd": (_MAINTENANCE, "a BSGD strategy"),
-    "perceptron": (_PERCEPTRON_MAINTENANCE, "a perceptron rule"),
+
+# The option of each learner-specific dest (as its error messages name it).
+_OPTION_NAMES = {
+    "budget": "--budget",
+    "maintenance": "--maintenance",
+    "lam": "--lam",
+    "C": "--C",
+    "variant": "--variant",
+    "loss": "--loss",
+    "pa_type": "--pa-type",
+    "eta": "--eta",
+    "alpha": "--alpha",
+    "beta": "--beta",
+    "sampling": "--sampling",
+    "averaged": "--averaged",
+    "epsilon": "--epsilon",
+    "nu": "--nu",
+    "fit_intercept": "--fit-intercept",
 }
+
+# dest -> (option, the learners that read it): the tables above, by option.
+_LEARNER_OPTIONS = {
+    dest: (option, tuple(name for name, (_, dests) in _LEARNERS.items() if dest in dests))
+    for dest, option in _OPTION_NAMES.items()
+}
+
+# The options whose choices are the union of several learners' names: each learner's own.
+_CHOICES_OF = {
+    ("maintenance", "bsgd"): (_MAINTENANCE, "a BSGD strategy"),
+    ("maintenance", "bsgd-regressor"): (_REGRESSOR_MAINTENANCE, "a BSGD strategy"),
+    ("maintenance", "perceptron"): (_PERCEPTRON_MAINTENANCE, "a perceptron rule"),
+    ("loss", "pa"): (_LOSSES, "a PA loss"),
+    ("loss", "bsgd-regressor"): (_REGRESSION_LOSSES, "a regression loss"),
+}
+
+
+def is_regressor_learner(name):
+    """Whether --learner NAME learns real-valued targets."""
+    return issubclass(_LEARNERS[name][0], RegressorMixin)
 
 
 def _estimator(args):
@@ -340,13 +417,14 @@ def _estimator(args):
         given[dest] = value
     if "budget" in given:
         given["budget"] = given["budget"] or None  # --budget 0: no budget
-    if "maintenance" in given:
-        rules, what = _MAINTENANCE_OF[args.learner]
-        if given["maintenance"] not in rules:
-            raise ValueError(f"--maintenance {given['maintenance']} is not {what}: {sorted(rules)}")
+    for dest in ("maintenance", "loss"):
+        if dest in given and (dest, args.learner) in _CHOICES_OF:
+            names, what = _CHOICES_OF[dest, args.learner]
+            if given[dest] not in names:
+                raise ValueError(f"{_OPTION_NAMES[dest]} {given[dest]} is not {what}: {sorted(names)}")
     if args.learner == "bsgd" and "averaged" in given:
         given["average"] = given.pop("averaged")  # BSGD's name: polynomial-decay averaging
-    clf = _LEARNERS[args.learner](
+    clf = _LEARNERS[args.learner][0](
         kernel=args.kernel,
         gamma=args.gamma,
         degree=args.degree,

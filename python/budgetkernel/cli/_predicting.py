@@ -23,15 +23,19 @@ def _standardized(clf, X, path, lines):
     return Xs
 
 
-def _reading_args(path, n_features, zero_based):
+def _reading_args(path, n_features, zero_based, regression=False):
     """iter_svmlight arguments to read a file to predict on with a model of n_features.
 
     A file that can be re-read is checked in a first pass (width, index base, labels), so
     that a bad file fails before any output or training.  A pipe is streamed in one pass:
-    its labels are read as floats, and 'auto' means one-based as for training.
+    its labels are read as floats, and 'auto' means one-based as for training. A regressor's
+    targets are always floats.
     """
     if _can_reread(path):
+        # label_dtype None: the scan runs (and checks the file) even when the rest is known
         n_features, offset, label_dtype = _plan_svmlight(path, n_features, zero_based, None)
+        if regression:
+            label_dtype = np.dtype(np.float64)
         return {"n_features": n_features, "zero_based": offset == 0, "label_dtype": label_dtype}
     return {"n_features": n_features, "zero_based": zero_based is True, "label_dtype": np.float64}
 

@@ -1,6 +1,7 @@
 """Reading the training file: the plan (width, index base, classes), the stream of chunks
 that train and evaluate learn from (with --standardize and the scale hint), and errors of the
-estimator named by the file line they come from.
+estimator named by the file line they come from. A regressor reads its targets as float64 and
+is measured by MSE, MAE and R^2 (_RegressionMetrics) instead of the error rate.
 """
 
 from __future__ import annotations
@@ -8,13 +9,16 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from typing import NamedTuple
 
 import numpy as np
+from sklearn.base import is_regressor
 
-from ..io import _can_reread, _plan_svmlight, iter_svmlight
+from ..io import _can_reread, _plan_svmlight, _plan_svmlight_rows, iter_svmlight
 from ..preprocessing import StreamingStandardizer
-from ..stream import evaluate_prequential
+from ..stream import ProgressBar, evaluate_prequential
+from ._options import is_regressor_learner
 
 # Without --standardize, the first chunk is looked at: features whose largest |value| differ
 # by more than this factor are weighed very unequally by every kernel (breast_cancer's raw
@@ -64,6 +68,8 @@ def _plan_training(args, path):
     says otherwise, and an index 0 is reported as an error rather than shifting the features.
     """
     zero_based = "auto" if args.zero_based is None else args.zero_based
+    if is_regressor_learner(args.learner):
+        return _plan_regression(args, path, zero_based)
     if args.classes is not None:
         _check_labels_are_classes(args.classes, f"--classes {','.join(map(str, args.classes.tolist()))}")
     if not _can_reread(path):
@@ -93,16 +99,44 @@ def _plan_training(args, path):
     return _Plan(n_features, offset == 0, label_dtype, classes, n_rows)
 
 
+def _plan_regression(args, path, zero_based):
+    """_plan_training for a regressor: the labels are the targets, read as float64, and there
+    are no classes to find (a pipe needs only --n-features). A file is scanned once when the
+    options leave its width or index base open, which also counts its rows (--tune's
+    n_expected)."""
+    if args.classes is not None:
+        raise ValueError(f"--classes does not apply to --learner {args.learner}, which learns real-valued targets")
+    if not _can_reread(path):
+        if args.n_features is None:
+            raise ValueError(
+                f"{path} is a pipe or another stream that can be read only once: "
+                "give --n-features to train on it in a single pass"
+            )
+        if args.epochs > 1:
+            raise ValueError(f"--epochs {args.epochs} reads the data again, which a pipe ({path}) cannot do")
+        return _Plan(args.n_features, zero_based is True, np.dtype(np.float64), None)
+    # label_dtype None: the scan runs (checking the whole file before any learning, and
+    # counting its rows) even when the options give the rest; the targets are read as float64
+    n_features, offset, _, n_rows = _plan_svmlight_rows(path, args.n_features, zero_based, None)
+    return _Plan(n_features, offset == 0, np.dtype(np.float64), None, n_rows)
+
+
 _ROW_ERROR = re.compile(r"X row (\d+) (.*)", re.DOTALL)
+_TARGET_ERROR = re.compile(r"target y\[(\d+)\] (.*)", re.DOTALL)
 
 
 def _locate_row_error(error, path, lines, standardized=False):
-    """The estimator's ``X row i ...`` (i: the row within the chunk) as the file's line.
+    """The estimator's ``X row i ...`` or ``target y[i] ...`` (i: the row within the chunk) as
+    the file's line.
 
     The reader's own errors already name the line; this is for what only the estimator
     finds, after parsing (e.g. a value whose square overflows the kernel's arithmetic).
     Returns the ValueError to raise (``error`` itself when it names no row).
     """
+    t = _TARGET_ERROR.match(str(error))  # a regressor's target the core refuses
+    if t is not None and lines is not None and int(t.group(1)) < len(lines):
+        line = int(lines[int(t.group(1))])
+        return ValueError(f"svmlight file {os.fspath(path)!r}, line {line}: the target (label) {t.group(2)}")
     m = _ROW_ERROR.match(str(error))
     if m is None or lines is None or int(m.group(1)) >= len(lines):
         return error
@@ -215,6 +249,8 @@ def _record_reading(clf, plan, scaler):
 
 
 def _train_stream(clf, args, path, plan, progress):
+    if is_regressor(clf):
+        return _train_regression_stream(clf, args, path, plan, progress)
     classes = plan[3]
     scaler = _scaler(args)
     result = None
@@ -246,3 +282,107 @@ def _check_standardized(X, path, lines):
             "outside the range of the examples --standardize took its statistics from that it overflows "
             "when standardised; take them from more examples (--standardize-warmup) or rescale the data"
         )
+
+
+def _regression_pass(reg, chunks, progress):
+    """One pass of a regressor over the chunks: partial_fit each, timed. Returns the pass's
+    examples, seconds and prequential metrics (_RegressionMetrics: the squared and absolute
+    errors from the core's counters, which predicted each example before learning it; R^2
+    against the targets' spread over this pass)."""
+    fitted = "_model" in reg.__dict__
+    c0 = reg.counters_ if fitted else {"examples": 0, "squared_error": 0.0, "absolute_error": 0.0}
+    metrics = _RegressionMetrics()
+    bar = ProgressBar(None, desc="training", enabled=progress)
+    seconds = 0.0
+    for X, y in chunks:
+        t0 = time.perf_counter()
+        reg.partial_fit(X, y)
+        seconds += time.perf_counter() - t0
+        metrics.add_targets(y)
+        c = reg.counters_
+        metrics.sse = c["squared_error"] - c0["squared_error"]
+        metrics.sae = c["absolute_error"] - c0["absolute_error"]
+        bar.update(len(y), mse=f"{metrics.sse / max(metrics.n, 1):.4g}", SVs=reg.n_support_)
+    bar.close()
+    if metrics.n == 0:
+        raise ValueError("the stream holds no examples")
+    return metrics, seconds
+
+
+def _train_regression_stream(reg, args, path, plan, progress):
+    """_train_stream for a regressor: the same passes and reading, its results the
+    prequential MSE, MAE and R^2 (of the last pass) instead of the error rate."""
+    scaler = _scaler(args)
+    metrics, seconds = None, 0.0
+    for epoch in range(args.epochs):
+        chunks = _TrainingStream(args, path, plan, scaler, first_pass=epoch == 0)
+        try:
+            metrics, pass_seconds = _regression_pass(reg, chunks, progress)
+        except ValueError as e:
+            raise _locate_row_error(e, path, chunks.lines, scaler is not None) from None
+        seconds += pass_seconds
+        if not args.quiet and args.epochs > 1:
+            print(f"epoch {epoch + 1}: online {metrics.text()}", file=sys.stderr)
+    _record_reading(reg, plan, scaler)
+    return _regression_result(metrics, seconds, args.epochs, reg)
+
+
+def _regression_result(metrics, seconds, epochs, reg):
+    """The results dict of a regressor's training (the commands' report reads it)."""
+    return {
+        "examples": metrics.n,
+        "online": metrics,
+        "train_seconds": seconds,
+        "examples_per_second": metrics.n * epochs / seconds if seconds > 0 else float("nan"),
+        "n_support": int(getattr(reg, "n_support_", 0)),
+    }
+
+
+class _RegressionMetrics:
+    """MSE, MAE and R^2 of predictions against real targets, summed chunk by chunk.
+
+    R^2 = 1 - SSE / SST, with SST the targets' sum of squared deviations from their mean,
+    accumulated by the pairwise update of Chan, Golub & LeVeque (1979): no sum of squares of
+    raw targets, whose cancellation loses the digits of a small spread around a large mean.
+    """
+
+    def __init__(self):
+        self.n = 0
+        self.sse = self.sae = 0.0
+        self._mean = self._m2 = 0.0
+
+    def add_targets(self, y):
+        m = len(y)
+        if m == 0:
+            return
+        with np.errstate(over="ignore"):  # a test file's huge targets: an infinite spread
+            mean = float(np.mean(y))
+            m2 = float(np.sum((y - mean) ** 2))
+        n = self.n + m
+        delta = mean - self._mean
+        self._mean += delta * m / n
+        self._m2 += m2 + delta * delta * self.n * m / n
+        self.n = n
+
+    def add(self, pred, y):
+        r = np.asarray(pred, dtype=np.float64) - y
+        with np.errstate(over="ignore"):  # an error too large to square: an infinite MSE, honestly
+            self.sse += float(r @ r)
+        self.sae += float(np.abs(r).sum())
+        self.add_targets(y)
+
+    @property
+    def mse(self):
+        return self.sse / self.n if self.n else float("nan")
+
+    @property
+    def mae(self):
+        return self.sae / self.n if self.n else float("nan")
+
+    @property
+    def r2(self):
+        """nan when the targets do not vary (R^2 is undefined there, as in scikit-learn)."""
+        return 1.0 - self.sse / self._m2 if self._m2 > 0 else float("nan")
+
+    def text(self):
+        return f"MSE {self.mse:.6g}, MAE {self.mae:.6g}, R^2 {self.r2:.4f}"

@@ -16,8 +16,8 @@ import time
 from ..model_selection import PrequentialSearch, default_grid
 from ..model_selection._grids import build_candidates, candidate_params
 from ..stream import ProgressBar
-from ._options import _LEARNER_OPTIONS, _gamma_arg
-from ._training import _locate_row_error, _record_reading, _scaler, _TrainingStream
+from ._options import _LEARNER_OPTIONS, _gamma_arg, is_regressor_learner
+from ._training import _locate_row_error, _record_reading, _RegressionMetrics, _scaler, _TrainingStream
 
 _TRUE = ("true", "yes", "1")
 _FALSE = ("false", "no", "0")
@@ -145,8 +145,9 @@ def _error_since(search, marks):
     return (search._wrong[i] - m0) / max(search._seen[i] - e0, 1)
 
 
-def _tune_pass(search, args, chunks, plan, n_expected, bar):
-    """One pass of the search over the file's chunks; returns (examples, seconds)."""
+def _tune_pass(search, args, chunks, plan, n_expected, bar, targets=None):
+    """One pass of the search over the file's chunks; returns (examples, seconds). A
+    regressor's targets are also summed into ``targets`` (the pass's R^2)."""
     n, seconds = 0, 0.0
     for X, y in chunks:
         if search.param_grid is None:  # the first chunk, without --tune-grid
@@ -154,6 +155,8 @@ def _tune_pass(search, args, chunks, plan, n_expected, bar):
         t0 = time.perf_counter()
         search.partial_fit(X, y, classes=plan.classes)
         seconds += time.perf_counter() - t0
+        if targets is not None:  # after the core accepted them (finite, squares finite)
+            targets.add_targets(y)
         n += len(y)
         bar.update(len(y), err=f"{_error_since(search, None):.4f}")
     return n, seconds
@@ -166,12 +169,16 @@ def _tune_stream(search, args, path, plan, progress):
     search.set_params(n_expected=n_expected)
     scaler = _scaler(args)
     bar = ProgressBar(n_expected, desc="tuning", enabled=progress)
-    seconds, marks, n = 0.0, [], 0
+    seconds, marks, n, start = 0.0, [], 0, []
+    regression = is_regressor_learner(args.learner)
     for epoch in range(args.epochs):
         chunks = _TrainingStream(args, path, plan, scaler, first_pass=epoch == 0)
         marks = _marks(search)
+        if regression and marks:  # every candidate's counters where this pass starts
+            start = [dict(c._model.counters) for c in search.candidates_]
+        targets = _RegressionMetrics() if regression else None
         try:
-            n, pass_seconds = _tune_pass(search, args, chunks, plan, n_expected, bar)
+            n, pass_seconds = _tune_pass(search, args, chunks, plan, n_expected, bar, targets)
         except ValueError as e:
             raise _locate_row_error(e, path, chunks.lines, scaler is not None) from None
         if n == 0:
@@ -179,7 +186,9 @@ def _tune_stream(search, args, path, plan, progress):
         seconds += pass_seconds
         if not args.quiet and args.epochs > 1:
             print(
-                f"epoch {epoch + 1}: online error {_error_since(search, marks):.4f} (best candidate)", file=sys.stderr
+                f"epoch {epoch + 1}: online {'MSE' if regression else 'error'} "
+                f"{_error_since(search, marks):{'.6g' if regression else '.4f'}} (best candidate)",
+                file=sys.stderr,
             )
     bar.close()
     winner = search.best_estimator_
@@ -190,6 +199,12 @@ def _tune_stream(search, args, path, plan, progress):
         "examples_per_second": n * args.epochs / seconds if seconds > 0 else float("nan"),
         "n_support": int(getattr(winner, "n_support_", 0)),
     }
+    if regression:  # the winner's prequential MSE, MAE and R^2 over the last pass
+        del result["online_error"]
+        c, c0 = winner._model.counters, start[search.best_index_] if start else {}
+        targets.sse = c["squared_error"] - c0.get("squared_error", 0.0)
+        targets.sae = c["absolute_error"] - c0.get("absolute_error", 0.0)
+        result["online"] = targets
     if getattr(winner, "averaged", False) and hasattr(winner, "n_support_average_"):
         result["n_support_average"] = int(winner.n_support_average_)
     _record_reading(winner, plan, scaler)

@@ -18,6 +18,15 @@ Why the defaults are what they are (docs: the user guide repeats this):
   lam from 1e-4 to 1e-2 (C from 1e-3 to 0.1), and digits' best is C ~ 0.1.
 - C of the PA family, the SVMs and the TVM, eta of the perceptrons, SPA and BOGD bound a single
   step or weigh the losses of the examples held, so they do not scale with n: log ranges.
+- The regressors (searched by prequential MSE): gamma at 1/4, 1 and 4 times the median
+  heuristic (a smooth target wants a wider kernel than a class boundary; not yet measured as the
+  classifiers' factors were). BSGD regression's lam as the classifier's (the same Pegasos
+  objective, a mean loss), with 5 values. The filters' lam (KRLS, sliding-window KRLS: ridge
+  on a sum of squared errors, not a mean, so independent of n) and KLMS's step eta on log
+  ranges. The parameters that trade accuracy for size are left as given: a search by MSE would
+  always pick the most centres (KLMS's quantisation epsilon, KRLS's ALD threshold nu, the
+  budgets), and epsilon of the losses is in the targets' units, which the first chunk's X
+  does not tell.
 - The budget maintenance where it changes accuracy most (the perceptrons: random, max-margin,
   projectron++). BSGD and BPA keep the one their estimator was given (merge and nn by
   default): their projections cost O(B^2) per step, which broke the search's time bound
@@ -37,6 +46,17 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 __all__ = ["build_candidates", "candidate_params", "default_grid", "median_gamma"]
 
 _GAMMA_FACTORS = (1.0, 4.0, 16.0)
+_REGRESSION_GAMMA_FACTORS = (0.25, 1.0, 4.0)
+
+# A regressor's grid beyond gamma (module docstring): name -> (parameter -> values).
+_REGRESSION_GRIDS = {
+    "KLMSRegressor": lambda n_expected: {"eta": [0.05, 0.1, 0.2, 0.4, 0.8]},
+    "KRLSRegressor": lambda n_expected: {"lam": _log(1e-5, 1e-1, 5)},
+    "SlidingWindowKRLSRegressor": lambda n_expected: {"lam": _log(1e-4, 1.0, 5)},
+    "BudgetedSGDRegressor": lambda n_expected: {"lam": _lam_range(n_expected, 5)},
+    # LEAD: BudgetedPARegressor's grid goes here, e.g.
+    # "BudgetedPARegressor": lambda n_expected: {"C": _log(0.01, 100.0, 9)},
+}
 _MEDIAN_ROWS = 500
 
 
@@ -77,14 +97,16 @@ def _lam_range(n_expected, n):
 def default_grid(estimator, X, n_expected=None):
     """The default parameter grid of :class:`PrequentialSearch` for ``estimator``.
 
-    ``estimator`` is a budgetkernel classifier. An RBF kernel's gamma is placed around
+    ``estimator`` is a budgetkernel classifier or regressor. An RBF kernel's gamma is placed around
     :func:`median_gamma` of the first chunk ``X``: 1, 4 and 16 times it (for
     :class:`~budgetkernel.KernelPerceptron`, which has no step size to tune, nine powers of
     two from 1/4 to 64 times it). Pegasos' lam is 1 / (C n_expected) for C on a log range
     (1e-1 down to 1e-6 when ``n_expected`` is None); C of the PA family, the SVMs and the TVM
     and eta of SPA span log ranges, BOGD gets three values each of eta and lam, and a
-    budgeted perceptron also searches its maintenance rule. Returns a dict of parameter
-    name -> list of values.
+    budgeted perceptron also searches its maintenance rule. A regressor's gamma is 1/4, 1 and
+    4 times the median heuristic, with five values of its regularisation (lam) or step (KLMS's
+    eta); its budget, quantisation and ALD threshold are not searched. Returns a dict of
+    parameter name -> list of values.
 
     Examples
     --------
@@ -102,10 +124,13 @@ def default_grid(estimator, X, n_expected=None):
     """
     name = type(estimator).__name__
     grid = {}
+    factors = _REGRESSION_GAMMA_FACTORS if name in _REGRESSION_GRIDS else _GAMMA_FACTORS
     if "gamma" in estimator.get_params() and getattr(estimator, "kernel", "rbf") == "rbf":
         gm = median_gamma(X)
-        grid["gamma"] = [gm * f for f in _GAMMA_FACTORS]
-    if name == "BudgetedSGDClassifier":
+        grid["gamma"] = [gm * f for f in factors]
+    if name in _REGRESSION_GRIDS:
+        grid.update(_REGRESSION_GRIDS[name](n_expected))
+    elif name == "BudgetedSGDClassifier":
         grid["lam"] = _lam_range(n_expected, 9)
     elif name == "LinearPegasosClassifier":
         grid["lam"] = _lam_range(n_expected, 27)

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._labels import encode
 from .._native import core as _core
+from . import _regression
 
 __all__ = ["check_client", "fit_collection", "is_collection", "run_scattered"]
 
@@ -43,6 +44,11 @@ def _learn_piece(cands, X, y, start, stop, encoded):
     """On a worker: candidates of one group learn rows start:stop of (X, y); returns them. A
     partition's rows are validated and encoded here, as the search does with a chunk."""
     X, y = X[start:stop], y[start:stop]
+    if _regression.is_regression(cands[0]):  # float64 targets, one candidate after another
+        if not encoded:
+            X, y = cands[0]._chunk_data(X, y)
+        _regression.fit_piece(cands, X, y, 1)
+        return cands
     if not encoded:
         X, y = cands[0]._chunk_data(X, y, None)
         y = encode(cands[0].__dict__, y)
@@ -69,7 +75,7 @@ def run_piece(search, X, y, start, stop, encoded):
 def run_scattered(search, X, yi):
     """A validated, encoded chunk piece of the calling process, sent once to the workers."""
     client = search.client
-    Xf, yf = client.scatter([np.ascontiguousarray(X), np.ascontiguousarray(yi)])
+    Xf, yf = client.scatter([np.ascontiguousarray(X), np.ascontiguousarray(yi)])  # yi: labels or targets
     return run_piece(search, Xf, yf, 0, len(yi), True)
 
 
@@ -87,7 +93,10 @@ def fit_collection(search, X, y):
     if getattr(search.estimator, "shuffle", False):
         raise ValueError("PrequentialSearch with a client reads Dask partitions in order: set shuffle=False")
     rows = np.linspace(0, n - 1, min(n, 500)).astype(int)
-    sample_X, sample_y, classes = dask.compute(X[rows], y[rows], da.unique(y))
+    if _regression.is_regression(search.estimator):  # no classes to collect
+        (sample_X, sample_y), classes = dask.compute(X[rows], y[rows]), None
+    else:
+        sample_X, sample_y, classes = dask.compute(X[rows], y[rows], da.unique(y))
     epochs = getattr(search.estimator, "n_epochs", 1)
     search._start(sample_X, sample_y, classes, search.n_expected or n * epochs)
     if search._groups is not None:

@@ -42,22 +42,23 @@ def _fmt(v):
     return str(v)
 
 
-def format_results(results):
+def format_results(results, error_name="online_error", error_format=".4f"):
     """results_ as a text table, best first: rank, parameters, examples, each rung's error,
-    online error, dropped at."""
+    online error (headed ``error_name``, e.g. online_mse for a regressor, whose errors have no
+    fixed scale: ``error_format`` '.4g'), dropped at."""
     n = len(results["rank"])
     order = sorted(range(n), key=lambda i: results["rank"][i])
     pnames = [k for k in results if k.startswith("param_")]
     n_rungs = max((len(e) for e in results["rung_errors"]), default=0)
     header = ["rank", *(k[len("param_"):] for k in pnames), "examples",
-              *(f"rung{j + 1}" for j in range(n_rungs)), "online_error", "dropped_at"]
+              *(f"rung{j + 1}" for j in range(n_rungs)), error_name, "dropped_at"]
     rows = []
     for i in order:
         errs = results["rung_errors"][i]
         rows.append(
             [str(results["rank"][i]), *(_fmt(results[k][i]) for k in pnames), str(results["examples"][i]),
-             *(f"{errs[j]:.4f}" if j < len(errs) else "" for j in range(n_rungs)),
-             f"{results['online_error'][i]:.4f}",
+             *(format(errs[j], error_format) if j < len(errs) else "" for j in range(n_rungs)),
+             format(results["online_error"][i], error_format),
              "" if results["dropped_at"][i] is None else str(results["dropped_at"][i])]
         )
     widths = [max(len(r[j]) for r in [header, *rows]) for j in range(len(header))]

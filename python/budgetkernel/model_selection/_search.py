@@ -7,6 +7,8 @@ pool of ``n_jobs`` threads, each candidate owned by one thread for the whole chu
 candidate predicts an example before it learns it (the core's test-then-train), so its
 mistake counter is its prequential error; chunks are split at the rungs (_schedule), where the
 survivors are ranked and halved. Nothing of the stream is kept beyond the current chunk.
+A regressor's candidates learn real targets and are ranked by their squared (or absolute)
+errors: what that changes is in _regression.
 """
 
 from __future__ import annotations
@@ -16,26 +18,31 @@ import os
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.utils import RegressorTags
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import OnlineClassifierMixin, _curve_point
 from .._labels import check_targets, encode
 from .._native import core as _core
 from .._publish import _PublishedStateMixin
+from .._regressor import OnlineRegressorMixin, _target
+from .._regressor import _targets as _regression_targets
 from .._validation import _check_choice, _check_positive, _check_random_state, _seed, validated
-from . import _path, _remote, _schedule
+from . import _path, _regression, _remote, _schedule
 from ._grids import build_candidates, candidate_params, default_grid
 from ._report import format_results, results_table
 
 __all__ = ["PrequentialSearch"]
 
 _JUDGES = ("window", "cumulative")
+_SCORINGS = ("error", "mse", "mae")
 # The first power-of-two mark (_window_start).
 _FIRST_MARK = 16
 # What _start sets (fit starts over without them).
 _FITTED = (
     "candidate_params_", "candidates_", "classes_", "n_features_in_", "feature_names_in_", "rungs_", "_alive",
     "_seen", "_wrong", "_marks", "_next_mark", "_rung_errors", "_dropped_at", "_position", "_groups",
+    "_real_targets", "_counter",
 )
 
 
@@ -49,9 +56,10 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
 
     Parameters
     ----------
-    estimator : budgetkernel classifier
+    estimator : budgetkernel classifier or regressor
         The learner to tune (any of the package's estimators), with the parameters that are not
-        searched.
+        searched. A regressor's candidates are ranked by their prequential mean squared error
+        (see ``scoring``).
     param_grid : dict, list of dicts or None, default=None
         Parameter name -> list of values, or a scipy.stats distribution (then ``n_candidates``
         draws). None: the data-driven default grid of the estimator (see
@@ -74,6 +82,10 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         Rank at a rung by the prequential error since the previous rung ('window': each
         candidate as it is now), or over all it has seen ('cumulative': favours candidates
         that learn fast and then plateau, see bench/tuning.py).
+    scoring : {'error', 'mse', 'mae'} or None, default=None
+        What the candidates are ranked by, each example predicted before it is learned: a
+        classifier's error rate ('error'), a regressor's mean squared ('mse') or absolute
+        ('mae') error. None: 'error' for a classifier, 'mse' for a regressor.
     n_jobs : int or None, default=None
         Threads that run the candidates of a chunk (None or -1: every core). The results do not
         depend on it.
@@ -100,7 +112,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
     results_ : dict of lists
         One entry per candidate (scikit-learn's ``cv_results_`` layout): ``params``,
         ``param_<name>``, ``examples`` it learned, ``rung_errors`` (its prequential error over
-        each rung's window), ``online_error``, ``dropped_at`` (examples seen when dropped; None
+        each rung's window, by ``scoring``: a regressor's MSE or MAE), ``online_error``, ``dropped_at`` (examples seen when dropped; None
         for survivors), ``rank``.
     n_seen_ : int
         Examples of the stream read so far.
@@ -126,6 +138,15 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
     ([1000, 3000], {'gamma': 8.0, 'lam': 0.001})
     >>> round(search.score(X_test, y_test), 2)
     0.95
+
+    A regressor's candidates are ranked by their prequential mean squared error:
+
+    >>> from budgetkernel import KRLSRegressor
+    >>> from budgetkernel.datasets import embed_series, mackey_glass
+    >>> X, y = embed_series(mackey_glass(2007, random_state=0), order=7)
+    >>> search = PrequentialSearch(KRLSRegressor(nu=1e-3, gamma=1.0), {"lam": [1e-4, 1e-2, 1.0]}).fit(X, y)
+    >>> search.rungs_, search.best_params_
+    ([1000], {'lam': 0.0001})
     """
 
     _supervised = True
@@ -141,6 +162,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         first_rung=None,
         n_expected=None,
         judge="window",
+        scoring=None,
         n_jobs=None,
         random_state=None,
         client=None,
@@ -152,16 +174,19 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         self.first_rung = first_rung
         self.n_expected = n_expected
         self.judge = judge
+        self.scoring = scoring
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.client = client
 
     # ------------------------------------------------------------ parameters
     def _check_params(self):
-        if not isinstance(self.estimator, OnlineClassifierMixin):
+        if not isinstance(self.estimator, (OnlineClassifierMixin, OnlineRegressorMixin)):
             raise TypeError(
-                f"estimator must be a budgetkernel classifier; got {type(self.estimator).__name__}"
+                f"estimator must be a budgetkernel classifier or regressor; got {type(self.estimator).__name__}"
             )
+        if self.scoring is not None:
+            _check_choice("scoring", self.scoring, _regression.scorings(self.estimator))
         _check_positive("eta", self.eta)
         if not self.eta > 1:
             raise ValueError(f"eta must be > 1 (a rung keeps 1 / eta of the candidates); got {self.eta!r}")
@@ -189,8 +214,12 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         self._check_params()
         proto = clone(self.estimator)
         Xv, yv = validated(proto, X, y, reset=True)  # records n_features_in_ (and names) on proto
-        check_targets(yv)
-        if classes is None:  # fit: the labels of y
+        regression = self._real_targets = _regression.is_regression(self.estimator)
+        if regression:
+            yv = _regression_targets(yv)
+        else:
+            check_targets(yv)
+        if classes is None and not regression:  # fit: the labels of y
             classes = np.unique(yv)
         grid = self.param_grid
         if grid is None:  # empty only with nothing to tune (then the estimator alone)
@@ -204,17 +233,24 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
             for attr in ("n_features_in_", "feature_names_in_"):
                 if attr in proto.__dict__:
                     setattr(c, attr, getattr(proto, attr))
-            c._init_model(Xv, classes, feature_order=feature_order)
+            if regression:
+                c._init_model(Xv, feature_order=feature_order)
+            else:
+                c._init_model(Xv, classes, feature_order=feature_order)
         for g in self._groups or ():
             for i in g[1:]:  # the group's model is its first candidate's until it moves
                 del candidates[i].__dict__["_model"]
         self.candidate_params_ = params
         self.candidates_ = candidates
-        self.classes_ = candidates[0].classes_
+        if not regression:
+            self.classes_ = candidates[0].classes_
         self.n_features_in_ = candidates[0].n_features_in_
         if "feature_names_in_" in proto.__dict__:
             self.feature_names_in_ = proto.feature_names_in_
-        self.rungs_ = _schedule.rung_schedule(len(params), self.eta, self.first_rung, n_expected, len(self.classes_))
+        self._counter = _regression.counter_name(self.estimator, self.scoring)
+        # a regressor's first rung: at least MIN_FIRST_RUNG examples (it has no classes)
+        n_classes = 1 if regression else len(self.classes_)
+        self.rungs_ = _schedule.rung_schedule(len(params), self.eta, self.first_rung, n_expected, n_classes)
         self._start_record(len(params))
         return Xv, yv
 
@@ -222,7 +258,9 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         """The search's record of n fresh candidates, all alive, at the start of the stream."""
         self._alive = list(range(n))  # best first after each halving
         self._seen = [0] * n  # examples each candidate predicted (and learned)
-        self._wrong = [0] * n  # ... and its prequential mistakes among them
+        # ... and its prequential mistakes among them (a regressor: the sum of its squared or
+        # absolute errors, by scoring)
+        self._wrong = [0] * n
         # (position, seen, wrong) of each candidate at each rung and each power of two: a
         # window starts at the latest mark at most 1/eta of the position back (_window_start)
         self._marks = [[(0, 0, 0)] for _ in range(n)]
@@ -270,7 +308,8 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         classes : array-like, default=None
-            Every label of the stream; required on the first call.
+            Every label of the stream; required on the first call for a classifier (a
+            regressor takes none).
 
         Returns
         -------
@@ -278,9 +317,11 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         """
         with self._state_lock():
             if "_alive" not in self.__dict__:
-                if classes is None:
+                if classes is None and not _regression.is_regression(self.estimator):
                     raise ValueError("classes must be passed on the first call to partial_fit")
                 X, y = self._start(X, y, classes, self.n_expected)
+            elif self._real_targets:
+                X, y = self._lead()._chunk_data(X, y)
             else:
                 X, y = self._lead()._chunk_data(X, y, classes)
             self._feed(X, y)
@@ -291,17 +332,20 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         surviving candidate. Before the first chunk, gamma's grid comes from this example
         alone (the median heuristic needs two rows: 1 / n_features)."""
         with self._state_lock():
-            if "_alive" not in self.__dict__:
-                proto = clone(self.estimator)
-                v, names = proto._as_vector(x)
+            fresh = "_alive" not in self.__dict__
+            v, names = (clone(self.estimator) if fresh else self._lead())._as_vector(x)
+            X = v.reshape(1, -1)
+            if _regression.is_regression(self.estimator):  # a one-row chunk of a finite target
+                y1 = np.array([_target(y)])
+                X, yv = self._start(X, y1, None, self.n_expected, names) if fresh else self._lead()._chunk_data(X, y1)
+            elif fresh:
                 if classes is None and isinstance(y, (bool, np.bool_)):
                     classes = [False, True]
                 if classes is None:
                     raise ValueError("classes must be passed on the first call to learn_one unless labels are bool")
-                X, yv = self._start(v.reshape(1, -1), np.asarray([y]), classes, self.n_expected, names)
+                X, yv = self._start(X, np.asarray([y]), classes, self.n_expected, names)
             else:
-                v, _ = self._lead()._as_vector(x)
-                X, yv = self._lead()._chunk_data(v.reshape(1, -1), np.asarray([y]), classes, "learn_one")
+                X, yv = self._lead()._chunk_data(X, np.asarray([y]), classes, "learn_one")
             self._feed(X, yv)
         return self
 
@@ -312,7 +356,10 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
 
     def _feed(self, X, y):
         """Hands a validated chunk to the survivors, split at the marks and rungs."""
-        yi = np.ascontiguousarray(encode(self._lead().__dict__, y), dtype=np.int32)
+        if self._real_targets:
+            yi = np.ascontiguousarray(y, dtype=np.float64)
+        else:
+            yi = np.ascontiguousarray(encode(self._lead().__dict__, y), dtype=np.int32)
         self._split(len(yi), lambda start, stop: self._run(X[start:stop], yi[start:stop]))
 
     def _split(self, n, run):
@@ -365,7 +412,10 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
             return
         cands = [self.candidates_[i] for i in self._alive]
         try:
-            _core.partial_fit_many([c._model for c in cands], X, yi, min(self._threads(), len(cands)))
+            if self._real_targets:
+                _regression.fit_piece(cands, X, yi, self._threads())
+            else:
+                _core.partial_fit_many([c._model for c in cands], X, yi, min(self._threads(), len(cands)))
         finally:
             # Also after Ctrl-C (each candidate stopped between two examples): the counts and
             # curves end at what was learned, the stream position at the most any learned.
@@ -379,8 +429,9 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
             self.candidates_[i] = c  # the same object, unless it came back from a worker
             now = c._model.counters
             learned = max(learned, now["examples"] - self._seen[i])
-            self._seen[i], self._wrong[i] = now["examples"], now["mistakes"]
-            _curve_point(c._model, c.__dict__)
+            self._seen[i], self._wrong[i] = now["examples"], now[self._counter]
+            if not self._real_targets:
+                _curve_point(c._model, c.__dict__)
         self._position += learned
 
     def _errors(self, indices):
@@ -439,6 +490,8 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
 
     def summary(self):
         """The candidates as a text table (``results_``), best first."""
+        if self._real_targets:
+            return format_results(self.results_, f"online_{self.scoring or 'mse'}", ".4g")
         return format_results(self.results_)
 
     # ------------------------------------------------------------ prediction
@@ -448,9 +501,13 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
     def predict(self, X):
         return self.best_estimator_.predict(X)
 
+    def score(self, X, y, sample_weight=None):
+        """The best candidate's score: accuracy for a classifier, R^2 for a regressor."""
+        return self.best_estimator_.score(X, y, sample_weight=sample_weight)
+
     def predict_one(self, x):
-        if "_alive" not in self.__dict__:
-            return None
+        if "_alive" not in self.__dict__:  # nothing learned: the estimators' own answer (river's)
+            return 0.0 if _regression.is_regression(self.estimator) else None
         return self.best_estimator_.predict_one(x)
 
     def save(self, path):
@@ -463,5 +520,9 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = True
         tags.non_deterministic = False
+        if _regression.is_regression(self.estimator):  # a search of regressors is a regressor
+            tags.estimator_type = "regressor"
+            tags.classifier_tags = None
+            tags.regressor_tags = RegressorTags()
         return tags
 
