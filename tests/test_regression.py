@@ -31,10 +31,11 @@ def loss_and_slope(loss, eps, r):
     return (0.5 * r * r, r) if a <= eps else (eps * (a - 0.5 * eps), eps * np.sign(r))
 
 
-def oracle(X, y, *, loss, epsilon, lam, gamma, fit_intercept, budget=None):
+def oracle(X, y, *, loss, epsilon, lam, gamma, fit_intercept, budget=None, t0=0.0):
     """Kernel Pegasos for regression written out plainly (no scale trick, no incremental norm):
-    predict b + f(x_t); w <- (1 - 1/t) w + slope / (lam t) phi(x_t); with a budget, drop the
-    oldest SV (remove-oldest); project onto ||w||^2 <= 2 L0 / lam; b <- running mean of y."""
+    predict b + f(x_t); w <- (1 - 1/t) w + slope / (lam t) phi(x_t), t + t0 in place of t;
+    with a budget, drop the oldest SV (remove-oldest); project onto ||w||^2 <= 2 L0 / lam;
+    b <- running mean of y."""
     S, ids, a = np.zeros((0, X.shape[1])), [], np.zeros(0)
     b, L0, preds = 0.0, 0.0, []
     kern = lambda P, Q: np.exp(-gamma * ((P[:, None, :] - Q[None, :, :]) ** 2).sum(-1))
@@ -44,11 +45,11 @@ def oracle(X, y, *, loss, epsilon, lam, gamma, fit_intercept, budget=None):
         preds.append(pred)
         _, slope = loss_and_slope(loss, epsilon, yt - pred)
         L0 = max(L0, loss_and_slope(loss, epsilon, yt - b)[0])
-        a = a * (1.0 - 1.0 / t)
-        if t == 1:
+        a = a * (1.0 - 1.0 / (t + t0))
+        if t + t0 == 1:
             S, ids, a = S[:0], [], a[:0]
         if slope != 0.0:
-            S, ids, a = np.vstack([S, x]), ids + [t], np.append(a, slope / (lam * t))
+            S, ids, a = np.vstack([S, x]), ids + [t], np.append(a, slope / (lam * (t + t0)))
         if budget is not None and len(a) > budget:
             S, ids, a = S[1:], ids[1:], a[1:]  # the oldest: the first added
         norm2 = float(a @ kern(S, S) @ a) if len(a) else 0.0
@@ -80,6 +81,56 @@ def test_update_equals_the_numpy_oracle(loss, budget, fit_intercept):
     np.testing.assert_allclose(est.online_mse_, np.mean((y - preds) ** 2), rtol=1e-9)
     if budget:
         assert est.n_support_ == budget and est.counters_["maintenance_steps"] > 0
+
+
+@pytest.mark.parametrize("loss", ["epsilon_insensitive", "squared", "huber"])
+@pytest.mark.parametrize("budget", [None, 7])
+def test_step_offset_t0_equals_the_numpy_oracle(loss, budget):
+    # eta_t = 1 / (lam (t + t0)): the same oracle with t + t0 in the step and the shrink
+    X, y = sine(80, seed=7)
+    kw = dict(loss=loss, epsilon=0.2, lam=0.01, gamma=0.8, fit_intercept=True, t0=50.0)
+    est = BudgetedSGDRegressor(budget=budget, maintenance="remove-oldest", random_state=0, **kw).fit(X, y)
+    model = core.BSGDRegressor(2, budget=budget or 0, maintenance="remove-oldest", **kw)
+    preds, S, ids, a, b = oracle(X, y, budget=budget, **kw)
+    np.testing.assert_array_equal(est.support_vectors_[np.argsort(est._model.support_ids)], S)
+    assert est.intercept_ == pytest.approx(b, rel=1e-12)
+    np.testing.assert_allclose(model.partial_fit(X, y, record=True), preds, rtol=1e-9, atol=1e-9)
+    order = np.argsort(est._model.support_ids)
+    np.testing.assert_array_equal(np.asarray(est._model.support_ids)[order], ids)
+    np.testing.assert_allclose(est.dual_coef_[order, 0], a, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(est.online_mse_, np.mean((y - preds) ** 2), rtol=1e-9)
+    with pytest.raises(ValueError, match="t0"):
+        BudgetedSGDRegressor(t0=-1.0).fit(X, y)
+
+
+def test_step_offset_tames_the_first_steps_of_a_small_lam():
+    # Pegasos' first steps are ~1/lam: with the squared loss and lam = 1e-4 the prequential
+    # error explodes; t0 = 1/lam starts at eta ~ 1 and keeps it near the noise
+    X, y = sine(3000, seed=8)
+    kw = dict(budget=50, loss="squared", lam=1e-4, gamma=1.0, random_state=0)
+    plain = BudgetedSGDRegressor(**kw).fit(X, y)
+    offset = BudgetedSGDRegressor(t0=1e4, **kw).fit(X, y)
+    assert offset.online_mse_ < 0.1 < plain.online_mse_
+
+
+def test_step_offset_is_saved_and_the_default_file_is_unchanged(tmp_path):
+    X, y = sine(500, d=3, seed=9)
+    kw = dict(budget=20, loss="squared", lam=1e-3, gamma=1.0, random_state=1)
+    default = BudgetedSGDRegressor(**kw).fit(X, y)
+    assert b"t0" not in default._model.to_bytes()  # t0 = 0: no field, no metadata entry (the old file)
+    default.save(tmp_path / "d.bkm")
+    assert b"t0" not in (tmp_path / "d.bkm").read_bytes() and budgetkernel.load(tmp_path / "d.bkm").t0 == 0.0
+    est = BudgetedSGDRegressor(t0=123.5, **kw).partial_fit(X[:250], y[:250])
+    full = BudgetedSGDRegressor(t0=123.5, **kw).fit(X, y)
+    est.save(tmp_path / "m.bkm")
+    for restored in (budgetkernel.load(tmp_path / "m.bkm"), pickle.loads(pickle.dumps(est))):
+        assert restored.t0 == 123.5
+        restored.partial_fit(X[250:], y[250:])
+        np.testing.assert_array_equal(restored.predict(X), full.predict(X))
+    model = core.BSGDRegressor(3, budget=20, loss="squared", lam=1e-3, t0=7.0, gamma=1.0, seed=1)
+    model.partial_fit(X, y)
+    (tmp_path / "c.bkm").write_bytes(model.to_bytes())  # a C++-written file (no metadata)
+    assert budgetkernel.load(tmp_path / "c.bkm").t0 == 7.0
 
 
 @pytest.mark.parametrize("maintenance", ["merge", "project", "project-exact", "remove-random", "remove-smallest"])

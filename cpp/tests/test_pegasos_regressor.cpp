@@ -184,3 +184,27 @@ TEST_CASE("a StopPoll stops partial_fit between rows, the rows before it learned
 }
 
 int main() { return bk_test::run_all(); }
+
+TEST_CASE("the step offset t0: saved only when non-zero, resumed bit for bit, a negative one refused") {
+  const Data s = sine(300, 3, 5);
+  BSGDRegressorParams p = params(RegressionLoss::Squared, Maintenance::Merge, 20);
+  FieldMap plain;
+  BSGDRegressor(3, p).save(plain);
+  CHECK(!plain.has("t0"));  // t0 = 0: the file written before t0 existed (which loads as 0)
+  p.t0 = 1.0 / p.lam;
+  BSGDRegressor full(3, p), half(3, p);
+  full.partial_fit(s.X, s.y.data());
+  half.partial_fit(s.X.topRows(150), s.y.head(150).data());
+  FieldMap fm;
+  half.save(fm);
+  CHECK(fm.has("t0"));
+  BSGDRegressor loaded;
+  loaded.load(fm);
+  CHECK(loaded.params().t0 == p.t0);
+  loaded.partial_fit(s.X.bottomRows(150), s.y.tail(150).data());
+  CHECK(bk_test::bytes_of(loaded) == bk_test::bytes_of(full));
+  fm.set("t0", -1.0);
+  CHECK(bk_test::throws_type([&] { BSGDRegressor().load(fm); }, 1));
+  p.t0 = -1.0;
+  CHECK(bk_test::throws_type([&] { BSGDRegressor(3, p); }, 0));
+}

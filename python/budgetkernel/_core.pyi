@@ -133,6 +133,7 @@ class KernelPegasos(_KernelExpansion):
 # Regressors (wrap_regression.cpp): real targets, one prediction per row.
 class BSGDRegressorParams(_Params):
     lam: float
+    t0: float
     budget: int
     maintenance: str
     loss: str

@@ -48,7 +48,13 @@ class BudgetedSGDRegressor(_KernelParamsMixin, _KernelExpansionMixin, OnlineRegr
         'squared' ignores it (scikit-learn's SGDRegressor uses one epsilon the same way).
     lam : float, default=1e-3
         Regularisation parameter lambda. With the squared loss, steps 1/(lam t) larger than 2
-        overshoot until t passes 1/(2 lam): prefer a larger lam there.
+        overshoot until t passes 1/(2 lam): prefer a larger lam there, or a step offset t0.
+    t0 : float, default=0.0
+        Step offset, >= 0: the step size is ``1 / (lam (t + t0))`` (Bottou's schedule for SGD),
+        the same objective and limit. 0 is Pegasos' ``1 / (lam t)``, whose first steps
+        (about ``1 / lam``) overshoot the targets when lam is small; ``t0`` around
+        ``1 / lam`` starts near 1, as KLMS's step. Saved in model files (files from before it
+        existed load with 0).
     fit_intercept : bool, default=True
         Predict b + f(x) with b the running mean of the targets seen (not regularised); the
         kernel expansion then learns the centred target.
@@ -107,6 +113,7 @@ class BudgetedSGDRegressor(_KernelParamsMixin, _KernelExpansionMixin, OnlineRegr
         loss="epsilon_insensitive",
         epsilon=0.1,
         lam=1e-3,
+        t0=0.0,
         fit_intercept=True,
         kernel="rbf",
         gamma="scale",
@@ -121,6 +128,7 @@ class BudgetedSGDRegressor(_KernelParamsMixin, _KernelExpansionMixin, OnlineRegr
         self.loss = loss
         self.epsilon = epsilon
         self.lam = lam
+        self.t0 = t0
         self.fit_intercept = fit_intercept
         self.kernel = kernel
         self.gamma = gamma
@@ -144,6 +152,7 @@ class BudgetedSGDRegressor(_KernelParamsMixin, _KernelExpansionMixin, OnlineRegr
         return dict(
             **self._kernel_fields(gamma),
             lam=_real(self.lam),
+            t0=_real(self.t0),
             budget=0 if self.budget is None else int(self.budget),
             maintenance=self.maintenance,
             loss=self.loss,
@@ -163,6 +172,14 @@ class BudgetedSGDRegressor(_KernelParamsMixin, _KernelExpansionMixin, OnlineRegr
             how = "merging" if self.maintenance == "merge" else "removal"
             plan.append(((budget + 1) ** 2 * 8, f"kernel-matrix cache of {how}", "(budget + 1)^2 float64 values"))
         return plan
+
+    def _saved_params(self):
+        # t0 = 0 is left out, so that a model saved with the default is byte for byte the file
+        # written before t0 existed (which loads with t0 = 0).
+        params = super()._saved_params()
+        if params.get("t0") == 0.0:
+            del params["t0"]
+        return params
 
     _core_name, _params_name = "BSGDRegressor", "BSGDRegressorParams"
 

@@ -111,6 +111,7 @@ void def_filter(py::module_& m, const char* name, const char* doc) {
 void wrap_regression(py::module_& m) {
   ParamsClass<bk::BSGDRegressorParams>(m, "BSGDRegressorParams", "Parameters of BSGDRegressor (C++ BSGDRegressorParams).")
       .field("lam", &bk::BSGDRegressorParams::lam, "lambda of the objective, > 0")
+      .field("t0", &bk::BSGDRegressorParams::t0, "step offset: eta_t = 1 / (lam (t + t0)), >= 0")
       .field("budget", &bk::BSGDRegressorParams::budget, "B; 0 = no budget")
       .enum_field("maintenance", &bk::BSGDRegressorParams::maintenance, bk::maintenance_names)
       .enum_field("loss", &bk::BSGDRegressorParams::loss, bk::regression_loss_names)

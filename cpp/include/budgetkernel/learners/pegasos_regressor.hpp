@@ -50,7 +50,12 @@ inline double regression_loss(RegressionLoss loss, double eps, double r, double*
 /// Parameters of the budgeted SGD regressor.
 struct BSGDRegressorParams {
   Kernel kernel{KernelType::RBF, 1.0};
-  double lam = 1e-3;  ///< lambda of the objective lambda/2 ||w||^2 + mean loss; eta_t = 1 / (lambda t)
+  double lam = 1e-3;  ///< lambda of the objective lambda/2 ||w||^2 + mean loss; eta_t = 1 / (lambda (t + t0))
+  /// Step offset t0 >= 0: eta_t = 1 / (lambda (t + t0)) (Bottou's SGD schedule; 0 is Pegasos'
+  /// 1 / (lambda t)). Pegasos' first steps have eta ~ 1 / lambda, so with a small lambda the
+  /// early expansion overshoots the targets by orders of magnitude; t0 ~ 1 / lambda starts at
+  /// eta ~ 1 (as KLMS) and keeps the same limit (the minimiser of the objective).
+  double t0 = 0.0;
   Index budget = 0;   ///< B; 0 = no budget
   Maintenance maintenance = Maintenance::Merge;
   RegressionLoss loss = RegressionLoss::EpsilonInsensitive;
@@ -64,6 +69,7 @@ struct BSGDRegressorParams {
 
   void validate() const {
     detail::check_lam(lam);
+    detail::require_non_negative(t0, "t0");
     detail::require_psd_kernel(kernel);
     detail::require(budget >= 0, "budget must be >= 1 (or 0 for no budget)");
     detail::require_enum(maintenance_names, maintenance, "maintenance");
@@ -80,7 +86,8 @@ struct BSGDRegressorParams {
 ///
 /// The objective is lambda/2 ||w||^2 + (1/t) sum_s l(y_s - b_s - f(x_s)). Step t scores x_t
 /// (the prequential prediction b + f(x_t)), shrinks w by (1 - 1/t), adds beta_t phi(x_t)
-/// with beta_t = slope(r_t) / (lambda t) (the negative subgradient of l at the prediction),
+/// with beta_t = slope(r_t) / (lambda t) (the negative subgradient of l at the prediction;
+/// t + t0 in place of t with the step offset t0 of the parameters),
 /// runs one maintenance step when the store holds B + 1 SVs, and projects w onto the ball
 /// that holds the minimiser: lambda/2 ||w*||^2 <= F(w*) <= F(0) = mean_s l(y_s - b_s), so
 /// ||w*||^2 <= 2 L0 / lambda with L0 the largest l(y_s - b_s) seen (Pegasos' argument for its
@@ -137,13 +144,14 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
     const double f = score(x, xsq);
     const double pred = m_bias + f;
     const std::int64_t t = ++m_count.examples;
-    const double shrink = 1.0 - 1.0 / static_cast<double>(t);  // 1 - eta_t lambda
+    const double tt = static_cast<double>(t) + m_p.t0;  // t + t0 (exactly t when t0 = 0)
+    const double shrink = 1.0 - 1.0 / tt;               // 1 - eta_t lambda
     double slope = 0.0, slope0 = 0.0;
     detail::regression_loss(m_p.loss, m_p.epsilon, y - pred, &slope);
     m_loss0 = (std::max)(m_loss0, detail::regression_loss(m_p.loss, m_p.epsilon, y - m_bias, &slope0));
     shrink_weights(shrink);
     if (slope != 0.0) {
-      add_example(x, xsq, t, shrink * f, slope / (m_p.lam * static_cast<double>(t)));
+      add_example(x, xsq, t, shrink * f, slope / (m_p.lam * tt));
       if ((m_p.budget > 0 && m_sv.size() > m_p.budget) || m_maint.must_reduce()) maintain_budget();
     }
     project_onto_ball();
@@ -181,6 +189,7 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
     write_base(fm, "bsgd_regressor");
     write_kernel(fm, m_p.kernel);
     fm.set("lam", m_p.lam);
+    if (m_p.t0 != 0.0) fm.set("t0", m_p.t0);  // absent (files before t0 existed) = 0
     fm.set_int("budget", m_p.budget);
     fm.set_int("maintenance", static_cast<std::int64_t>(m_p.maintenance));
     fm.set_int("loss", static_cast<std::int64_t>(m_p.loss));
@@ -202,6 +211,7 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
     BSGDRegressorParams p;
     p.kernel = read_kernel(fm);
     p.lam = fm.get_f64("lam");
+    p.t0 = fm.has("t0") ? fm.get_f64("t0") : 0.0;
     p.budget = fm.get_i64("budget");
     p.maintenance = detail::enum_from_code(maintenance_names, fm.get_i64("maintenance"), "maintenance");
     p.loss = detail::enum_from_code(regression_loss_names, fm.get_i64("loss"), "loss");
@@ -248,7 +258,7 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
     return m_scale * f(0);
   }
 
-  /// Algorithm 1, line 2: w <- (1 - 1/t) w on the global scale; at t = 1 the factor is 0.
+  /// Algorithm 1, line 2: w <- (1 - 1/(t + t0)) w on the global scale; at t = 1 with t0 = 0 the factor is 0.
   void shrink_weights(double shrink) {
     if (shrink == 0.0) {
       m_sv.clear();
