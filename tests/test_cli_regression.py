@@ -14,15 +14,23 @@ from budgetkernel import cli, datasets
 from budgetkernel.cli import _training
 from budgetkernel.model_selection import PrequentialSearch
 
-# --learner -> (its options in this test, the estimator they make)
+# test id -> (--learner, its options in this test, the estimator they make)
 LEARNERS = {
-    "bsgd-regressor": (
-        ["--budget", "30", "--lam", "1e-3", "--loss", "huber", "--epsilon", "0.05"],
-        lambda: budgetkernel.BudgetedSGDRegressor(budget=30, lam=1e-3, loss="huber", epsilon=0.05, random_state=0),
+    "bsgd-regressor": ("bsgd-regressor",
+        ["--budget", "30", "--lam", "1e-3", "--t0", "1000", "--loss", "huber", "--epsilon", "0.05"],
+        lambda: budgetkernel.BudgetedSGDRegressor(budget=30, lam=1e-3, t0=1000.0, loss="huber", epsilon=0.05, random_state=0),
     ),
-    "klms": (["--eta", "0.3", "--epsilon", "0.2"], lambda: budgetkernel.KLMSRegressor(eta=0.3, epsilon=0.2, random_state=0)),
-    "krls": (["--nu", "1e-3", "--lam", "1e-2"], lambda: budgetkernel.KRLSRegressor(nu=1e-3, lam=1e-2, random_state=0)),
-    "sliding-krls": (
+    "pa-regressor": ("pa-regressor",
+        ["--budget", "30", "--C", "0.5", "--variant", "project", "--pa-type", "2", "--epsilon", "0.05"],
+        lambda: budgetkernel.BudgetedPARegressor(budget=30, C=0.5, variant="project", pa_type=2, epsilon=0.05, random_state=0),
+    ),
+    "pa-regressor-spa": ("pa-regressor",
+        ["--spa-sampling", "--alpha", "0.5", "--beta", "1", "--averaged", "--budget", "0"],
+        lambda: budgetkernel.BudgetedPARegressor(budget=None, sampling=True, alpha=0.5, beta=1.0, averaged=True, random_state=0),
+    ),
+    "klms": ("klms", ["--eta", "0.3", "--epsilon", "0.2"], lambda: budgetkernel.KLMSRegressor(eta=0.3, epsilon=0.2, random_state=0)),
+    "krls": ("krls", ["--nu", "1e-3", "--lam", "1e-2"], lambda: budgetkernel.KRLSRegressor(nu=1e-3, lam=1e-2, random_state=0)),
+    "sliding-krls": ("sliding-krls",
         ["--budget", "40", "--lam", "1e-2"],
         lambda: budgetkernel.SlidingWindowKRLSRegressor(budget=40, lam=1e-2, random_state=0),
     ),
@@ -62,7 +70,7 @@ def _stream(est, X, y, size):
 @pytest.mark.parametrize("learner", list(LEARNERS))
 def test_train_predict_is_the_estimator_on_the_same_stream(files, learner, capsys):
     d, X, y, Xt, yt = files
-    options, make = LEARNERS[learner]
+    learner, options, make = LEARNERS[learner]
     model, out = d / "m.bkm", d / "pred.txt"
     argv = ["train", str(d / "train.svm"), "-o", str(model), "--learner", learner, "--chunk-size", "700", "-q"]
     assert cli.main(argv + options) == 0

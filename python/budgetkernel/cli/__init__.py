@@ -67,6 +67,13 @@ def build_parser():
     p.add_argument(
         "-q", "--quiet", action="store_true", help="do not print the accuracy (a regressor: MSE, MAE, R^2) on the file's labels to stderr"
     )
+    p.add_argument(
+        "--proba",
+        action="store_true",
+        help="write class probabilities in LIBSVM's svm-predict -b 1 layout: a first line 'labels' and the classes, "
+        "then each example's label and its probability of each class (the model needs probabilities: trained "
+        "with --probability, or bsgd with --loss log)",
+    )
     _add_chunk_size_arg(p)
     _add_zero_based_arg(p, "default: as in the training file, which the model records")
     p.set_defaults(func=cmd_predict)

@@ -125,14 +125,21 @@ def cmd_predict(args):
         stored = getattr(clf, "_svmlight_zero_based", None)
         zero_based = "auto" if stored is None else stored
     regression = is_regressor(clf)
+    if args.proba:
+        _check_proba(clf, regression)
     reading = _reading_args(args.data, clf.n_features_in_, zero_based, regression)
     accuracy = _RegressionMetrics() if regression else _Accuracy(clf.classes_)
     # a regressor's predictions as the shortest text that reads back as the same float64
     line = (lambda v: f"{float(v)!r}\n") if regression else (lambda label: f"{label}\n")
 
     def write(out):
-        for pred, y in _predict_chunks(clf, args.data, args.chunk_size, reading):
-            out.write("".join(map(line, pred)))
+        if args.proba:  # LIBSVM's svm-predict -b 1 layout: a header of the classes, then label p_1 .. p_k
+            out.write("labels " + " ".join(map(str, clf.classes_)) + "\n")
+        for pred, y, *P in _predict_chunks(clf, args.data, args.chunk_size, reading, proba=args.proba):
+            if args.proba:
+                out.write("".join(f"{label} {' '.join(map(repr, row.tolist()))}\n" for label, row in zip(pred, P[0])))
+            else:
+                out.write("".join(map(line, pred)))
             accuracy.add(pred, y)
         out.flush()  # a closed pipe (`| head`) shows up here, inside main's handler
 
@@ -147,6 +154,15 @@ def cmd_predict(args):
     if report and not args.quiet:
         print(report, file=sys.stderr)
     return 0
+
+
+def _check_proba(clf, regression):
+    if regression:
+        raise ValueError("--proba: a regressor predicts values, not class probabilities")
+    if not hasattr(clf, "predict_proba"):
+        raise ValueError(
+            "--proba: this model has no probabilities; train it with --probability (or bsgd with --loss log)"
+        )
 
 
 def cmd_evaluate(args):

@@ -14,6 +14,9 @@ from sklearn.base import RegressorMixin
 from ..bogd import _SAMPLING, BOGDClassifier
 from ..kaf import KLMSRegressor, KRLSRegressor, SlidingWindowKRLSRegressor
 from ..passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
+from ..pa_regressor import _VARIANTS as _REGRESSOR_VARIANTS
+from ..pa_regressor import BudgetedPARegressor
+from ..pegasos import _LOSSES as _BSGD_LOSSES
 from ..pegasos import _MAINTENANCE, BudgetedSGDClassifier
 from ..pegasos_regressor import _LOSSES as _REGRESSION_LOSSES
 from ..pegasos_regressor import _MAINTENANCE as _REGRESSOR_MAINTENANCE
@@ -121,7 +124,7 @@ def _add_learner_args(p):
         default="bsgd",
         help="classifiers: Budgeted SGD (default), Budgeted Passive-Aggressive, a (budgeted) kernel perceptron, "
         "Sparse PA, or kernel OGD / BOGD; regressors (real-valued targets): Budgeted SGD regression "
-        "(bsgd-regressor), KLMS / QKLMS (klms), KRLS with the ALD test (krls), sliding-window KRLS (sliding-krls)",
+        "(bsgd-regressor), Budgeted Passive-Aggressive regression (pa-regressor), KLMS / QKLMS (klms), KRLS with the ALD test (krls), sliding-window KRLS (sliding-krls)",
     )
     p.add_argument(
         "--budget",
@@ -145,16 +148,38 @@ def _add_learner_args(p):
 
 def _add_pa_args(p):
     """The options of Budgeted Passive-Aggressive (--learner pa), and --loss."""
-    p.add_argument("--C", type=float, default=None, help="pa: aggressiveness C (default 1)")
-    p.add_argument("--variant", choices=sorted(_VARIANTS), default=None, help="pa: BPA variant (default nn)")
+    p.add_argument("--C", type=float, default=None, help="pa, pa-regressor: aggressiveness C (default 1)")
+    p.add_argument(
+        "--variant", choices=sorted(_VARIANTS), default=None, help="pa, pa-regressor: BPA variant (default nn)"
+    )
     p.add_argument(
         "--loss",
-        choices=sorted(set(_LOSSES) | set(_REGRESSION_LOSSES)),
+        choices=sorted(set(_LOSSES) | set(_BSGD_LOSSES) | set(_REGRESSION_LOSSES)),
         default=None,
-        help="pa: hinge or ramp loss (default hinge); bsgd-regressor: epsilon_insensitive (default), "
+        help="bsgd: hinge (default) or log (kernel logistic regression, with native probabilities); "
+        "pa: hinge or ramp loss (default hinge); bsgd-regressor: epsilon_insensitive (default), "
         "squared or huber",
     )
-    p.add_argument("--pa-type", type=int, choices=[0, 1, 2], default=None, help="pa: 0 hard, 1 PA-I (default), 2 PA-II")
+    p.add_argument(
+        "--pa-type",
+        type=int,
+        choices=[0, 1, 2],
+        default=None,
+        help="pa, pa-regressor: 0 hard, 1 PA-I (default), 2 PA-II",
+    )
+    p.add_argument(
+        "--spa-sampling",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="pa-regressor: add an SV only with SPA's loss-proportional probability (--alpha, --beta; default no)",
+    )
+    p.add_argument(
+        "--probability",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="classifiers: calibrate the decision values online so that predict --proba works (default no; "
+        "bsgd --loss log has native probabilities)",
+    )
 
 
 def _add_regression_args(p):
@@ -164,7 +189,14 @@ def _add_regression_args(p):
         type=float,
         default=None,
         help="bsgd-regressor: the insensitive zone of epsilon_insensitive, the threshold of huber (default 0.1); "
+        "pa-regressor: the insensitive zone (default 0.1); "
         "klms: the quantisation size of QKLMS, in input distance (default 0: plain KLMS)",
+    )
+    p.add_argument(
+        "--t0",
+        type=float,
+        default=None,
+        help="bsgd-regressor: step offset, the step is 1 / (lam (t + t0)) (default 0; about 1/lam tames the first steps)",
     )
     p.add_argument(
         "--nu", type=float, default=None, help="krls: the approximate-linear-dependence threshold (default 0.01)"
@@ -173,7 +205,7 @@ def _add_regression_args(p):
         "--fit-intercept",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="bsgd-regressor: predict the running mean of the targets plus the kernel expansion (default yes)",
+        help="bsgd-regressor, pa-regressor: predict the running mean of the targets plus the kernel expansion (default yes)",
     )
 
 
@@ -186,15 +218,15 @@ def _add_step_and_averaging_args(p):
         help="perceptron: Projectron threshold (default 0.1); spa: aggressiveness (default 1); bogd: step "
         "(default 0.5); klms: step size (default 0.5)",
     )
-    p.add_argument("--alpha", type=float, default=None, help="spa: loss cap of the sampling probability (default 1)")
-    p.add_argument("--beta", type=float, default=None, help="spa: sampling divisor, >= alpha (default 20)")
+    p.add_argument("--alpha", type=float, default=None, help="spa, pa-regressor: loss cap of the sampling probability (default 1)")
+    p.add_argument("--beta", type=float, default=None, help="spa, pa-regressor: sampling divisor, >= alpha (default 20)")
     p.add_argument("--sampling", choices=sorted(_SAMPLING), default=None, help="bogd: discard rule (default uniform)")
     p.add_argument(
         "--averaged",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="pa / bogd / spa: predict with the mean of all classifiers (default: spa yes, i.e. SPA-avg; "
-        "pa and bogd no); bsgd: polynomial-decay averaging (average, default yes)",
+        help="pa / bogd / spa / pa-regressor: predict with the mean of all models held (default: spa yes, "
+        "i.e. SPA-avg; pa, bogd and pa-regressor no); bsgd: polynomial-decay averaging (average, default yes)",
     )
 
 
@@ -344,24 +376,23 @@ def _add_model_args(p):
 # is an error, not a model trained without it. A new learner is one entry here (its options
 # added to _OPTION_NAMES if new).
 _LEARNERS = {
-    "bsgd": (BudgetedSGDClassifier, ("budget", "maintenance", "lam", "averaged")),
-    "pa": (BudgetedPAClassifier, ("budget", "C", "variant", "loss", "pa_type", "averaged")),
-    "perceptron": (KernelPerceptron, ("budget", "maintenance", "eta")),
-    "spa": (SparsePAClassifier, ("eta", "alpha", "beta", "averaged")),
-    "bogd": (BOGDClassifier, ("budget", "lam", "eta", "sampling", "averaged")),
+    "bsgd": (BudgetedSGDClassifier, ("budget", "maintenance", "lam", "loss", "averaged", "probability")),
+    "pa": (BudgetedPAClassifier, ("budget", "C", "variant", "loss", "pa_type", "averaged", "probability")),
+    "perceptron": (KernelPerceptron, ("budget", "maintenance", "eta", "probability")),
+    "spa": (SparsePAClassifier, ("eta", "alpha", "beta", "averaged", "probability")),
+    "bogd": (BOGDClassifier, ("budget", "lam", "eta", "sampling", "averaged", "probability")),
     # the regressors (real-valued targets: _training reads the file's labels as numbers)
     "bsgd-regressor": (
         BudgetedSGDRegressor,
-        ("budget", "maintenance", "lam", "loss", "epsilon", "fit_intercept"),
+        ("budget", "maintenance", "lam", "t0", "loss", "epsilon", "fit_intercept"),
     ),
     "klms": (KLMSRegressor, ("eta", "epsilon")),
     "krls": (KRLSRegressor, ("nu", "lam")),
     "sliding-krls": (SlidingWindowKRLSRegressor, ("budget", "lam")),
-    # LEAD: BudgetedPARegressor goes here, e.g.
-    # "pa-regressor": (BudgetedPARegressor, ("budget", "C", "variant", "pa_type", "epsilon", "alpha", "beta",
-    #                                        "averaged", "fit_intercept")),
-    # (its bool `sampling` has no option yet: --sampling is BOGD's rule name; the estimator
-    # refuses --variant random, which only the classifier has.)
+    "pa-regressor": (
+        BudgetedPARegressor,
+        ("budget", "C", "variant", "pa_type", "epsilon", "spa_sampling", "alpha", "beta", "averaged", "fit_intercept"),
+    ),
 }
 
 # The option of each learner-specific dest (as its error messages name it).
@@ -377,9 +408,12 @@ _OPTION_NAMES = {
     "alpha": "--alpha",
     "beta": "--beta",
     "sampling": "--sampling",
+    "spa_sampling": "--spa-sampling",
+    "probability": "--probability",
     "averaged": "--averaged",
     "epsilon": "--epsilon",
     "nu": "--nu",
+    "t0": "--t0",
     "fit_intercept": "--fit-intercept",
 }
 
@@ -394,6 +428,8 @@ _CHOICES_OF = {
     ("maintenance", "bsgd"): (_MAINTENANCE, "a BSGD strategy"),
     ("maintenance", "bsgd-regressor"): (_REGRESSOR_MAINTENANCE, "a BSGD strategy"),
     ("maintenance", "perceptron"): (_PERCEPTRON_MAINTENANCE, "a perceptron rule"),
+    ("loss", "bsgd"): (_BSGD_LOSSES, "a BSGD loss"),
+    ("variant", "pa-regressor"): (_REGRESSOR_VARIANTS, "a BPA regression variant"),
     ("loss", "pa"): (_LOSSES, "a PA loss"),
     ("loss", "bsgd-regressor"): (_REGRESSION_LOSSES, "a regression loss"),
 }
@@ -417,13 +453,15 @@ def _estimator(args):
         given[dest] = value
     if "budget" in given:
         given["budget"] = given["budget"] or None  # --budget 0: no budget
-    for dest in ("maintenance", "loss"):
+    for dest in ("maintenance", "loss", "variant"):
         if dest in given and (dest, args.learner) in _CHOICES_OF:
             names, what = _CHOICES_OF[dest, args.learner]
             if given[dest] not in names:
                 raise ValueError(f"{_OPTION_NAMES[dest]} {given[dest]} is not {what}: {sorted(names)}")
     if args.learner == "bsgd" and "averaged" in given:
         given["average"] = given.pop("averaged")  # BSGD's name: polynomial-decay averaging
+    if "spa_sampling" in given:
+        given["sampling"] = given.pop("spa_sampling")  # --sampling is BOGD's discard rule
     clf = _LEARNERS[args.learner][0](
         kernel=args.kernel,
         gamma=args.gamma,

@@ -40,9 +40,9 @@ def _reading_args(path, n_features, zero_based, regression=False):
     return {"n_features": n_features, "zero_based": zero_based is True, "label_dtype": np.float64}
 
 
-def _predict_chunks(clf, path, chunk_size, reading):
+def _predict_chunks(clf, path, chunk_size, reading, proba=False):
     """(predictions, labels) of each chunk of a LIBSVM file, an estimator's row error named
-    by its file line."""
+    by its file line; with proba, (predictions, labels, class probabilities)."""
     for X, y, lines in iter_svmlight(path, chunk_size=chunk_size, return_lines=True, **reading):
         X = _standardized(clf, X, path, lines)
         try:
@@ -50,7 +50,7 @@ def _predict_chunks(clf, path, chunk_size, reading):
         except ValueError as e:
             standardized = getattr(clf, "_standardize_stats", None) is not None
             raise _locate_row_error(e, path, lines, standardized) from None
-        yield pred, y
+        yield (pred, y, clf.predict_proba(X)) if proba else (pred, y)
 
 
 class _Accuracy:
