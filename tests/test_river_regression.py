@@ -8,17 +8,23 @@ import inspect
 import numpy as np
 import pytest
 
-from budgetkernel import BudgetedSGDRegressor, KLMSRegressor, KRLSRegressor, SlidingWindowKRLSRegressor
+from budgetkernel import (
+    BudgetedPARegressor,
+    BudgetedSGDRegressor,
+    KLMSRegressor,
+    KRLSRegressor,
+    SlidingWindowKRLSRegressor,
+)
 
-# LEAD: BudgetedPARegressor(budget=30, gamma=0.5) goes in this list.
 REGRESSORS = [
     lambda: BudgetedSGDRegressor(budget=30, lam=0.1, gamma=0.5, random_state=0),
     lambda: BudgetedSGDRegressor(budget=30, loss="huber", epsilon=0.05, lam=3e-3, gamma=0.5, random_state=0),
     lambda: KLMSRegressor(eta=0.3, epsilon=0.2, gamma=0.5),
     lambda: KRLSRegressor(gamma=0.5),
     lambda: SlidingWindowKRLSRegressor(budget=30, gamma=0.5),
+    lambda: BudgetedPARegressor(budget=30, gamma=0.5, random_state=0),
 ]
-IDS = ["bsgd", "bsgd-huber", "qklms", "krls", "sliding-krls"]
+IDS = ["bsgd", "bsgd-huber", "qklms", "krls", "sliding-krls", "pa"]
 
 
 def _stream(n, seed):

@@ -13,6 +13,7 @@ from conftest import interrupted
 from sklearn.base import clone, is_regressor
 
 from budgetkernel import (
+    BudgetedPARegressor,
     BudgetedSGDClassifier,
     BudgetedSGDRegressor,
     KLMSRegressor,
@@ -30,6 +31,7 @@ CASES = {
     "klms": (KLMSRegressor(epsilon=0.1), {"gamma": [0.2, 2.0], "eta": [0.1, 0.6]}),
     "krls": (KRLSRegressor(nu=1e-2), {"gamma": [0.2, 2.0], "lam": [1e-3, 1.0]}),
     "sliding-krls": (SlidingWindowKRLSRegressor(budget=30), {"gamma": [0.2, 2.0], "lam": [1e-3, 1.0]}),
+    "pa": (BudgetedPARegressor(budget=20, variant="project", random_state=0), {"gamma": [0.2, 2.0], "C": [0.1, 10.0]}),
 }
 
 
@@ -123,8 +125,9 @@ def test_n_jobs_changes_nothing(name):
         (KLMSRegressor(), ["eta", "gamma"]),
         (KRLSRegressor(), ["gamma", "lam"]),
         (SlidingWindowKRLSRegressor(budget=20), ["gamma", "lam"]),
+        (BudgetedPARegressor(budget=20), ["C", "gamma"]),
     ],
-    ids=["bsgd", "klms", "krls", "sliding-krls"],
+    ids=["bsgd", "klms", "krls", "sliding-krls", "pa"],
 )
 def test_every_regressor_is_searched_with_its_default_grid(est, names):
     X, y = _data(1500)

@@ -54,8 +54,7 @@ _REGRESSION_GRIDS = {
     "KRLSRegressor": lambda n_expected: {"lam": _log(1e-5, 1e-1, 5)},
     "SlidingWindowKRLSRegressor": lambda n_expected: {"lam": _log(1e-4, 1.0, 5)},
     "BudgetedSGDRegressor": lambda n_expected: {"lam": _lam_range(n_expected, 5)},
-    # LEAD: BudgetedPARegressor's grid goes here, e.g.
-    # "BudgetedPARegressor": lambda n_expected: {"C": _log(0.01, 100.0, 9)},
+    "BudgetedPARegressor": lambda n_expected: {"C": _log(0.01, 100.0, 5)},
 }
 _MEDIAN_ROWS = 500
 
