@@ -65,7 +65,7 @@ class _ProbabilityMixin:
         ``f >= 0`` and another for ``f < 0`` (Platt's smoothed targets); more classes:
         ``softmax(a f)`` with one fitted inverse temperature ``a >= 0``. Both keep the class
         of highest probability equal to ``predict`` (which Platt's offset B would not). See
-        "Probabilities and calibration" in the user guide.
+        the user guide's "Probabilities and calibration".
 
         Parameters
         ----------
