@@ -121,9 +121,16 @@ class _Nystroem:
     n_support_ = B
 
 
-# The methods of the table; the lead adds BudgetedPARegressor here by one entry, e.g.
-#   Learner("BPA-NN (PA-I)", lambda g, ys, C: BudgetedPARegressor(budget=B, variant="nn", C=C,
-#           epsilon=0.1 * ys, gamma=g), {"C": [0.01, 0.1, 1.0]}),
+def _bpa(variant):
+    def make(gamma, y_scale, C):
+        from budgetkernel import BudgetedPARegressor
+
+        return BudgetedPARegressor(budget=B, variant=variant, C=C, epsilon=0.1 * y_scale, gamma=gamma)
+
+    return make
+
+
+# The methods of the table.
 LEARNERS = [
     Learner("BSGD merge, squared, t0 = c/lam",
             lambda g, ys, lam, c: _bsgd("merge", "squared")(g, ys, lam, t0=c / lam),
@@ -141,6 +148,8 @@ LEARNERS = [
             dictionary=("epsilon", [4.0, 3.0, 2.5, 2.0, 1.7, 1.5, 1.3, 1.15, 1.0, 0.85, 0.7, 0.6, 0.5, 0.4, 0.3,
                                     0.25, 0.2, 0.15, 0.1, 0.05])),
     Learner("Sliding-window KRLS", _sliding, {"lam": [1e-3, 1e-2, 1e-1]}),
+    Learner("BPA-P (PA-I)", _bpa("project"), {"C": [0.01, 0.1, 1.0]}),
+    Learner("BPA-NN (PA-I)", _bpa("nn"), {"C": [0.01, 0.1, 1.0]}),
     Learner("Nystroem(100) + SGDRegressor", lambda g, ys, alpha, eta0: _Nystroem(g, alpha, eta0),
             {"alpha": [1e-6, 1e-4], "eta0": [0.01, 0.1]}, budgeted=False),
 ]
