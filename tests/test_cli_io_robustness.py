@@ -288,7 +288,7 @@ def test_a_bad_gamma_is_an_argument_error_naming_the_option(train_file, capsys):
         (["--learner", "pa", "--lam", "0.1"], "--lam"),
         (["--C", "5"], "--C"),
         (["--variant", "nn"], "--variant"),
-        (["--loss", "ramp"], "--loss"),
+        (["--learner", "perceptron", "--loss", "ramp"], "--loss"),  # bsgd reads --loss (hinge, log)
         (["--pa-type", "2"], "--pa-type"),
         (["--eta", "0.3"], "--eta"),
         (["--learner", "bogd", "--alpha", "2", "--beta", "30"], "--alpha"),
