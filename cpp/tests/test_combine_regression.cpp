@@ -7,6 +7,7 @@
 #include <budgetkernel/budgetkernel.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 using namespace budgetkernel;
@@ -57,16 +58,21 @@ std::vector<const L*> ptrs(const std::vector<L>& v) {
   return out;
 }
 
-/// max_x |f(x) - sum_k w_k f_k(x)| over the rows of X.
+/// max_x |f(x) - sum_k w_k f_k(x)| over the rows of X, relative to the magnitude of the terms
+/// the sums add (max_k sum_j |alpha_j|, k <= 1, and the values), which bounds their rounding.
 template <class L>
 double average_error(const L& out, const std::vector<L>& models, const std::vector<double>& w, const RowMatrix& X) {
+  double scale = 1.0;
+  for (const L& m : models) scale = (std::max)(scale, m.coefficients().cwiseAbs().sum());
   double worst = 0.0;
   for (Index i = 0; i < X.rows(); ++i) {
     double want = 0.0;
     for (std::size_t k = 0; k < models.size(); ++k) want += w[k] * models[k].decision(X.row(i).data());
+    scale = (std::max)(scale, std::abs(want));
     worst = (std::max)(worst, std::abs(out.decision(X.row(i).data()) - want));
   }
-  return worst;
+  if (!(worst <= 1e-12 * scale)) std::printf("  average error %.3g (scale %.3g)\n", worst, scale);
+  return worst / scale;
 }
 
 double dist2(const RowMatrix& X, const Vector& a, const RowMatrix& Z, const Vector& b, const Kernel& k) {
