@@ -323,7 +323,7 @@ L combine(const std::vector<const L*>& models, const CombineOptions& opt = {},
   out.combine_from(models, plan, base, rep);
   // The models share their parameters, the calibration switch too; the combined model's
   // calibration starts empty (the models' windows scored different models).
-  out.set_probability(models[0]->probability());
+  if constexpr (detail::has_classes<L>::value) out.set_probability(models[0]->probability());  // regressors have none
   return out;
 }
 
