@@ -17,7 +17,13 @@ import dask.array as da  # noqa: E402
 from distributed import Client  # noqa: E402
 
 import budgetkernel.dask as bkd  # noqa: E402
-from budgetkernel import BudgetedSGDRegressor, KLMSRegressor, KRLSRegressor, SlidingWindowKRLSRegressor  # noqa: E402
+from budgetkernel import (  # noqa: E402
+    BudgetedPARegressor,
+    BudgetedSGDRegressor,
+    KLMSRegressor,
+    KRLSRegressor,
+    SlidingWindowKRLSRegressor,
+)
 from budgetkernel._combine import combine  # noqa: E402
 
 
@@ -114,8 +120,8 @@ def test_predict_and_score_over_dask_collections(client):
         bkd.decision_function(reg, Xd)
 
 
-@pytest.mark.parametrize("cls", [KRLSRegressor, SlidingWindowKRLSRegressor])
-def test_the_krls_filters_are_refused_before_any_work(cls):
+@pytest.mark.parametrize("cls", [KRLSRegressor, SlidingWindowKRLSRegressor, BudgetedPARegressor])
+def test_regressors_combine_does_not_take_are_refused_before_any_work(cls):
     X, y = _data(100, seed=4)
     with pytest.raises(TypeError, match="does not combine"):
         bkd.fit(cls(gamma=1.0), *_darray(X, y, 50), client=object())  # refused before the client is used

@@ -182,10 +182,13 @@ def _check_estimator(estimator):
 
     if not isinstance(estimator, OnlineClassifierMixin) and not _is_regressor(estimator):
         raise TypeError(f"estimator must be a budgetkernel estimator; got {type(estimator).__name__}")
+    # refused before any work (every round combines); the cascade's IncrementalSVC aside. A
+    # core class without to_bytes stands for several cores (KLMSRegressor's): combine checks it.
+    core = None if _is_cascade(estimator) else estimator._core_class()
     why = _NOT_COMBINED.get(type(estimator).__name__)
-    if why:  # refused before any work (every round combines)
+    if why or (core is not None and hasattr(core, "to_bytes") and not hasattr(core, "combine")):
         raise TypeError(f"dask.fit mixes models with budgetkernel.combine, which does not combine "
-                        f"{type(estimator).__name__}: {why}")
+                        f"{type(estimator).__name__}" + (f": {why}" if why else ""))
 
 
 def _is_regressor(estimator):
