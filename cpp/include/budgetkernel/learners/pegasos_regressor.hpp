@@ -246,7 +246,7 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
       detail::require(ok, std::string("combine: the models' ") + what + " differ");
     };
     same(detail::same_kernel(a.kernel, b.kernel), "kernels");
-    same(a.lam == b.lam, "lam");
+    same(a.lam == b.lam && a.t0 == b.t0, "lam or t0");
     same(a.budget == b.budget, "budgets");
     same(a.maintenance == b.maintenance, "maintenance strategies");
     same(a.loss == b.loss && a.epsilon == b.epsilon, "losses (loss, epsilon)");
