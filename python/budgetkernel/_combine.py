@@ -2,8 +2,9 @@
 
 The work is the core's (``budgetkernel::combine``, learners/combine.hpp): the union of the
 models' support vectors with weighted coefficients, reduced to the budget by the learner's own
-maintenance. This module checks the estimators, maps their classes onto the union of their
-labels, and wraps the combined core model in an estimator of the same class.
+maintenance. This module checks the estimators, maps a classifier's classes onto the union of
+their labels (a regressor has none: learners/combine_regression.hpp), and wraps the combined
+core model in an estimator of the same class.
 """
 
 from __future__ import annotations
@@ -21,22 +22,46 @@ __all__ = ["combine"]
 # Parameters that never reach the core model: models that differ only in these combine.
 _PYTHON_ONLY = frozenset({"n_epochs", "shuffle", "random_state"})
 
+# Why the estimators whose core has no combine are not combined (else a generic message).
+_NOT_COMBINED = {
+    "KRLSRegressor": (
+        "KRLS's coefficients are not free: they are the least-squares solution alpha = (K + lam P)^-1 beta of "
+        "its state (the inverses, P and beta), re-solved at every step, and a weighted average of models is "
+        "the solution of no such state (the next partial_fit would replace it), while the union of their "
+        "dictionaries breaks the approximate linear independence its inverse relies on. Combine "
+        "KLMSRegressor or BudgetedSGDRegressor models, or train one KRLS on the pooled data"
+    ),
+    "SlidingWindowKRLSRegressor": (
+        "its model is kernel ridge regression on the last `budget` examples of one stream, and an average of "
+        "several windows is no window: the next step would re-solve (K + lam I)^-1 y on a window and drop "
+        "the average. Combine KLMSRegressor or BudgetedSGDRegressor models instead"
+    ),
+}
+
 
 def combine(models, weights=None, budget=None, *, base=None):
     """The weighted average of fitted models of one class, as a model of that class.
 
-    The result's decision function is ``sum_k w_k f_k`` with the weights normalised to sum
-    1: exactly, when the union of the models' support vectors fits the budget (an SV that
-    several models hold is kept once, its coefficients added); otherwise the union is reduced
-    to the budget by the learner's own maintenance (merging, projection, removal, ...), the
-    most important SVs kept first, and the weight degradation of that reduction is reported.
-    Its classes are the union of the models' classes. It keeps learning (``partial_fit``),
+    The result's decision function (a regressor's prediction) is ``sum_k w_k f_k`` with the
+    weights normalised to sum 1: exactly, when the union of the models' support vectors fits
+    the budget (an SV that several models hold is kept once, its coefficients added);
+    otherwise the union is reduced to the budget by the learner's own maintenance (merging,
+    projection, removal, ...), the most important SVs kept first, and the weight degradation
+    of that reduction is reported. A classifier's classes are the union of the models'. It keeps learning (``partial_fit``),
     saves, loads and pickles like any model. For a :class:`TwinVectorMachine` the twins are
     pooled with their counts, reduced by the TVM's own merging, and its exact SVM is retrained
     on them (so the result is that SVM, not the average); a :class:`ReservoirSVC` pools the
     reservoirs and, over the budget, draws a sample of their union as reservoirs merge. The
     exact :class:`IncrementalSVC` is not combined: ``budgetkernel.dask.fit`` trains it as a
     cascade.
+
+    Regressors combine the same way, without classes: a :class:`BudgetedSGDRegressor`'s union
+    is reduced by its maintenance, its intercept is averaged too; a :class:`KLMSRegressor`
+    keeps the whole union (no budget), which with ``epsilon > 0`` (QKLMS) is quantised by
+    QKLMS's own rule (a centre within ``epsilon`` of a kept one adds its coefficient to it; the
+    report's degradation sums those folds). :class:`KRLSRegressor` and
+    :class:`SlidingWindowKRLSRegressor` are not combined (a TypeError says why: their
+    coefficients are the solution of a least-squares state that an average does not have).
 
     Parameters
     ----------
@@ -69,11 +94,25 @@ def combine(models, weights=None, budget=None, *, base=None):
     >>> f = 0.5 * parts[0].decision_function(X) + 0.5 * parts[1].decision_function(X)
     >>> bool(np.allclose(mixed.decision_function(X), f))
     True
+
+    A regressor's predictions average the same way:
+
+    >>> from budgetkernel import BudgetedSGDRegressor
+    >>> Xr = np.random.default_rng(0).uniform(-1, 1, size=(1000, 2))
+    >>> yr = np.sin(3 * Xr[:, 0]) + Xr[:, 1]
+    >>> regs = [BudgetedSGDRegressor(budget=40, gamma=2.0).fit(Xr[i::2], yr[i::2]) for i in range(2)]
+    >>> mixed = combine(regs, weights=[0.25, 0.75], budget=80)
+    >>> bool(np.allclose(mixed.predict(Xr), 0.25 * regs[0].predict(Xr) + 0.75 * regs[1].predict(Xr)))
+    True
     """
     models = _check_models(models)
     template = models[0]
-    classes = _union_classes(models)
-    maps = [np.searchsorted(classes, m.classes_).astype(np.int32).tolist() for m in models]
+    if _is_regressor(template):  # one output, no classes (and no class maps)
+        classes, maps, n_classes = None, [], 0
+    else:
+        classes = _union_classes(models)
+        maps = [np.searchsorted(classes, m.classes_).astype(np.int32).tolist() for m in models]
+        n_classes = len(classes)
     w = [] if weights is None else _check_weights(weights, len(models))
     b = -1 if budget is None else _check_budget(budget, template)
     base_core = None
@@ -81,7 +120,7 @@ def combine(models, weights=None, budget=None, *, base=None):
         _check_models([template, base])
         base_core = base._model
     cores = [m._model for m in models]
-    model, report = type(cores[0]).combine(cores, w, b, maps, len(classes), base_core)
+    model, report = type(cores[0]).combine(cores, w, b, maps, n_classes, base_core)
     return _wrap(template, model, classes, budget, report, len(models) == 1)
 
 
@@ -100,7 +139,8 @@ def _check_models(models):
         check_is_fitted(m, "_model")
         m._check_params_unchanged()
         if not hasattr(type(m._model), "combine"):
-            raise TypeError(f"{cls.__name__} models cannot be combined")
+            why = _NOT_COMBINED.get(cls.__name__)
+            raise TypeError(f"{cls.__name__} models cannot be combined" + (f": {why}" if why else ""))
     ref = {k: v for k, v in models[0].get_params(deep=False).items() if k not in _PYTHON_ONLY}
     for i, m in enumerate(models[1:], 1):
         for k, v in m.get_params(deep=False).items():
@@ -111,6 +151,12 @@ def _check_models(models):
                 f"models[{i}] has {m.n_features_in_} features, models[0] {models[0].n_features_in_}"
             )
     return models
+
+
+def _is_regressor(est):
+    from ._regressor import OnlineRegressorMixin
+
+    return isinstance(est, OnlineRegressorMixin)
 
 
 def _same(a, b):
@@ -154,18 +200,20 @@ def _wrap(template, model, classes, budget, report, single):
         est.set_params(budget=int(budget))
     est._built_params = est.get_params(deep=False)
     est._params_changed = False
-    est.classes_ = classes
-    est._label_index = {c: i for i, c in enumerate(classes.tolist())}
+    if classes is not None:  # a classifier (a regressor has no classes)
+        est.classes_ = classes
+        est._label_index = {c: i for i, c in enumerate(classes.tolist())}
     est.n_features_in_ = template.n_features_in_
     if hasattr(template, "feature_names_in_"):
         est.feature_names_in_ = template.feature_names_in_.copy()
     est._set_feature_order(template._feature_order)
     for k, v in template._extra_fitted().items():
         setattr(est, k, v)
-    c = model.counters
-    est.prequential_curve_ = [(0, 0)] + ([(c["examples"], c["mistakes"])] if c["examples"] else [])
-    if single and model.to_bytes() == template._model.to_bytes():  # combine([m]): a copy, curve included
-        est.prequential_curve_ = list(template.prequential_curve_)
+    if classes is not None:  # the classifiers' prequential curve (a regressor's errors are in its counters)
+        c = model.counters
+        est.prequential_curve_ = [(0, 0)] + ([(c["examples"], c["mistakes"])] if c["examples"] else [])
+        if single and model.to_bytes() == template._model.to_bytes():  # combine([m]): a copy, curve included
+            est.prequential_curve_ = list(template.prequential_curve_)
     est._model = model
     est.combine_report_ = dict(report)
     return est

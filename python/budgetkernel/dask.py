@@ -51,6 +51,8 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
 
     An :class:`~budgetkernel.IncrementalSVC` is trained as a cascade instead (Graf et al.
     2004: partition SVMs combined in a tree, with feedback until the global optimum).
+    Regressors mix the same way (their predictions averaged, the intercept too); the KRLS
+    filters, which :func:`budgetkernel.combine` does not combine, are refused.
 
     Parameters
     ----------
@@ -63,9 +65,10 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
     X : dask array of shape (n_samples, n_features), rows chunked (one column chunk), or dask
         DataFrame
     y : dask array of shape (n_samples,) or dask Series, partitioned like X (a dask array is
-        rechunked to X's row chunks)
+        rechunked to X's row chunks); labels, or a regressor's real targets
     classes : array-like, default=None
-        Every label; None computes them from y (on the workers).
+        A classifier's every label; None computes them from y (on the workers). Regressors
+        take none.
     client : distributed.Client, default=None
         The cluster to use; None starts a LocalCluster (one worker process per core,
         ``os.cpu_count()``) for the call and closes it afterwards.
@@ -108,9 +111,25 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
     >>> type(clf).__name__, clf.n_support_, len(clf.mixing_history_)
     ('BudgetedSGDClassifier', 100, 2)
     >>> client.close()
+
+    A regressor, mixed after each quarter of its partitions:
+
+    >>> import numpy as np
+    >>> from budgetkernel import BudgetedSGDRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> Xr = rng.uniform(-1, 1, size=(4000, 2))
+    >>> yr = np.sin(3 * Xr[:, 0]) + Xr[:, 1]
+    >>> client = Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0")
+    >>> reg = bk_dask.fit(BudgetedSGDRegressor(budget=50, gamma=2.0), da.from_array(Xr, chunks=(1000, 2)),
+    ...                   da.from_array(yr, chunks=1000), client=client, sync_every=250)
+    >>> len(reg.mixing_history_), bool(reg.score(Xr, yr) > 0.8)
+    (4, True)
+    >>> client.close()
     """
     sync_every = _check_counts(sync_every, n_epochs)
     _check_estimator(estimator)
+    if classes is not None and _is_regressor(estimator):
+        raise ValueError(f"classes does not apply to {type(estimator).__name__}, a regressor")
     cascade = _is_cascade(estimator)
     if cascade and (sync_every is not None or n_epochs != 1):
         raise ValueError("sync_every and n_epochs do not apply to IncrementalSVC (trained as a cascade to the optimum)")
@@ -120,7 +139,8 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
         blocks = client.compute(
             [dask.delayed(_as_block)(xp, yp, i) for i, (xp, yp) in enumerate(zip(x_parts, y_parts))]
         )
-        stats = client.gather(client.map(_block_stats, blocks, labels=fresh and classes is None,
+        labels = fresh and classes is None and not _is_regressor(estimator)
+        stats = client.gather(client.map(_block_stats, blocks, labels=labels,
                                          moments=fresh and _scales(estimator), pure=False))
         start, classes = _starting_model(estimator, classes, stats)
         if cascade:
@@ -158,9 +178,23 @@ def _check_counts(sync_every, n_epochs):
 
 def _check_estimator(estimator):
     from ._base import OnlineClassifierMixin
+    from ._combine import _NOT_COMBINED
 
-    if not isinstance(estimator, OnlineClassifierMixin):
+    if not isinstance(estimator, OnlineClassifierMixin) and not _is_regressor(estimator):
         raise TypeError(f"estimator must be a budgetkernel estimator; got {type(estimator).__name__}")
+    # refused before any work (every round combines); the cascade's IncrementalSVC aside. A
+    # core class without to_bytes stands for several cores (KLMSRegressor's): combine checks it.
+    core = None if _is_cascade(estimator) else estimator._core_class()
+    why = _NOT_COMBINED.get(type(estimator).__name__)
+    if why or (core is not None and hasattr(core, "to_bytes") and not hasattr(core, "combine")):
+        raise TypeError(f"dask.fit mixes models with budgetkernel.combine, which does not combine "
+                        f"{type(estimator).__name__}" + (f": {why}" if why else ""))
+
+
+def _is_regressor(estimator):
+    from ._regressor import OnlineRegressorMixin
+
+    return isinstance(estimator, OnlineRegressorMixin)
 
 
 def _is_cascade(estimator):
@@ -264,7 +298,7 @@ def _block_stats(block, labels, moments):
 # ------------------------------------------------------------ the first model
 def _starting_model(estimator, classes, stats):
     """(round 0's mixture, classes): a copy of a fitted estimator, else an unfitted clone with
-    gamma='scale' resolved from all the data."""
+    gamma='scale' resolved from all the data. A regressor's classes are None."""
     from ._labels import class_set, same_class_set
 
     if not sum(s["n"] for s in stats):
@@ -276,7 +310,13 @@ def _starting_model(estimator, classes, stats):
                              f"{estimator.n_features_in_}")
         if classes is not None:
             same_class_set(classes, estimator.classes_)
-        return pickle.loads(pickle.dumps(estimator)), estimator.classes_
+        return pickle.loads(pickle.dumps(estimator)), getattr(estimator, "classes_", None)
+    if _is_regressor(estimator):
+        start, classes = clone(estimator), None
+        if _scales(start):
+            start.set_params(gamma=_gamma_of_all(stats))
+        start._validate_params()
+        return start, None
     if classes is None:
         classes = np.unique(np.concatenate([s["labels"] for s in stats if s["n"]]))
     classes = class_set(classes, type(estimator).__name__)
@@ -397,7 +437,10 @@ def _train_round(payload, block, start, stop, classes):
     X, y = block
     fitted = "_model" in est.__dict__
     before = est.n_seen_ if fitted else 0
-    est.partial_fit(X[start:stop], y[start:stop], classes=None if fitted else classes)
+    if classes is None:  # a regressor, or a fitted classifier (its classes known)
+        est.partial_fit(X[start:stop], y[start:stop])
+    else:
+        est.partial_fit(X[start:stop], y[start:stop], classes=None if fitted else classes)
     t2 = time.perf_counter()
     out = pickle.dumps(est, protocol=pickle.HIGHEST_PROTOCOL)
     t3 = time.perf_counter()
@@ -406,8 +449,9 @@ def _train_round(payload, block, start, stop, classes):
 
 # ----------------------------------------------------------------- prediction
 def predict(estimator, X):
-    """Predicted labels of a dask array (a dask array of shape (n_samples,)) or DataFrame (a
-    dask Series, the partitions' index). The fitted model is broadcast once.
+    """Predicted labels (a regressor's predicted values) of a dask array (a dask array of shape
+    (n_samples,)) or DataFrame (a dask Series, the partitions' index). The fitted model is
+    broadcast once.
 
     Examples
     --------
@@ -423,13 +467,14 @@ def predict(estimator, X):
     ((2000,), True)
     """
     model = _broadcast(estimator)
+    dtype = np.dtype(np.float64) if _is_regressor(estimator) else estimator.classes_.dtype
     if isinstance(X, da.Array):
         _x_partitions(X)
-        return X.map_blocks(_predict_block, model, drop_axis=1, dtype=estimator.classes_.dtype)
+        return X.map_blocks(_predict_block, model, drop_axis=1, dtype=dtype)
     _x_partitions(X)
     import pandas as pd
 
-    return X.map_partitions(_predict_frame, model, meta=pd.Series(dtype=estimator.classes_.dtype))
+    return X.map_partitions(_predict_frame, model, meta=pd.Series(dtype=dtype))
 
 
 def decision_function(estimator, X):
@@ -448,6 +493,8 @@ def decision_function(estimator, X):
     >>> values.shape, bool((values.compute() == clf.decision_function(X)).all())
     ((2000, 3), True)
     """
+    if _is_regressor(estimator):
+        raise TypeError(f"{type(estimator).__name__} is a regressor: it has no decision_function (use predict)")
     model = _broadcast(estimator)
     k = len(estimator.classes_)
     _x_partitions(X)
@@ -464,7 +511,9 @@ def decision_function(estimator, X):
 
 def score(estimator, X, y):
     """Accuracy on (X, y), dask collections partitioned alike, as a float (the estimator's own
-    ``score``: correct predictions counted per partition, summed exactly).
+    ``score``: correct predictions counted per partition, summed exactly). For a regressor, its
+    own ``score``: R^2 = 1 - SSE / SST, the partitions' squared errors summed and their target
+    moments pooled (Chan, Golub & LeVeque), as scikit-learn's ``r2_score`` up to rounding.
 
     Examples
     --------
@@ -480,6 +529,8 @@ def score(estimator, X, y):
     """
     model = _broadcast(estimator)
     x_parts, y_parts = _partitions(X, y)
+    if _is_regressor(estimator):
+        return _r2(dask.compute(*[dask.delayed(_squares)(model, xp, yp) for xp, yp in zip(x_parts, y_parts)]))
     counts = dask.compute(*[dask.delayed(_correct)(model, xp, yp) for xp, yp in zip(x_parts, y_parts)])
     n = sum(c[1] for c in counts)
     if not n:
@@ -525,3 +576,28 @@ def _decide_frame(X, model):
 def _correct(model, X, y):
     y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
     return int(np.count_nonzero(model.predict(X) == y)), len(y)
+
+
+def _squares(model, X, y):
+    """A partition's (n, mean of y, sum of (y - mean)^2, sum of (y - prediction)^2)."""
+    y = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y, dtype=np.float64)
+    if not len(y):
+        return 0, 0.0, 0.0, 0.0
+    mean = float(y.mean())
+    return len(y), mean, float(((y - mean) ** 2).sum()), float(((y - model.predict(X)) ** 2).sum())
+
+
+def _r2(parts):
+    """R^2 from the partitions' _squares; a constant target scores 1 if predicted exactly, else 0
+    (scikit-learn's r2_score)."""
+    live = [p for p in parts if p[0]]
+    if not live:
+        raise ValueError("X has no rows")
+    n = np.array([p[0] for p in live], dtype=np.float64)
+    means = np.array([p[1] for p in live])
+    mean = float(n @ means) / n.sum()
+    sst = sum(p[2] for p in live) + float(n @ (means - mean) ** 2)
+    sse = sum(p[3] for p in live)
+    if sst == 0.0:
+        return 1.0 if sse == 0.0 else 0.0
+    return 1.0 - sse / sst

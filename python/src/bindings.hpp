@@ -217,7 +217,8 @@ template <class L>
 struct has_combine<L, std::void_t<decltype(&L::combine_from)>> : std::true_type {};
 
 /// L.combine(models, weights, budget, class_maps, n_classes, base) -> (L, report dict):
-/// budgetkernel::combine. Each model is copied under its own read use (so any number of
+/// budgetkernel::combine, for a classifier or a regressor (which takes no class maps:
+/// learners/combine_regression.hpp). Each model is copied under its own read use (so any number of
 /// models, one model given twice, or a model another thread is training all work), then the
 /// copies are combined with the GIL released.
 template <class L, class Cls>

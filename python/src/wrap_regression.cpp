@@ -104,6 +104,7 @@ void def_filter(py::module_& m, const char* name, const char* doc) {
         return std::vector<std::int64_t>(sv.ids().begin(), sv.ids().begin() + sv.size());
       });
   def_regressor_common<F>(f);
+  if constexpr (has_combine<F>::value) def_combine<F>(f);  // KLMS, QKLMS (not the KRLS family)
 }
 
 }  // namespace
@@ -137,6 +138,7 @@ void wrap_regression(py::module_& m) {
       .def_property_readonly("norm2", read_guarded(&bk::BSGDRegressor::norm2));
   def_kernel_expansion<bk::BSGDRegressor>(r);
   def_regressor_common<bk::BSGDRegressor>(r);
+  def_combine<bk::BSGDRegressor>(r);
 
   ParamsClass<bk::KLMSParams>(m, "KLMSParams", "Parameters of KLMS (C++ KLMSParams).")
       .field("eta", &bk::KLMSParams::eta, "step size, > 0");

@@ -13,7 +13,8 @@
 /// step (merging, projection, removal, ...), so the least important SVs are the ones folded
 /// into the others or dropped; the report sums the weight degradation ||Delta w||^2 of those
 /// steps. Every learner implements `combine_from(models, plan, base, report)`; `combine()`
-/// below validates and plans, and is the entry point.
+/// below validates and plans, and is the entry point. Regressors (no classes, one output)
+/// share the same entry point; what they share besides is in combine_regression.hpp.
 
 #include "../gram_cache.hpp"  // detail::same_kernel
 #include "learner_base.hpp"
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -212,6 +214,52 @@ inline std::vector<Index> combine_order(const ExpansionUnion& u, Index budget, c
   return order;
 }
 
+/// Whether learner L has classes (a classifier); a regressor (regressor_base.hpp) has none.
+template <class L, class = void>
+struct has_classes : std::false_type {};
+template <class L>
+struct has_classes<L, std::void_t<decltype(std::declval<const L&>().n_classes())>> : std::true_type {};
+
+/// plan_combine's classes: the result's class count and each model's class map. A regressor
+/// has one output and no classes: its plan is the two-class one (n_classes 2: add_row adds
+/// w_k a to the one output column), and class maps are refused.
+template <class L>
+void plan_classes(const std::vector<const L*>& models, const CombineOptions& opt, CombinePlan& plan) {
+  const std::size_t n = models.size();
+  if constexpr (!has_classes<L>::value) {
+    require(opt.class_maps.empty() && opt.n_classes <= 0, "combine: regressors have no classes (give no class maps)");
+    plan.n_classes = 2;
+    plan.maps.assign(n, std::vector<std::int32_t>{0, 1});
+  } else {
+    plan.n_classes = opt.n_classes > 0 ? opt.n_classes : models[0]->n_classes();
+    require(plan.n_classes >= 2, "combine: n_classes must be >= 2");
+    if (opt.class_maps.empty()) {
+      for (const L* m : models) {
+        require(m->n_classes() == plan.n_classes, "combine: the models have different classes; give class_maps");
+        std::vector<std::int32_t> id(static_cast<std::size_t>(plan.n_classes));
+        std::iota(id.begin(), id.end(), 0);
+        plan.maps.push_back(std::move(id));
+      }
+    } else {
+      require(opt.class_maps.size() == n, "combine: one class map per model is needed");
+      for (std::size_t k = 0; k < n; ++k) {
+        const auto& m = opt.class_maps[k];
+        require(static_cast<Index>(m.size()) == models[k]->n_classes(), "combine: class map " + std::to_string(k) +
+                                                                            " does not have one entry per class");
+        std::vector<bool> seen(static_cast<std::size_t>(plan.n_classes), false);
+        for (std::int32_t j : m) {
+          require(j >= 0 && j < plan.n_classes && !seen[static_cast<std::size_t>(j)],
+                  "combine: class map " + std::to_string(k) + " has an invalid or repeated class index");
+          seen[static_cast<std::size_t>(j)] = true;
+        }
+        // sorted label sets keep a binary model's (0, 1) order in a binary result
+        require(plan.n_classes > 2 || m[0] < m[1], "combine: a two-class result needs the models' classes in order");
+        plan.maps.push_back(m);
+      }
+    }
+  }
+}
+
 /// Validates the options against the models and plans the combination.
 /// \throws std::invalid_argument naming what is wrong.
 template <class L>
@@ -239,32 +287,7 @@ CombinePlan plan_combine(const std::vector<const L*>& models, const CombineOptio
   }
   require(total > 0.0 && std::isfinite(total), "combine: the weights must not all be zero");
   for (double& v : plan.w) v /= total;
-  plan.n_classes = opt.n_classes > 0 ? opt.n_classes : models[0]->n_classes();
-  require(plan.n_classes >= 2, "combine: n_classes must be >= 2");
-  if (opt.class_maps.empty()) {
-    for (const L* m : models) {
-      require(m->n_classes() == plan.n_classes, "combine: the models have different classes; give class_maps");
-      std::vector<std::int32_t> id(static_cast<std::size_t>(plan.n_classes));
-      std::iota(id.begin(), id.end(), 0);
-      plan.maps.push_back(std::move(id));
-    }
-  } else {
-    require(opt.class_maps.size() == n, "combine: one class map per model is needed");
-    for (std::size_t k = 0; k < n; ++k) {
-      const auto& m = opt.class_maps[k];
-      require(static_cast<Index>(m.size()) == models[k]->n_classes(), "combine: class map " + std::to_string(k) +
-                                                                          " does not have one entry per class");
-      std::vector<bool> seen(static_cast<std::size_t>(plan.n_classes), false);
-      for (std::int32_t j : m) {
-        require(j >= 0 && j < plan.n_classes && !seen[static_cast<std::size_t>(j)],
-                "combine: class map " + std::to_string(k) + " has an invalid or repeated class index");
-        seen[static_cast<std::size_t>(j)] = true;
-      }
-      // sorted label sets keep a binary model's (0, 1) order in a binary result
-      require(plan.n_classes > 2 || m[0] < m[1], "combine: a two-class result needs the models' classes in order");
-      plan.maps.push_back(m);
-    }
-  }
+  plan_classes(models, opt, plan);
   require(opt.budget >= -1, "combine: budget must be >= 1, 0 (no budget) or -1 (the models' own)");
   plan.budget = opt.budget;
   return plan;
@@ -300,7 +323,7 @@ L combine(const std::vector<const L*>& models, const CombineOptions& opt = {},
   out.combine_from(models, plan, base, rep);
   // The models share their parameters, the calibration switch too; the combined model's
   // calibration starts empty (the models' windows scored different models).
-  out.set_probability(models[0]->probability());
+  if constexpr (detail::has_classes<L>::value) out.set_probability(models[0]->probability());  // regressors have none
   return out;
 }
 

@@ -7,6 +7,7 @@
 /// coefficient column (here one).
 
 #include "../budget/maintainer.hpp"
+#include "combine_regression.hpp"
 #include "pegasos_common.hpp"
 #include "regressor_base.hpp"
 
@@ -183,6 +184,75 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
       for (Index r = 0; r < b; ++r) out[i + r] = decision(X.row(i + r).data(), m_sv.empty() ? nullptr : D.row(r).data());
     });
   }
+
+  // ---- combine (learners/combine_regression.hpp): a self-contained block ----
+  /// combine() of one model within `budget` is a copy of it.
+  /// \param budget  the budget combine() was asked for (-1: the model's own).
+  bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
+  Index combine_size() const { return m_sv.size(); }
+
+  /// This model becomes b + sum_k w_k f_k of `models`, as KernelPegasos::combine_from: the
+  /// union of their SVs with coefficients w_k s_k alpha (scale 1) and the intercept
+  /// sum_k w_k b_k. Over the budget the SVs enter most important first and each overflow runs
+  /// this learner's maintenance step (projection or removal as in a stream; merging with the
+  /// widened search merge_reduce_best), rep.degradation summing their ||Delta w||^2 (eq. 14).
+  /// ||w||^2 is recomputed exactly; the ball's L0 is the largest of the models' (the largest
+  /// loss at w = 0 any of them saw); the generator is model 0's; the counters are
+  /// combined_regression_counters (base counted once: the step size 1/(lambda t) goes on from
+  /// the combined t).
+  /// \param models  the models to combine: this class, the same parameters but the seed.
+  /// \param plan    the validated weights and budget (combine() makes it).
+  /// \param base    the model all of them continued from, or null.
+  /// \param rep     receives what the reduction did (CombineReport).
+  void combine_from(const std::vector<const BSGDRegressor*>& models, const CombinePlan& plan,
+                    const BSGDRegressor* base, CombineReport& rep) {
+    BSGDRegressorParams p = models[0]->m_p;
+    for (const BSGDRegressor* m : models) check_combinable(p, m->m_p);
+    if (plan.budget >= 0) p.budget = plan.budget;
+    reset(models[0]->m_d, p);
+    m_rng = models[0]->m_rng;
+    const detail::ExpansionUnion u = detail::regression_union(models, plan, rep);
+    // Merging folds the union's SVs by the widened search, without the maintainer's cache
+    // (rebuilt at the end); projection and removal reduce as in a stream.
+    const bool widened = m_p.maintenance == Maintenance::Merge && m_p.budget > 0;
+    Vector work, work2;
+    for (Index r : detail::combine_order(u, m_p.budget, m_p.kernel)) {
+      const Eigen::Map<const Vector> x(u.x(r), m_d);
+      const double xsq = x.squaredNorm();
+      if (m_krow.size() < m_sv.size() + 1) m_krow.conservativeResize(2 * (m_sv.size() + 1));
+      if (!widened) m_sv.kernel_row(m_p.kernel, x, xsq, m_krow);
+      m_sv.push(x, u.alpha(r), u.id(r));
+      if (!widened) m_maint.on_push(m_sv, m_krow, m_p.kernel.self(xsq));
+      if ((m_p.budget > 0 && m_sv.size() > m_p.budget) || m_maint.must_reduce()) {
+        rep.degradation += (widened ? merge_reduce_best(m_sv, m_p.kernel, work, work2)
+                                    : m_maint.reduce(m_sv, m_p.kernel, m_rng)).degradation;
+        ++rep.reductions;
+      }
+    }
+    if (widened) m_maint.rebuild(m_sv, m_p.kernel);
+    m_count = detail::combined_regression_counters(models, base);
+    m_count.degradation += rep.degradation;
+    m_count.maintenance += rep.reductions;
+    m_bias = detail::combined_intercept(models, plan);
+    for (const BSGDRegressor* m : models) m_loss0 = (std::max)(m_loss0, m->m_loss0);
+    const double w = unsquared_norm();
+    m_norm2 = w * w;
+    metadata = models[0]->metadata;
+  }
+
+  /// combine_from's check: the models must share every parameter but the seed.
+  static void check_combinable(const BSGDRegressorParams& a, const BSGDRegressorParams& b) {
+    const auto same = [](bool ok, const char* what) {
+      detail::require(ok, std::string("combine: the models' ") + what + " differ");
+    };
+    same(detail::same_kernel(a.kernel, b.kernel), "kernels");
+    same(a.lam == b.lam && a.t0 == b.t0, "lam or t0");
+    same(a.budget == b.budget, "budgets");
+    same(a.maintenance == b.maintenance, "maintenance strategies");
+    same(a.loss == b.loss && a.epsilon == b.epsilon, "losses (loss, epsilon)");
+    same(a.fit_intercept == b.fit_intercept, "fit_intercept settings");
+  }
+  // ---- end of the combine block ----
 
   /// Every field needed to predict (budgetkernel::Model reads sv.*, scale, bias) and to resume.
   void save(FieldMap& fm) const {

@@ -12,6 +12,7 @@
 /// Cost per step: O(n d) for n centres (one pass of dot products gives both the kernel row
 /// and, for QKLMS, the distances).
 
+#include "../combine_regression.hpp"
 #include "kaf_common.hpp"
 
 namespace budgetkernel {
@@ -91,6 +92,39 @@ class KLMS : public OnlineRegressor<KLMS> {
     return f;
   }
 
+  // ---- combine (learners/combine_regression.hpp): a self-contained block ----
+  /// combine() of one model is a copy of it: no budget applies, and a positive one at least
+  /// its size asks for nothing.
+  bool combine_is_copy(Index budget) const { return budget <= 0 || budget >= m_ex.size(); }
+  Index combine_size() const { return m_ex.size(); }
+
+  /// This model becomes sum_k w_k f_k of `models`, exactly: the union of their centres with
+  /// coefficients w_k alpha (a centre several models hold, such as a common base's, kept once
+  /// with its coefficients added). KLMS keeps no budget: a positive budget below the union is
+  /// refused. Centres are renumbered 0 .. m-1 in the union's order, and the step counter is
+  /// the combined examples (detail::push_union_quantised, combined_regression_counters).
+  /// \param models  the models to combine: this class, the same parameters.
+  /// \param plan    the validated weights and budget (combine() makes it).
+  /// \param base    the model all of them continued from, or null (counted once).
+  /// \param rep     receives what the combination did (CombineReport).
+  void combine_from(const std::vector<const KLMS*>& models, const CombinePlan& plan, const KLMS* base,
+                    CombineReport& rep) {
+    for (const KLMS* m : models) {
+      detail::require(detail::same_kernel(m->m_p.kernel, models[0]->m_p.kernel), "combine: the models' kernels differ");
+      detail::require(m->m_p.eta == models[0]->m_p.eta, "combine: the models' eta differ");
+    }
+    KLMS out(models[0]->m_d, models[0]->m_p);
+    const detail::ExpansionUnion u = detail::regression_union(models, plan, rep);
+    detail::require_union_fits(u, plan.budget, "KLMS");
+    detail::push_union_quantised(out.m_ex, out.m_p.kernel, u, 0.0, rep);
+    out.m_count = detail::combined_regression_counters(models, base);
+    out.m_count.examples = (std::max)(out.m_count.examples, std::int64_t{out.m_ex.size()});
+    out.m_t = out.m_count.examples;  // ids 0 .. m-1 are below it
+    out.metadata = models[0]->metadata;
+    *this = std::move(out);
+  }
+  // ---- end of the combine block ----
+
   /// Writes the kernel, the centres and coefficients (the fields Model reads), eta and the step counter.
   void save(FieldMap& fm) const {
     write_base(fm, "klms");
@@ -111,8 +145,9 @@ class KLMS : public OnlineRegressor<KLMS> {
     fresh.read_base(fm, "klms");
     fresh.m_t = detail::read_kaf_steps(fm, fresh.m_count);
     fresh.m_ex.load(fm, d, 1, 0, 64);
-    // Every step adds a centre, so the ids are exactly 0 .. t-1.
-    if (fresh.m_ex.size() != fresh.m_t) detail::corrupt("KLMS holds one centre per step taken");
+    // Every step adds a centre (ids 0 .. t-1); a combined KLMS holds a centre several models
+    // held once (combine_from), so at most one per step.
+    if (fresh.m_ex.size() > fresh.m_t) detail::corrupt("KLMS holds at most one centre per step taken");
     detail::check_appended_ids(fresh.m_ex.sv(), fresh.m_t);
     *this = std::move(fresh);
   }
@@ -187,6 +222,40 @@ class QKLMS : public OnlineRegressor<QKLMS> {
     m_ex.decision(x, &f);
     return f;
   }
+
+  // ---- combine (learners/combine_regression.hpp): a self-contained block ----
+  /// combine() of one model is a copy of it: no budget applies, and a positive one at least
+  /// its size asks for nothing.
+  bool combine_is_copy(Index budget) const { return budget <= 0 || budget >= m_ex.size(); }
+  Index combine_size() const { return m_ex.size(); }
+
+  /// This model becomes sum_k w_k f_k of `models` quantised by QKLMS's own rule: the union of
+  /// their centres with coefficients w_k alpha enters in the union's order, and a centre
+  /// within epsilon of a kept one adds its coefficient to it (detail::push_union_quantised;
+  /// rep.degradation sums the ||Delta f||^2 of those folds, rep.reductions counts them), so
+  /// the combined centres stay epsilon apart as a stream's do. Exact when no two centres of
+  /// different models lie within epsilon (always for epsilon = 0, which is KLMS's combine).
+  /// \param models  the models to combine: this class, the same parameters.
+  /// \param plan    the validated weights and budget (combine() makes it).
+  /// \param base    the model all of them continued from, or null (counted once).
+  /// \param rep     receives what the combination did (CombineReport).
+  void combine_from(const std::vector<const QKLMS*>& models, const CombinePlan& plan, const QKLMS* base,
+                    CombineReport& rep) {
+    for (const QKLMS* m : models) {
+      detail::require(detail::same_kernel(m->m_p.kernel, models[0]->m_p.kernel), "combine: the models' kernels differ");
+      detail::require(m->m_p.eta == models[0]->m_p.eta && m->m_p.epsilon == models[0]->m_p.epsilon, "combine: the models' eta or epsilon differ");
+    }
+    QKLMS out(models[0]->m_d, models[0]->m_p);
+    const detail::ExpansionUnion u = detail::regression_union(models, plan, rep);
+    detail::require_union_fits(u, plan.budget, "QKLMS");
+    detail::push_union_quantised(out.m_ex, out.m_p.kernel, u, out.m_p.epsilon, rep);
+    out.m_count = detail::combined_regression_counters(models, base);
+    out.m_count.examples = (std::max)(out.m_count.examples, std::int64_t{out.m_ex.size()});
+    out.m_t = out.m_count.examples;  // ids 0 .. m-1 are below it
+    out.metadata = models[0]->metadata;
+    *this = std::move(out);
+  }
+  // ---- end of the combine block ----
 
   /// Writes the kernel, the centres and coefficients, eta, epsilon and the step counter.
   void save(FieldMap& fm) const {

@@ -1,0 +1,193 @@
+// Tests of combine() for the regressors (learners/combine_regression.hpp): the exact weighted
+// average within the budget, one reduction's degradation against the brute-force RKHS
+// distance, combine({m}) as a copy, counters with a base, KLMS's exact union and QKLMS's
+// quantised one, model files of combined filters, and the refusals.
+#include "test_util.hpp"
+
+#include <budgetkernel/budgetkernel.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+using namespace budgetkernel;
+
+namespace {
+
+struct Data {
+  RowMatrix X;
+  Vector y;
+};
+
+Data sine(Index n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Data s{RowMatrix(n, 2), Vector(n)};
+  for (Index i = 0; i < n; ++i) {
+    s.X(i, 0) = u(rng);
+    s.X(i, 1) = u(rng);
+    s.y(i) = 2.0 + std::sin(3.0 * s.X(i, 0)) + s.X(i, 1);
+  }
+  return s;
+}
+
+BSGDRegressorParams bsgd(Index budget, Maintenance m) {
+  BSGDRegressorParams p;
+  p.kernel = Kernel(KernelType::RBF, 1.5);
+  p.budget = budget;
+  p.maintenance = m;
+  return p;
+}
+
+/// Models of class L, each trained on every k-th row from its offset.
+template <class L, class P>
+std::vector<L> parts(const Data& s, const P& p, int k) {
+  std::vector<L> out;
+  for (int j = 0; j < k; ++j) {
+    L m(2, p);
+    for (Index i = j; i < s.X.rows(); i += k) m.partial_fit(s.X.row(i), s.y.segment(i, 1));
+    out.push_back(m);
+  }
+  return out;
+}
+
+template <class L>
+std::vector<const L*> ptrs(const std::vector<L>& v) {
+  std::vector<const L*> out;
+  for (const L& m : v) out.push_back(&m);
+  return out;
+}
+
+/// max_x |f(x) - sum_k w_k f_k(x)| over the rows of X, relative to the magnitude of the terms
+/// the sums add (max_k sum_j |alpha_j|, k <= 1, and the values), which bounds their rounding.
+template <class L>
+double average_error(const L& out, const std::vector<L>& models, const std::vector<double>& w, const RowMatrix& X) {
+  double scale = 1.0;
+  for (const L& m : models) scale = (std::max)(scale, m.coefficients().cwiseAbs().sum());
+  double worst = 0.0;
+  for (Index i = 0; i < X.rows(); ++i) {
+    double want = 0.0;
+    for (std::size_t k = 0; k < models.size(); ++k) want += w[k] * models[k].decision(X.row(i).data());
+    scale = (std::max)(scale, std::abs(want));
+    worst = (std::max)(worst, std::abs(out.decision(X.row(i).data()) - want));
+  }
+  if (!(worst <= 1e-12 * scale)) std::printf("  average error %.3g (scale %.3g)\n", worst, scale);
+  return worst / scale;
+}
+
+double dist2(const RowMatrix& X, const Vector& a, const RowMatrix& Z, const Vector& b, const Kernel& k) {
+  const auto dot = [&](const RowMatrix& P, const Vector& p, const RowMatrix& Q, const Vector& q) {
+    double s = 0.0;
+    for (Index i = 0; i < P.rows(); ++i)
+      for (Index j = 0; j < Q.rows(); ++j) s += p(i) * q(j) * k.value(P.row(i).transpose(), Q.row(j).transpose());
+    return s;
+  };
+  return dot(X, a, X, a) - 2.0 * dot(X, a, Z, b) + dot(Z, b, Z, b);
+}
+
+template <class L>
+std::string bytes(const L& m) {
+  FieldMap fm;
+  m.save(fm);
+  return fm.to_bytes();
+}
+
+}  // namespace
+
+TEST_CASE("BSGDRegressor: within the budget, the weighted average of the models and their intercepts") {
+  const Data s = sine(600, 1);
+  for (Maintenance m : {Maintenance::Merge, Maintenance::Project, Maintenance::RemoveSmallest}) {
+    const auto models = parts<BSGDRegressor>(s, bsgd(25, m), 3);
+    CombineOptions opt;
+    opt.weights = {1.0, 2.0, 1.0};
+    opt.budget = 0;  // no budget: the whole union
+    CombineReport rep;
+    const BSGDRegressor out = combine(ptrs(models), opt, nullptr, &rep);
+    const std::vector<double> w = {0.25, 0.5, 0.25};
+    CHECK(average_error(out, models, w, s.X) < 1e-12);
+    CHECK(rep.reductions == 0 && rep.union_size == 75 && out.support_vectors().size() == 75);
+    CHECK_NEAR(out.intercept(), 0.25 * models[0].intercept() + 0.5 * models[1].intercept() + 0.25 * models[2].intercept(),
+               1e-15);
+    CHECK(out.counters().examples == 600);
+  }
+}
+
+TEST_CASE("BSGDRegressor: one reduction reports ||f_union - f||^2") {
+  const Data s = sine(400, 2);
+  const auto models = parts<BSGDRegressor>(s, bsgd(10, Maintenance::Merge), 2);
+  CombineOptions opt;
+  opt.budget = 0;
+  const BSGDRegressor exact = combine(ptrs(models), opt);
+  const Index n = exact.support_vectors().size();
+  opt.budget = n - 1;
+  CombineReport rep;
+  const BSGDRegressor out = combine(ptrs(models), opt, nullptr, &rep);
+  CHECK(rep.reductions == 1 && out.support_vectors().size() == n - 1);
+  const auto X = [](const BSGDRegressor& r) { return RowMatrix(r.support_vectors().X().topRows(r.support_vectors().size())); };
+  const double d2 = dist2(X(exact), exact.coefficients().col(0), X(out), out.coefficients().col(0), exact.params().kernel);
+  CHECK_NEAR(rep.degradation, d2, 1e-8 * (1.0 + d2));
+  CHECK_NEAR(out.norm2(), dist2(X(out), out.coefficients().col(0), X(out), Vector::Zero(n - 1), exact.params().kernel),
+             1e-9 * (1.0 + out.norm2()));
+}
+
+TEST_CASE("combine({m}) is a copy; a base's examples count once") {
+  const Data s = sine(500, 3);
+  BSGDRegressor base(2, bsgd(20, Maintenance::Merge));
+  base.partial_fit(s.X.topRows(200), s.y.head(200));
+  CHECK(bytes(combine(std::vector<const BSGDRegressor*>{&base})) == bytes(base));
+  BSGDRegressor a = base, b = base;
+  a.partial_fit(s.X.middleRows(200, 150), s.y.segment(200, 150));
+  b.partial_fit(s.X.middleRows(350, 150), s.y.segment(350, 150));
+  const BSGDRegressor out = combine(std::vector<const BSGDRegressor*>{&a, &b}, {}, &base);
+  CHECK(out.counters().examples == 500);
+  CHECK_NEAR(out.counters().sse, a.counters().sse + b.counters().sse - base.counters().sse, 1e-9);
+}
+
+TEST_CASE("KLMS: the exact union, renumbered; a combined KLMS with shared centres saves and loads") {
+  const Data s = sine(300, 4);
+  const auto models = parts<KLMS>(s, KLMSParams{Kernel(KernelType::RBF, 1.5), 0.3}, 2);
+  const KLMS out = combine(ptrs(models));
+  CHECK(average_error(out, models, {0.5, 0.5}, s.X) < 1e-12);
+  CHECK(out.n_support() == 300 && out.steps() == 300);
+  for (Index i = 0; i < out.n_support(); ++i) CHECK(out.support_vectors().id(i) == i);
+  const KLMS twice = combine(std::vector<const KLMS*>{&models[0], &models[0]});  // every centre shared
+  CHECK(twice.n_support() == 150 && twice.steps() == 300);
+  KLMS back;
+  back.load(FieldMap::from_bytes(bytes(twice)));
+  CHECK(bytes(back) == bytes(twice));
+}
+
+TEST_CASE("QKLMS: the union quantised by its rule, centres epsilon apart") {
+  const Data s = sine(600, 5);
+  QKLMSParams p{Kernel(KernelType::RBF, 1.5), 0.4, 0.3};
+  const auto models = parts<QKLMS>(s, p, 2);
+  CombineReport rep;
+  const QKLMS out = combine(ptrs(models), {}, nullptr, &rep);
+  const Index n = out.n_support();
+  CHECK(rep.union_size == models[0].n_support() + models[1].n_support());
+  CHECK(rep.reductions == rep.union_size - n && rep.reductions > 0 && rep.degradation > 0.0);
+  const RowMatrix C = out.support_vectors().X().topRows(n);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < i; ++j) CHECK((C.row(i) - C.row(j)).squaredNorm() > p.epsilon * p.epsilon);
+  QKLMS back;
+  back.load(FieldMap::from_bytes(bytes(out)));
+  CHECK(bytes(back) == bytes(out));
+}
+
+TEST_CASE("refusals: class maps, different parameters, a budget a filter cannot keep") {
+  const Data s = sine(100, 6);
+  const auto models = parts<BSGDRegressor>(s, bsgd(10, Maintenance::Merge), 2);
+  CombineOptions maps;
+  maps.class_maps = {{0, 1}, {0, 1}};
+  CHECK_THROWS(combine(ptrs(models), maps));
+  BSGDRegressorParams other = bsgd(10, Maintenance::Merge);
+  other.lam = 0.5;
+  BSGDRegressor c(2, other);
+  CHECK_THROWS(combine(std::vector<const BSGDRegressor*>{&models[0], &c}));
+  const auto filters = parts<KLMS>(s, KLMSParams{}, 2);
+  CombineOptions small;
+  small.budget = 10;
+  CHECK_THROWS(combine(ptrs(filters), small));
+}
+
+TEST_MAIN()
