@@ -1,75 +1,7 @@
 // Binding of PARegressor (learners/pa_regressor.hpp): PA / PA-I / PA-II regression, its
-// budgeted (BPA) and sampled (SPA) steps and the averaged regressor. The chunk, single-example
-// and state methods are those of the other regressors (wrap_regression.cpp), under their own
-// name here: the unity build shares one anonymous namespace between the binding files.
+// budgeted (BPA) and sampled (SPA) steps and the averaged regressor; the chunk, single-example
+// and state methods are every regressor's (def_regressor_surface, bindings.hpp).
 #include "params.hpp"
-
-namespace {
-
-using PARegTargets = py::array_t<double, py::array::c_style>;
-
-/// The regressor surface of PARegressor: chunks with the GIL released under the model lock
-/// (stopping at Ctrl-C), one example at a time, the counters and the model bytes.
-template <class L, class Cls>
-void def_pa_regressor_surface(Cls& cls) {
-  cls.def(
-         "partial_fit",
-         [](L& self, const CArray& X, const PARegTargets& y, bool record) -> py::object {
-           auto Xm = as_matrix(X);
-           if (y.ndim() != 1 || y.shape(0) != Xm.rows()) throw std::invalid_argument("y must be 1-D with one target per row");
-           PARegTargets pred(record ? Xm.rows() : 0);
-           double* out = record ? pred.mutable_data() : nullptr;
-           run_guarded(self, true, [&](bk::StopPoll* stop) { self.partial_fit(Xm, y.data(), out, stop); });
-           if (record) return std::move(pred);
-           return py::none();
-         },
-         py::arg("X"), py::arg("y"), py::arg("record") = false,
-         "Test-then-train over a chunk; returns the prequential predictions when record=True.")
-      .def(
-          "predict",
-          [](const L& self, const CArray& X) {
-            auto Xm = as_matrix(X);
-            PARegTargets out(Xm.rows());
-            double* o = out.mutable_data();
-            run_guarded(self, false, [&](bk::StopPoll* stop) { self.predict(Xm, o, stop); });
-            return out;
-          },
-          py::arg("X"))
-      .def(
-          "learn_one",
-          [](L& self, const CArray& x, double y) {
-            check_one(self, x, true);
-            if (const char* problem = L::target_problem(y)) throw std::invalid_argument(std::string("y ") + problem);
-            UseGuard use(&self, true);
-            return self.learn_one(x.data(), y);
-          },
-          py::arg("x"), py::arg("y"))
-      .def(
-          "predict_one",
-          [](const L& self, const CArray& x) {
-            check_one(self, x, false);
-            UseGuard use(&self, false);
-            return self.decision(x.data());
-          },
-          py::arg("x"))
-      .def_property_readonly("n_features", &L::n_features)
-      .def_property_readonly("n_outputs", &L::n_outputs)
-      .def_property_readonly("counters", [](const L& self) {
-        UseGuard use(&self, false);
-        const bk::RegressionCounters& c = self.counters();
-        py::dict d;
-        d["examples"] = c.examples;
-        d["updates"] = c.updates;
-        d["maintenance_steps"] = c.maintenance;
-        d["degradation"] = c.degradation;
-        d["squared_error"] = c.sse;
-        d["absolute_error"] = c.sae;
-        return d;
-      });
-  def_model_bytes<L>(cls);
-}
-
-}  // namespace
 
 void wrap_pa_regression(py::module_& m) {
   using P = bk::PARegressorParams;
@@ -109,5 +41,5 @@ void wrap_pa_regression(py::module_& m) {
       .def_property_readonly("last_removed", read_guarded(&bk::PARegressor::last_removed));
   def_kernel_expansion<bk::PARegressor>(r);
   def_average<bk::PARegressor>(r);
-  def_pa_regressor_surface<bk::PARegressor>(r);
+  def_regressor_surface<bk::PARegressor>(r);
 }

@@ -5,69 +5,6 @@
 
 namespace {
 
-using TargetArray = py::array_t<double, py::array::c_style>;
-
-/// The chunk, single-example and state methods of regressor class L (an OnlineRegressor).
-template <class L, class Cls>
-void def_regressor_common(Cls& cls) {
-  cls.def(
-         "partial_fit",
-         [](L& self, const CArray& X, const TargetArray& y, bool record) -> py::object {
-           auto Xm = as_matrix(X);
-           if (y.ndim() != 1 || y.shape(0) != Xm.rows()) throw std::invalid_argument("y must be 1-D with one target per row");
-           TargetArray pred(record ? Xm.rows() : 0);
-           double* out = record ? pred.mutable_data() : nullptr;
-           run_guarded(self, true, [&](bk::StopPoll* stop) { self.partial_fit(Xm, y.data(), out, stop); });
-           if (record) return std::move(pred);
-           return py::none();
-         },
-         py::arg("X"), py::arg("y"), py::arg("record") = false,
-         "Test-then-train over a chunk; returns the prequential predictions when record=True.")
-      .def(
-          "predict",
-          [](const L& self, const CArray& X) {
-            auto Xm = as_matrix(X);
-            TargetArray out(Xm.rows());
-            double* o = out.mutable_data();
-            run_guarded(self, false, [&](bk::StopPoll* stop) { self.predict(Xm, o, stop); });
-            return out;
-          },
-          py::arg("X"))
-      .def(
-          "learn_one",
-          [](L& self, const CArray& x, double y) {
-            check_one(self, x, true);
-            if (const char* problem = L::target_problem(y)) throw std::invalid_argument(std::string("y ") + problem);
-            UseGuard use(&self, true);
-            return self.learn_one(x.data(), y);
-          },
-          py::arg("x"), py::arg("y"))
-      .def(
-          "predict_one",
-          [](const L& self, const CArray& x) {
-            check_one(self, x, false);
-            UseGuard use(&self, false);
-            return self.decision(x.data());
-          },
-          py::arg("x"))
-      .def_property_readonly("n_features", &L::n_features)
-      .def_property_readonly("n_outputs", &L::n_outputs)
-      .def_property_readonly("counters",
-                             [](const L& self) {
-                               UseGuard use(&self, false);
-                               const bk::RegressionCounters& c = self.counters();
-                               py::dict d;
-                               d["examples"] = c.examples;
-                               d["updates"] = c.updates;
-                               d["maintenance_steps"] = c.maintenance;
-                               d["degradation"] = c.degradation;
-                               d["squared_error"] = c.sse;
-                               d["absolute_error"] = c.sae;
-                               return d;
-                             });
-  def_model_bytes<L>(cls);
-}
-
 /// A kernel adaptive filter F with parameters P (already given their fields): the constructors,
 /// params, steps and the regressor surface.
 template <class F, class P>
@@ -103,7 +40,7 @@ void def_filter(py::module_& m, const char* name, const char* doc) {
         const auto& sv = s.support_vectors();
         return std::vector<std::int64_t>(sv.ids().begin(), sv.ids().begin() + sv.size());
       });
-  def_regressor_common<F>(f);
+  def_regressor_surface<F>(f);
   if constexpr (has_combine<F>::value) def_combine<F>(f);  // KLMS, QKLMS (not the KRLS family)
 }
 
@@ -137,7 +74,7 @@ void wrap_regression(py::module_& m) {
       .def_property_readonly("scale", read_guarded(&bk::BSGDRegressor::scale))
       .def_property_readonly("norm2", read_guarded(&bk::BSGDRegressor::norm2));
   def_kernel_expansion<bk::BSGDRegressor>(r);
-  def_regressor_common<bk::BSGDRegressor>(r);
+  def_regressor_surface<bk::BSGDRegressor>(r);
   def_combine<bk::BSGDRegressor>(r);
 
   ParamsClass<bk::KLMSParams>(m, "KLMSParams", "Parameters of KLMS (C++ KLMSParams).")
