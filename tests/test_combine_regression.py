@@ -1,5 +1,6 @@
 """budgetkernel.combine for the regressors: BudgetedSGDRegressor (union, then its own
-maintenance over the budget), KLMSRegressor (the exact union; with epsilon > 0 quantised by
+maintenance over the budget), BudgetedPARegressor (union, then its BPA variant's rule without
+a new example; averaged too), KLMSRegressor (the exact union; with epsilon > 0 quantised by
 QKLMS's rule), and the KRLS filters, which are refused.
 
 Oracles: the predictions sum_k w_k f_k computed from the models themselves; the RKHS distance
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 from budgetkernel import (
+    BudgetedPARegressor,
     BudgetedSGDClassifier,
     BudgetedSGDRegressor,
     KLMSRegressor,
@@ -281,3 +283,144 @@ def test_krls_filters_are_refused_with_the_reason(cls):
     models = [cls(gamma=GAMMA).fit(X[i::2], y[i::2]) for i in range(2)]
     with pytest.raises(TypeError, match="cannot be combined: .*(least-squares|window)"):
         combine(models)
+
+
+# ------------------------------------------------------------- the PA regressor
+PA_VARIANTS = ["simple", "nn", "project"]
+
+
+def _pa(**kw):
+    return BudgetedPARegressor(**{"budget": 15, "gamma": GAMMA, "C": 0.5, "epsilon": 0.05, **kw})
+
+
+def _pa_terms(models):
+    """_rel_err's magnitude for (possibly averaged) PA models: their current and averaged terms."""
+    t = [np.abs(m.dual_coef_).sum() for m in models]
+    t += [np.abs(m.average_dual_coef_).sum() for m in models if m.averaged]
+    return max(t)
+
+
+@pytest.mark.parametrize("variant", PA_VARIANTS)
+@pytest.mark.parametrize("kw", [{}, {"averaged": True}, {"fit_intercept": False, "pa_type": 2},
+                                {"sampling": True, "beta": 2.0, "random_state": 0}, {"pa_type": 0}])
+def test_pa_union_within_budget_is_the_weighted_average(variant, kw):
+    X, y = _data(900, seed=20)
+    models = _parts(_pa(variant=variant, **kw), X, y)
+    w = np.array([0.2, 0.5, 0.3])
+    out = combine(models, weights=w, budget=200)
+    rep = out.combine_report_
+    assert out.n_support_ == rep["union_size"] == sum(m.n_support_ for m in models)
+    assert rep["reductions"] == 0 and rep["degradation"] == 0.0
+    Xt, _ = _data(300, seed=21)
+    err = np.abs(out.predict(Xt) - _mixed(models, w, Xt)).max()
+    assert err / max(1.0, np.abs(_mixed(models, w, Xt)).max(), _pa_terms(models)) < 1e-12
+    assert out.intercept_ == pytest.approx(sum(wk * m.intercept_ for wk, m in zip(w, models)), rel=1e-14)
+    assert out.counters_["examples"] == len(X) and out.n_seen_ == len(X)
+    if kw.get("sampling"):
+        assert out.expected_n_support_ == pytest.approx(sum(m.expected_n_support_ for m in models), rel=1e-14)
+
+
+@pytest.mark.parametrize("variant", PA_VARIANTS)
+def test_pa_one_reduction_reports_its_rkhs_degradation(variant):
+    X, y = _data(400, seed=22)
+    models = _parts(_pa(budget=10, variant=variant), X, y, k=2)
+    exact = combine(models, budget=100)
+    n = exact.n_support_
+    out = combine(models, budget=n - 1)
+    assert out.n_support_ == n - 1 and out.budget == n - 1
+    rep = out.combine_report_
+    assert rep["reductions"] == 1 and rep["union_size"] == n
+    brute = _rkhs_distance2(exact._model.support_vectors, exact._model.coefficients,
+                            out._model.support_vectors, out._model.coefficients)
+    assert rep["degradation"] > 0
+    assert rep["degradation"] == pytest.approx(brute, rel=1e-8, abs=1e-12)
+    assert out.counters_["degradation"] == pytest.approx(sum(m.counters_["degradation"] for m in models) + brute)
+    assert out.counters_["maintenance_steps"] == sum(m.counters_["maintenance_steps"] for m in models) + 1
+    assert out.intercept_ == exact.intercept_
+
+
+@pytest.mark.parametrize("variant", PA_VARIANTS)
+def test_pa_over_the_budget_reduces_by_its_variant_and_keeps_the_average(variant):
+    X, y = _data(2400, seed=23)
+    models = _parts(_pa(budget=30, variant=variant), X, y, k=4)
+    out = combine(models)
+    rep = out.combine_report_
+    m = sum(m.n_support_ for m in models)
+    assert out.budget == 30 and rep["union_size"] == m > 100 and rep["degradation"] > 0
+    if variant == "project":  # the activation may fold several dependent SVs in one step
+        assert out.n_support_ <= 30 and rep["reductions"] + out.n_support_ <= m
+    else:
+        assert out.n_support_ == 30 and rep["reductions"] == m - 30
+    Xt, yt = _data(1000, seed=24)
+    if variant != "simple":  # NN and projection keep part of what they fold in
+        assert out.score(Xt, yt) > min(m.score(Xt, yt) for m in models) - 0.05
+    # averaged: the reduction retires what it removes with its sums, so the average stays exact
+    avg = _parts(_pa(budget=30, variant=variant, averaged=True), X, y, k=4)
+    w = [0.1, 0.2, 0.3, 0.4]
+    mixed = combine(avg, weights=w)
+    assert mixed.n_support_ <= 30 and mixed.combine_report_["reductions"] > 0
+    want = _mixed(avg, w, Xt)
+    assert np.abs(mixed.predict(Xt) - want).max() / max(1.0, np.abs(want).max(), _pa_terms(avg)) < 1e-12
+
+
+@pytest.mark.parametrize("kw", [{"variant": v} for v in PA_VARIANTS] + [{"averaged": True}])
+def test_pa_combining_one_model_is_a_copy(kw, tmp_path):
+    X, y = _data(500, seed=25)
+    m = _pa(**kw).fit(X, y)
+    out = combine([m])
+    assert out._model.to_bytes() == m._model.to_bytes()
+    m.save(tmp_path / "a.bk")
+    out.save(tmp_path / "b.bk")
+    assert (tmp_path / "a.bk").read_bytes() == (tmp_path / "b.bk").read_bytes()
+
+
+@pytest.mark.parametrize("kw", [{"variant": "nn"}, {"variant": "project", "averaged": True},
+                                {"variant": "simple", "sampling": True, "beta": 2.0, "random_state": 1}])
+def test_pa_mixing_from_a_base_counts_its_examples_once(kw):
+    X, y = _data(900, seed=26)
+    base = _pa(**kw).fit(X[:300], y[:300])
+    copies = [pickle.loads(pickle.dumps(base)).partial_fit(X[300 + 200 * i:500 + 200 * i], y[300 + 200 * i:500 + 200 * i])
+              for i in range(3)]
+    out = combine_with_base(copies, weights=[200, 200, 200], base=base)
+    c, cb = out.counters_, base.counters_
+    assert c["examples"] == 900 == out.n_seen_
+    for key in ("updates", "squared_error", "absolute_error"):
+        want = cb[key] + sum(m.counters_[key] - cb[key] for m in copies)
+        assert c[key] == pytest.approx(want, rel=1e-12, abs=1e-12)
+    want = base.expected_n_support_ + sum(m.expected_n_support_ - base.expected_n_support_ for m in copies)
+    assert out.expected_n_support_ == pytest.approx(want, rel=1e-12, abs=1e-12)
+    # base's SVs are shared by every copy: kept once
+    assert out.combine_report_["duplicates"] > 0
+
+
+@pytest.mark.parametrize("variant", PA_VARIANTS)
+@pytest.mark.parametrize("averaged", [False, True])
+def test_a_combined_pa_regressor_saves_loads_pickles_and_keeps_learning(variant, averaged, tmp_path):
+    X, y = _data(1400, seed=27)
+    models = _parts(_pa(budget=25, variant=variant, averaged=averaged), X[:900], y[:900])
+    out = combine(models)  # over the budget: the variant's bookkeeping is rebuilt by the reduction
+    assert out.combine_report_["reductions"] > 0
+    out.save(tmp_path / "m.bk")
+    back = load(tmp_path / "m.bk")
+    assert back._model.to_bytes() == out._model.to_bytes()
+    np.testing.assert_array_equal(back.predict(X), out.predict(X))
+    clone = pickle.loads(pickle.dumps(out))
+    np.testing.assert_array_equal(clone.predict(X), out.predict(X))
+    # the next steps from the combined state equal those of a fresh model loaded from its file
+    out.partial_fit(X[900:], y[900:])
+    back.partial_fit(X[900:], y[900:])
+    assert out._model.to_bytes() == back._model.to_bytes()
+    assert out.n_seen_ == 1400 and out.n_support_ <= 25 and np.isfinite(out.predict(X)).all()
+    Xt, yt = _data(1000, seed=28)
+    assert out.score(Xt, yt) > 0.5
+
+
+def test_pa_models_must_share_their_parameters():
+    X, y = _data(300, seed=29)
+    a = _pa().fit(X, y)
+    for kw, what in [({"variant": "simple"}, "variant"), ({"C": 2.0}, "C"), ({"epsilon": 0.2}, "epsilon"),
+                     ({"averaged": True}, "averaged"), ({"fit_intercept": False}, "fit_intercept")]:
+        with pytest.raises(ValueError, match=what):
+            combine([a, _pa(**kw).fit(X, y)])
+    b = _pa(random_state=5).fit(X[::-1], y[::-1])
+    assert combine([a, b]).n_support_ <= 15

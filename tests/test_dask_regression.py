@@ -1,5 +1,5 @@
-"""budgetkernel.dask with regressors: iterative parameter mixing of BudgetedSGDRegressor and
-KLMSRegressor equals the same mixing done serially with budgetkernel.combine (byte for byte),
+"""budgetkernel.dask with regressors: iterative parameter mixing of BudgetedSGDRegressor,
+BudgetedPARegressor and KLMSRegressor equals the same mixing done serially with budgetkernel.combine (byte for byte),
 one partition equals fit, prediction and R^2 over Dask collections, and the refusals (the KRLS
 filters, classes for a regressor, decision_function). On an in-process cluster, as most of
 tests/test_dask.py.
@@ -75,6 +75,9 @@ def _serial_mix(est, X, y, rows, sync_every, n_epochs):
                          random_state=1),
     KLMSRegressor(eta=0.3, gamma=1.5),
     KLMSRegressor(eta=0.3, epsilon=0.2, gamma=1.5),
+    BudgetedPARegressor(budget=30, variant="nn", C=0.5, gamma=1.5, random_state=3),
+    BudgetedPARegressor(budget=30, variant="project", averaged=True, C=0.5, gamma=1.5, random_state=4),
+    BudgetedPARegressor(budget=30, variant="simple", sampling=True, beta=2.0, gamma=1.5, random_state=2),
 ])
 @pytest.mark.parametrize("sync_every,n_epochs", [(None, 1), (150, 2)])
 def test_fit_equals_the_same_mixing_done_serially(client, est, sync_every, n_epochs):
@@ -89,7 +92,8 @@ def test_fit_equals_the_same_mixing_done_serially(client, est, sync_every, n_epo
     assert np.isfinite(got.predict(X)).all()
 
 
-@pytest.mark.parametrize("est", [BudgetedSGDRegressor(budget=30, gamma="scale", random_state=0), KLMSRegressor(epsilon=0.1)])
+@pytest.mark.parametrize("est", [BudgetedSGDRegressor(budget=30, gamma="scale", random_state=0), KLMSRegressor(epsilon=0.1),
+                                 BudgetedPARegressor(budget=30, gamma="scale", random_state=5)])
 def test_one_partition_equals_fit(client, est):
     X, y = _data(1000, seed=1)
     ref = clone(est).fit(X, y)
@@ -120,7 +124,7 @@ def test_predict_and_score_over_dask_collections(client):
         bkd.decision_function(reg, Xd)
 
 
-@pytest.mark.parametrize("cls", [KRLSRegressor, SlidingWindowKRLSRegressor, BudgetedPARegressor])
+@pytest.mark.parametrize("cls", [KRLSRegressor, SlidingWindowKRLSRegressor])
 def test_regressors_combine_does_not_take_are_refused_before_any_work(cls):
     X, y = _data(100, seed=4)
     with pytest.raises(TypeError, match="does not combine"):

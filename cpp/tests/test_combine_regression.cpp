@@ -1,7 +1,9 @@
 // Tests of combine() for the regressors (learners/combine_regression.hpp): the exact weighted
 // average within the budget, one reduction's degradation against the brute-force RKHS
 // distance, combine({m}) as a copy, counters with a base, KLMS's exact union and QKLMS's
-// quantised one, model files of combined filters, and the refusals.
+// quantised one, model files of combined filters, the PA regressor's BPA reductions (their
+// degradation, BPA-NN's neighbours and BPA-P's inverse rebuilt, the average kept), and the
+// refusals.
 #include "test_util.hpp"
 
 #include <budgetkernel/budgetkernel.hpp>
@@ -188,6 +190,102 @@ TEST_CASE("refusals: class maps, different parameters, a budget a filter cannot 
   CombineOptions small;
   small.budget = 10;
   CHECK_THROWS(combine(ptrs(filters), small));
+}
+
+namespace {
+
+PARegressorParams pa(Index budget, BPAVariant v, bool averaged = false) {
+  PARegressorParams p;
+  p.kernel = Kernel(KernelType::RBF, 1.5);
+  p.budget = budget;
+  p.variant = v;
+  p.C = 0.5;
+  p.epsilon = 0.05;
+  p.averaged = averaged;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("PARegressor: the weighted average within the budget; one reduction reports ||f_union - f||^2") {
+  const Data s = sine(400, 7);
+  for (BPAVariant v : {BPAVariant::Simple, BPAVariant::NearestNeighbor, BPAVariant::Project}) {
+    const auto models = parts<PARegressor>(s, pa(10, v), 2);
+    CombineOptions opt;
+    opt.weights = {1.0, 3.0};
+    opt.budget = 0;
+    const PARegressor exact = combine(ptrs(models), opt);
+    CHECK(average_error(exact, models, {0.25, 0.75}, s.X) < 1e-12);
+    CHECK_NEAR(exact.intercept(), 0.25 * models[0].intercept() + 0.75 * models[1].intercept(), 1e-15);
+    const Index n = exact.support_vectors().size();
+    opt.budget = n - 1;
+    CombineReport rep;
+    const PARegressor out = combine(ptrs(models), opt, nullptr, &rep);
+    CHECK(rep.reductions == 1 && rep.union_size == n && out.support_vectors().size() == n - 1);
+    const auto X = [](const PARegressor& r) { return RowMatrix(r.support_vectors().X().topRows(r.support_vectors().size())); };
+    const double d2 = dist2(X(exact), exact.coefficients().col(0), X(out), out.coefficients().col(0), exact.params().kernel);
+    CHECK(rep.degradation > 0.0);
+    CHECK_NEAR(rep.degradation, d2, 1e-8 * (1.0 + d2));
+    CHECK(out.counters().maintenance == models[0].counters().maintenance + models[1].counters().maintenance + 1);
+  }
+}
+
+TEST_CASE("PARegressor: after a reduction, BPA-NN's neighbours and BPA-P's inverse are those of the store") {
+  const Data s = sine(1200, 8);
+  for (BPAVariant v : {BPAVariant::NearestNeighbor, BPAVariant::Project}) {
+    const auto models = parts<PARegressor>(s, pa(20, v), 3);
+    CombineReport rep;
+    PARegressor out = combine(ptrs(models), {}, nullptr, &rep);
+    CHECK(rep.reductions > 0 && out.support_vectors().size() <= 20);
+    FieldMap fm;
+    out.save(fm);
+    const SupportVectors& sv = out.support_vectors();
+    const Kernel& k = out.params().kernel;
+    if (v == BPAVariant::NearestNeighbor) {
+      NearestNeighbors nn;
+      nn.rebuild(sv, k);
+      FieldMap ref;
+      nn.save(ref, "nn.");
+      CHECK(fm.get_ints("nn.index") == ref.get_ints("nn.index"));
+    } else {
+      CHECK(fm.get_i64("proj.active") == 1);
+      const RowMatrix K = fm.get_matrix("proj.K"), G = fm.get_matrix("proj.G");
+      CHECK(K.rows() == sv.size());
+      for (Index i = 0; i < sv.size(); ++i)
+        for (Index j = 0; j < sv.size(); ++j) CHECK_NEAR(K(i, j), k.value(sv.x(i).transpose(), sv.x(j).transpose()), 1e-12);
+      // G = K^{-1} (projection.hpp's maintained inverse), to the precision its drift check keeps
+      const RowMatrix I = RowMatrix::Identity(sv.size(), sv.size());
+      CHECK((K * G - I).cwiseAbs().maxCoeff() < 1e-6);
+    }
+    // it keeps learning as a model loaded from its file does
+    PARegressor back;
+    back.load(FieldMap::from_bytes(bytes(out)));
+    out.partial_fit(s.X.topRows(300), s.y.head(300));
+    back.partial_fit(s.X.topRows(300), s.y.head(300));
+    CHECK(bytes(out) == bytes(back));
+  }
+}
+
+TEST_CASE("PARegressor: averaged, the reduction keeps the average; combine({m}) is a copy") {
+  const Data s = sine(900, 9);
+  const auto models = parts<PARegressor>(s, pa(15, BPAVariant::Project, true), 3);
+  CombineReport rep;
+  const PARegressor out = combine(ptrs(models), {}, nullptr, &rep);
+  CHECK(rep.reductions > 0 && out.support_vectors().size() <= 15);
+  double scale = 1.0;
+  for (const PARegressor& m : models) {
+    RowMatrix X, A;
+    m.average().predictor(m.support_vectors(), m.n_classifiers(), X, A);
+    scale = (std::max)(scale, A.cwiseAbs().sum());
+  }
+  double worst = 0.0;
+  for (Index i = 0; i < s.X.rows(); ++i) {
+    double want = 0.0;
+    for (const PARegressor& m : models) want += m.decision(s.X.row(i).data()) / 3.0;
+    worst = (std::max)(worst, std::abs(out.decision(s.X.row(i).data()) - want));
+  }
+  CHECK(worst < 1e-12 * scale);
+  CHECK(bytes(combine(std::vector<const PARegressor*>{&models[0]})) == bytes(models[0]));
 }
 
 TEST_MAIN()

@@ -56,7 +56,10 @@ def combine(models, weights=None, budget=None, *, base=None):
     cascade.
 
     Regressors combine the same way, without classes: a :class:`BudgetedSGDRegressor`'s union
-    is reduced by its maintenance, its intercept is averaged too; a :class:`KLMSRegressor`
+    is reduced by its maintenance, its intercept is averaged too; a :class:`BudgetedPARegressor`'s
+    by its BPA variant's rule (the SV whose removal costs least goes, projected onto its nearest
+    neighbour or the other SVs for ``'nn'`` / ``'project'``), an averaged one keeping its average
+    exactly (the removed SVs retire with their sums); a :class:`KLMSRegressor`
     keeps the whole union (no budget), which with ``epsilon > 0`` (QKLMS) is quantised by
     QKLMS's own rule (a centre within ``epsilon`` of a kept one adds its coefficient to it; the
     report's degradation sums those folds). :class:`KRLSRegressor` and

@@ -42,4 +42,5 @@ void wrap_pa_regression(py::module_& m) {
   def_kernel_expansion<bk::PARegressor>(r);
   def_average<bk::PARegressor>(r);
   def_regressor_surface<bk::PARegressor>(r);
+  def_combine<bk::PARegressor>(r);
 }

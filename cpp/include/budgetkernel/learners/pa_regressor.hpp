@@ -11,6 +11,7 @@
 #include "../budget/nearest_neighbor.hpp"
 #include "../budget/projection.hpp"
 #include "../detail/random.hpp"
+#include "combine_regression.hpp"
 #include "passive_aggressive.hpp"
 #include "sparse_pa.hpp"
 #include "regressor_base.hpp"
@@ -143,6 +144,67 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     for (Index i = 0; i < X.rows(); ++i) out[i] = b + out[i];
   }
 
+  // ---- combine (learners/combine_regression.hpp): a self-contained block ----
+  /// combine() of one model within `budget` is a copy of it.
+  /// \param budget  the budget combine() was asked for (-1: the model's own).
+  bool combine_is_copy(Index budget) const { return budget < 0 || budget == m_p.budget; }
+  Index combine_size() const { return m_ex.size(); }
+
+  /// This model becomes b + sum_k w_k f_k of `models`, as PassiveAggressive::combine_from
+  /// with one output: the union of their SVs with coefficients w_k alpha and, averaged,
+  /// sum_k w_k fbar_k as the average (detail::averaged_union; the averaged intercept
+  /// sum_k w_k mean(b_k) too). Over the budget the SVs enter most important first, each
+  /// overflow of the B + 1 stored SVs runs the variant's rule without a new example
+  /// (reduce_stored), BPA-P activates its projection on a full store as step() does, and
+  /// BPA-NN's neighbours and BPA-P's inverse follow every push, so partial_fit continues from
+  /// a consistent state; rep.degradation sums the exact ||Delta f||^2 of those steps. The
+  /// counters are combined_regression_counters plus the reduction's steps, SPA's rho_sum adds
+  /// up as they do, the intercept is combined_intercept, the generator is model 0's.
+  /// \param models  the models to combine: this class, the same parameters but the seed.
+  /// \param plan    the validated weights and budget (combine() makes it).
+  /// \param base    the model all of them continued from, or null (counted once).
+  /// \param rep     receives what the reduction did (CombineReport).
+  void combine_from(const std::vector<const PARegressor*>& models, const CombinePlan& plan, const PARegressor* base,
+                    CombineReport& rep) {
+    PARegressorParams p = models[0]->m_p;
+    for (const PARegressor* m : models) check_combinable(p, m->m_p);
+    if (plan.budget >= 0) p.budget = plan.budget;
+    m_sampling = models[0]->m_sampling;
+    reset(models[0]->m_d, p);
+    m_rng = models[0]->m_rng;
+    const RegressionCounters count = detail::combined_regression_counters(models, base);
+    const double N = static_cast<double>(count.examples) + 1.0;  // the result's n_classifiers()
+    const detail::ExpansionUnion u = detail::averaged_union(models, plan, N, m_avg);
+    rep.union_size = u.size();
+    rep.duplicates = u.duplicates();
+    const bool begun = m_avg.enabled() && m_p.budget > 0 && u.size() > m_p.budget;
+    SupportVectors& sv = m_ex.sv();
+    m_count = RegressionCounters{};  // counts the reduction's maintenance steps
+    for (Index r : detail::combine_order(u, m_p.budget, m_p.kernel)) {
+      if (uses_projection() && !m_proj.active() && sv.size() >= m_p.budget) activate_projection();
+      const double kappa = m_ex.score(u.x(r));
+      const Index i = m_ex.push_last(u.x(r), u.alpha(r), u.id(r));
+      m_avg.enter(sv, i, u.carried(r), N, begun);
+      if (uses_nn()) m_nn.on_push(sv, m_ex.krow());
+      if (m_proj.active()) {
+        m_proj.on_push(sv, m_ex.krow(), kappa);
+        if (m_proj.pending()) fold_pending();
+      }
+      if (m_p.budget > 0 && sv.size() > m_p.budget) reduce_stored();
+    }
+    if (begun) m_avg.end_all(sv, N);
+    rep.degradation = m_count.degradation;
+    rep.reductions = m_count.maintenance;
+    m_count = count;
+    m_count.degradation += rep.degradation;
+    m_count.maintenance += rep.reductions;
+    combine_intercepts(models, plan, base, N);
+    m_obj.resize(0);  // the test hooks read as after load()
+    m_removed = -1;
+    metadata = models[0]->metadata;
+  }
+  // ---- end of the combine block ----
+
   /// Every field to predict (budgetkernel::Model: sv.*, scale, bias, predict.* when averaged)
   /// and to resume bit for bit.
   void save(FieldMap& fm) const {
@@ -225,6 +287,95 @@ class PARegressor : public OnlineRegressor<PARegressor> {
   bool uses_nn() const { return m_p.budget > 0 && m_p.variant == BPAVariant::NearestNeighbor; }
   bool uses_projection() const { return m_p.budget > 0 && m_p.variant == BPAVariant::Project; }
 
+  /// combine_from's check: the models must share every parameter but the seed.
+  static void check_combinable(const PARegressorParams& a, const PARegressorParams& b) {
+    detail::require_same(detail::same_kernel(a.kernel, b.kernel), "kernels");
+    detail::require_same(a.C == b.C && a.pa_type == b.pa_type && a.epsilon == b.epsilon, "C, pa_type or epsilon");
+    detail::require_same(a.budget == b.budget && a.variant == b.variant, "budgets or variants");
+    detail::require_same(a.sampling == b.sampling && a.alpha == b.alpha && a.beta == b.beta,
+                         "sampling settings (sampling, alpha, beta)");
+    detail::require_same(a.averaged == b.averaged, "averaged flags");
+    detail::require_same(a.fit_intercept == b.fit_intercept, "fit_intercept settings");
+  }
+
+  /// combine_from's intercepts: b = sum_k w_k b_k; the averaged one mean(b) = sum_k w_k
+  /// mean(b_k), i.e. intercept_sum = N sum_k w_k intercept_sum_k / N_k (kept averaged or not,
+  /// as step() keeps it); rho_sum, a sum over examples, adds up as the counters do.
+  void combine_intercepts(const std::vector<const PARegressor*>& models, const CombinePlan& plan,
+                          const PARegressor* base, double N) {
+    m_bias = detail::combined_intercept(models, plan);
+    m_bias_sum = 0.0;
+    m_rho_sum = 0.0;
+    for (std::size_t k = 0; k < models.size(); ++k) {
+      m_bias_sum += plan.w[k] * models[k]->m_bias_sum / models[k]->n_classifiers();
+      m_rho_sum += models[k]->m_rho_sum;
+    }
+    m_bias_sum *= N;
+    if (base) m_rho_sum -= (static_cast<double>(models.size()) - 1.0) * base->m_rho_sum;
+    m_rho_sum = (std::max)(m_rho_sum, 0.0);
+  }
+
+  /// combine_from's maintenance step: the store holds B + 1 SVs and no new example is at hand.
+  /// PassiveAggressive::reduce_stored with one output: for every stored r, Q(w^r) of BPA's
+  /// Proposition 1 (eq. 7-9) with t neither in S nor stepping, Q = 1/2 alpha_r^2 res_r, the
+  /// least wins (ties to the lowest index) and x_r is projected onto S and removed:
+  ///   BPA-S:  S = {}: res_r = k_rr, a plain removal;
+  ///   BPA-NN: S = {NN(r)}: res_r = k_rr - k_rm^2 / k_mm, alpha_NN += (k_rm / k_mm) alpha_r;
+  ///   BPA-P:  S = the other SVs: res_r = 1 / G_rr (the maintained inverse), by reduce_at.
+  /// Each degradation alpha_r^2 res_r is the exact ||Delta f||^2 of the step.
+  void reduce_stored() {
+    SupportVectors& sv = m_ex.sv();
+    const Index n = sv.size();
+    m_obj.resize(n);
+    double bm = 0.0;
+    for (Index r = 0; r < n; ++r) {
+      const double a2 = sv.alpha(r)(0) * sv.alpha(r)(0);
+      switch (m_p.variant) {
+        case BPAVariant::Simple: m_obj(r) = 0.5 * a2 * m_p.kernel.self(sv.sqnorm()(r)); break;
+        case BPAVariant::NearestNeighbor: m_obj(r) = 0.5 * a2 * nn_projection_alone(r, bm); break;
+        default: m_obj(r) = 0.5 * a2 / m_proj.inverse_diagonal(r); break;
+      }
+    }
+    Index r = 0;  // no finite objective (a broken inverse): the first SV
+    for (Index j = 1; j < n; ++j)
+      if (m_obj(j) < m_obj(r)) r = j;
+    ++m_count.maintenance;
+    if (m_p.variant == BPAVariant::Project) {
+      m_avg.retire(sv, r);
+      m_count.degradation += m_proj.reduce_at(sv, r).degradation;
+      return;
+    }
+    const double ar = sv.alpha(r)(0);
+    double res = m_p.kernel.self(sv.sqnorm()(r));
+    if (uses_nn()) {
+      res = nn_projection_alone(r, bm);
+      const Index m = m_nn.nn(r);
+      if (m != NearestNeighbors::none && bm != 0.0) sv.alpha(m)(0) += bm * ar;
+    }
+    m_count.degradation += ar * ar * res;
+    m_avg.retire(sv, r);
+    const Index moved = sv.erase(r);
+    if (uses_nn()) m_nn.on_erase(sv, m_p.kernel, r, moved);
+  }
+
+  /// BPA-NN without a new example: x_r projected onto S = {NN(r)}; returns res_r and sets bm,
+  /// NN(r)'s coefficient (0 when r has no neighbour or k(NN(r), NN(r)) = 0).
+  double nn_projection_alone(Index r, double& bm) const {
+    const SupportVectors& sv = m_ex.sv();
+    double res = m_p.kernel.self(sv.sqnorm()(r));
+    bm = 0.0;
+    const Index m = m_nn.nn(r);
+    if (m != NearestNeighbors::none) {
+      const double kmm = m_p.kernel.self(sv.sqnorm()(m));
+      if (kmm > 0.0) {
+        const double c = m_nn.kernel_value(r);
+        bm = c / kmm;
+        res -= c * bm;
+      }
+    }
+    return (std::max)(0.0, res);
+  }
+
   /// mean_k b_k + fbar(x) for the example just scored (before step t counts it).
   double averaged_prediction(const double* x) {
     const double N = n_classifiers();
@@ -300,12 +451,17 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     if (uses_nn()) m_nn.push_queried(sv, m_ex.krow());
     if (m_proj.active()) {
       m_proj.on_push(sv, m_ex.krow(), kappa);
-      if (m_proj.pending()) {  // x_t numerically in the span of the SVs: fold it
-        m_avg.retire(sv, sv.size() - 1);
-        m_count.degradation += m_proj.reduce(sv).degradation;
-        ++m_count.maintenance;
-      }
+      if (m_proj.pending()) fold_pending();  // x_t numerically in the span of the SVs
     }
+  }
+
+  /// BPA-P: the newest SV is numerically in the span of the others; fold it into them
+  /// (projection.hpp). Its averaged sum retires with it: 0 for the example of a step, the
+  /// begun sum for an SV entering a combined model.
+  void fold_pending() {
+    m_avg.retire(m_ex.sv(), m_ex.size() - 1);
+    m_count.degradation += m_proj.reduce(m_ex.sv()).degradation;
+    ++m_count.maintenance;
   }
 
   /// BPA-P's lazy activation on a full store; returns whether it folded SVs (projection.hpp).
