@@ -135,11 +135,8 @@ def cmd_predict(args):
     def write(out):
         if args.proba:  # LIBSVM's svm-predict -b 1 layout: a header of the classes, then label p_1 .. p_k
             out.write("labels " + " ".join(map(str, clf.classes_)) + "\n")
-        for pred, y, *P in _predict_chunks(clf, args.data, args.chunk_size, reading, proba=args.proba):
-            if args.proba:
-                out.write("".join(f"{label} {' '.join(map(repr, row.tolist()))}\n" for label, row in zip(pred, P[0])))
-            else:
-                out.write("".join(map(line, pred)))
+        for pred, y, *proba in _predict_chunks(clf, args.data, args.chunk_size, reading, proba=args.proba):
+            out.write("".join(map(_proba_line, pred, *proba) if proba else map(line, pred)))
             accuracy.add(pred, y)
         out.flush()  # a closed pipe (`| head`) shows up here, inside main's handler
 
@@ -154,6 +151,11 @@ def cmd_predict(args):
     if report and not args.quiet:
         print(report, file=sys.stderr)
     return 0
+
+
+def _proba_line(label, probabilities):
+    """'label p_1 .. p_k', each probability the shortest text that reads back as the same float64."""
+    return f"{label} {' '.join(map(repr, probabilities.tolist()))}\n"
 
 
 def _check_proba(clf, regression):
