@@ -12,6 +12,7 @@
 #include "../budget/projection.hpp"
 #include "../detail/random.hpp"
 #include "combine_regression.hpp"
+#include "pa_step.hpp"
 #include "passive_aggressive.hpp"
 #include "sparse_pa.hpp"
 #include "regressor_base.hpp"
@@ -284,6 +285,13 @@ class PARegressor : public OnlineRegressor<PARegressor> {
   }
 
  private:
+  /// The PA step (pa_step.hpp) with SPA's weight of this step: C Z / rho, C without sampling.
+  detail::PAStep rule() const { return {m_p.pa_type, m_cw}; }
+  /// BPA-NN's projection of SV r (pa_step.hpp): onto {x_t, NN(r)} for the example last
+  /// scored, or onto {NN(r)} alone with no new example (with_t false, combine_from).
+  double nn_projection(Index r, double inv_kappa, double& bm, double& bt, bool with_t = true) const {
+    return detail::bpa_nn_projection(m_ex, m_p.kernel, m_nn, r, inv_kappa, bm, bt, with_t);
+  }
   bool uses_nn() const { return m_p.budget > 0 && m_p.variant == BPAVariant::NearestNeighbor; }
   bool uses_projection() const { return m_p.budget > 0 && m_p.variant == BPAVariant::Project; }
 
@@ -327,12 +335,12 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     SupportVectors& sv = m_ex.sv();
     const Index n = sv.size();
     m_obj.resize(n);
-    double bm = 0.0;
+    double bm = 0.0, bt = 0.0;
     for (Index r = 0; r < n; ++r) {
       const double a2 = sv.alpha(r)(0) * sv.alpha(r)(0);
       switch (m_p.variant) {
         case BPAVariant::Simple: m_obj(r) = 0.5 * a2 * m_p.kernel.self(sv.sqnorm()(r)); break;
-        case BPAVariant::NearestNeighbor: m_obj(r) = 0.5 * a2 * nn_projection_alone(r, bm); break;
+        case BPAVariant::NearestNeighbor: m_obj(r) = 0.5 * a2 * nn_projection(r, 0.0, bm, bt, false); break;
         default: m_obj(r) = 0.5 * a2 / m_proj.inverse_diagonal(r); break;
       }
     }
@@ -348,7 +356,7 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     const double ar = sv.alpha(r)(0);
     double res = m_p.kernel.self(sv.sqnorm()(r));
     if (uses_nn()) {
-      res = nn_projection_alone(r, bm);
+      res = nn_projection(r, 0.0, bm, bt, false);
       const Index m = m_nn.nn(r);
       if (m != NearestNeighbors::none && bm != 0.0) sv.alpha(m)(0) += bm * ar;
     }
@@ -358,23 +366,6 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     if (uses_nn()) m_nn.on_erase(sv, m_p.kernel, r, moved);
   }
 
-  /// BPA-NN without a new example: x_r projected onto S = {NN(r)}; returns res_r and sets bm,
-  /// NN(r)'s coefficient (0 when r has no neighbour or k(NN(r), NN(r)) = 0).
-  double nn_projection_alone(Index r, double& bm) const {
-    const SupportVectors& sv = m_ex.sv();
-    double res = m_p.kernel.self(sv.sqnorm()(r));
-    bm = 0.0;
-    const Index m = m_nn.nn(r);
-    if (m != NearestNeighbors::none) {
-      const double kmm = m_p.kernel.self(sv.sqnorm()(m));
-      if (kmm > 0.0) {
-        const double c = m_nn.kernel_value(r);
-        bm = c / kmm;
-        res -= c * bm;
-      }
-    }
-    return (std::max)(0.0, res);
-  }
 
   /// mean_k b_k + fbar(x) for the example just scored (before step t counts it).
   double averaged_prediction(const double* x) {
@@ -418,32 +409,10 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     }
   }
 
-  /// PA step size for loss L > 0 and q = ||projected phi(x_t)||^2 (Crammer et al. 2006,
-  /// section 5, with SPA's weight in m_cw). q = 0: no step can reduce the loss (PA: +inf).
-  double step_size(double L, double q) const {
-    if (!(q > 0.0)) return m_p.pa_type == 0 ? std::numeric_limits<double>::infinity() : 0.0;
-    switch (m_p.pa_type) {
-      case 0: return L / q;
-      case 1: return (std::min)(m_cw, L / q);
-      default: return L / (q + 0.5 / m_cw);
-    }
-  }
-  /// The slack part of Q after a step tau: xi = L - tau q, then 0 / C w xi / C w xi^2.
-  double penalty(double L, double tau, double q) const {
-    if (m_p.pa_type == 0) return q > 0.0 ? 0.0 : std::numeric_limits<double>::infinity();
-    const double xi = (std::max)(0.0, L - tau * q);
-    return m_p.pa_type == 1 ? m_cw * xi : m_cw * xi * xi;
-  }
-  /// Q of the candidate r = t: a step tau' along a projection of squared norm q'.
-  double objective_t(double L, double qp, double& taup) const {
-    taup = step_size(L, qp);
-    if (!std::isfinite(taup)) return std::numeric_limits<double>::infinity();
-    return 0.5 * taup * taup * qp + penalty(L, taup, qp);
-  }
 
   /// Unbudgeted PA (and the under-budget branch): x_t joins with coefficient tau s.
   void add_example(const double* x, double kappa, double L) {
-    const double tau = step_size(L, kappa);
+    const double tau = rule().step_size(L, kappa);
     SupportVectors& sv = m_ex.sv();
     if (uses_nn()) m_nn.query(sv, x);
     m_ex.push_last(x, Eigen::Matrix<double, 1, 1>(tau * m_s), m_count.examples);
@@ -482,8 +451,8 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     const SupportVectors& sv = m_ex.sv();
     const Index n = sv.size();
     const Vector& krow = m_ex.krow();
-    const double tau = step_size(L, kappa);
-    const double base = 0.5 * tau * tau * kappa + penalty(L, tau, kappa);
+    const double tau = rule().step_size(L, kappa);
+    const double base = 0.5 * tau * tau * kappa + rule().penalty(L, tau, kappa);
     m_obj.resize(n + 1);
     double taup = 0.0, qp = 0.0, s_res = 0.0;
     Index nn_t = NearestNeighbors::none;
@@ -513,7 +482,7 @@ class PARegressor : public OnlineRegressor<PARegressor> {
       }
       qp = (std::max)(0.0, kappa - s_res);
     }
-    m_obj(n) = objective_t(L, qp, taup);
+    m_obj(n) = rule().objective_t(L, qp, taup);
     Index best = n;
     for (Index r = 0; r < n; ++r)
       if (m_obj(r) < m_obj(best)) best = r;
@@ -573,29 +542,6 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     if (uses_nn()) m_nn.on_erase(sv, m_p.kernel, r, moved);
   }
 
-  /// BPA-NN: x_r projected onto S = {t, NN(r)}; res_r and the coefficients (bm on NN(r), bt
-  /// on x_t), by elimination against t first, as PassiveAggressive::nn_projection.
-  double nn_projection(Index r, double inv_kappa, double& bm, double& bt) const {
-    const SupportVectors& sv = m_ex.sv();
-    const Vector& krow = m_ex.krow();
-    const double krt = krow(r);
-    bt = krt * inv_kappa;
-    bm = 0.0;
-    double res = m_p.kernel.self(sv.sqnorm()(r)) - krt * bt;
-    const Index m = m_nn.nn(r);
-    if (m != NearestNeighbors::none) {
-      const double kmm = m_p.kernel.self(sv.sqnorm()(m));
-      const double kmt_k = krow(m) * inv_kappa;
-      const double sm = kmm - krow(m) * kmt_k;
-      if (sm > 1e-12 * kmm) {
-        const double c = m_nn.kernel_value(r) - krt * kmt_k;
-        bm = c / sm;
-        bt -= bm * kmt_k;
-        res -= c * bm;
-      }
-    }
-    return (std::max)(0.0, res);
-  }
 
   SPASampling m_sampling = spa_bernoulli;
   PARegressorParams m_p;

@@ -9,6 +9,7 @@
 #include "../budget/nearest_neighbor.hpp"
 #include "../budget/projection.hpp"
 #include "../detail/random.hpp"
+#include "pa_step.hpp"
 #include "uniform_average.hpp"
 
 #include <limits>
@@ -352,6 +353,12 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   }
 
  private:
+  /// The PA step of these parameters (pa_step.hpp).
+  detail::PAStep rule() const { return {m_p.pa_type, m_p.C}; }
+  /// BPA-NN's projection of SV r (pa_step.hpp) for the example last scored.
+  double nn_projection(Index r, double inv_kappa, double& bm, double& bt, bool with_t = true) const {
+    return detail::bpa_nn_projection(m_ex, m_p.kernel, m_nn, r, inv_kappa, bm, bt, with_t);
+  }
   bool uses_nn() const { return m_p.budget > 0 && m_p.variant == BPAVariant::NearestNeighbor; }
   bool uses_projection() const { return m_p.budget > 0 && m_p.variant == BPAVariant::Project; }
 
@@ -439,38 +446,11 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     return m_p.loss == PALoss::Hinge || m >= -1.0;
   }
 
-  /// PA step size for loss L > 0 and effective squared norm q = ||u||^2 x k-quantity
-  /// (Crammer et al. 2006; eq. 3 / 9): PA tau = L/q, PA-I min(C, L/q), PA-II L/(q + 1/(2C)).
-  /// With q = 0 the step cannot reduce the loss: tau = 0 (PA: infeasible, tau = +inf).
-  double step_size(double L, double q) const {
-    if (!(q > 0.0)) return m_p.pa_type == 0 ? std::numeric_limits<double>::infinity() : 0.0;
-    switch (m_p.pa_type) {
-      case 0: return L / q;
-      case 1: return (std::min)(m_p.C, L / q);
-      default: return L / (q + 0.5 / m_p.C);
-    }
-  }
-
-  /// The slack part of Q after a step tau: xi = max(0, L - tau q); 0 (hard margin, where
-  /// xi > 0 is infeasible: +inf), C xi (PA-I), C xi^2 (PA-II).
-  double penalty(double L, double tau, double q) const {
-    if (m_p.pa_type == 0) return (q > 0.0) ? 0.0 : std::numeric_limits<double>::infinity();
-    const double xi = (std::max)(0.0, L - tau * q);
-    return m_p.pa_type == 1 ? m_p.C * xi : m_p.C * xi * xi;
-  }
-
-  /// Objective of a candidate that adds tau' u times a projection with ||.||^2 = q'/||u||^2 and
-  /// removes nothing (r = t).
-  double objective_t(double L, double qp, double& taup) const {
-    taup = step_size(L, qp);
-    if (!std::isfinite(taup)) return std::numeric_limits<double>::infinity();
-    return 0.5 * taup * taup * qp + penalty(L, taup, qp);
-  }
 
   /// Unbudgeted PA / the under-budget branch of Algorithm 1 (and PA+Rand): add x_t with
   /// coefficient row tau u, tau from q = ||u||^2 k(x_t, x_t) (eq. 3 kernelised).
   void add_example(const double* x, double kappa, double L) {
-    const double tau = step_size(L, u2() * kappa);
+    const double tau = rule().step_size(L, u2() * kappa);
     SupportVectors& sv = m_ex.sv();
     const bool nn = uses_nn();
     if (nn) m_nn.query(sv, x);
@@ -534,8 +514,8 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     const Index n = m_ex.sv().size();
     // Candidates r != t: the plain step on x_t (t is in S), Q = 1/2 (|alpha_r|^2 res_r + tau^2 q) + pen.
     const double q = u2() * kappa;
-    const double tau = step_size(L, q);
-    const double base = 0.5 * tau * tau * q + penalty(L, tau, q);
+    const double tau = rule().step_size(L, q);
+    const double base = 0.5 * tau * tau * q + rule().penalty(L, tau, q);
     if (m_obj.size() != n + 1) m_obj.resize(n + 1);
     BPACandidateT cand;  // r = t
     switch (m_p.variant) {
@@ -562,7 +542,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
       const double res = (std::max)(0.0, m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa);
       m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() * res + base;
     }
-    m_obj(n) = objective_t(L, 0.0, cand.taup);
+    m_obj(n) = rule().objective_t(L, 0.0, cand.taup);
   }
 
   /// BPA-NN (section 3.1.3): S = {t} u NN(r), the 2x2 system of nn_projection; r = t:
@@ -583,7 +563,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
       const double kmm = m_p.kernel.self(sv.sqnorm()(cand.nn_t));
       if (kmm > 0.0) qp = u2() * krow(cand.nn_t) * krow(cand.nn_t) / kmm;
     }
-    m_obj(n) = objective_t(L, qp, cand.taup);
+    m_obj(n) = rule().objective_t(L, qp, cand.taup);
   }
 
   /// BPA-P (section 3.1.2) in O(B^2): S = I_t + {t} - {r} via the maintained inverse
@@ -607,7 +587,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
       const double g = m_proj.inverse_diagonal(r) + m_bt(r) * m_bt(r) / s;
       m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() / g + base;
     }
-    m_obj(n) = objective_t(L, u2() * (std::max)(0.0, kappa - s), cand.taup);
+    m_obj(n) = rule().objective_t(L, u2() * (std::max)(0.0, kappa - s), cand.taup);
   }
 
   /// eq. (7): r* = argmin Q (r = t on ties with it, else the first index; r = t when every
@@ -700,36 +680,6 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     }
   }
 
-  /// BPA-NN projection of old SV r onto S = {t, NN(r)} (section 3.1.3) for the example last
-  /// scored (inv_kappa = 1 / k_tt): returns res_r = k_rr - k_r^T K_S^{-1} k_r and the
-  /// coefficients b = K_S^{-1} k_r (bm on NN(r), bt on x_t). Solved by elimination against t
-  /// first: the residual of NN(r) against t is s_m = k_mm - k_mt^2 / k_tt; when it vanishes
-  /// (NN(r) in the span of x_t) or r has no other SV, S = {t} (BPA-S). O(1), one division.
-  /// `with_t` false (no new example, combine_from): S = {NN(r)} alone, i.e. the same
-  /// elimination with every k_.t = 0 (then bt = 0, s_m = k_mm, bm = k_rm / k_mm).
-  double nn_projection(Index r, double inv_kappa, double& bm, double& bt, bool with_t = true) const {
-    const SupportVectors& sv = m_ex.sv();
-    const Vector& krow = m_ex.krow();
-    const double krt = with_t ? krow(r) : 0.0;
-    const double krr = m_p.kernel.self(sv.sqnorm()(r));
-    bt = krt * inv_kappa;
-    bm = 0.0;
-    double res = krr - krt * bt;
-    const Index m = m_nn.nn(r);
-    if (m != NearestNeighbors::none) {
-      const double kmm = m_p.kernel.self(sv.sqnorm()(m));
-      const double kmt = with_t ? krow(m) : 0.0;
-      const double kmt_k = kmt * inv_kappa;  // k_mt / k_tt
-      const double sm = kmm - kmt * kmt_k;
-      if (sm > 1e-12 * kmm) {
-        const double c = m_nn.kernel_value(r) - krt * kmt_k;  // <residual of r, residual of m>
-        bm = c / sm;
-        bt -= bm * kmt_k;
-        res -= c * bm;
-      }
-    }
-    return (std::max)(0.0, res);
-  }
 
   PAParams m_p;
   KernelExpansion m_ex;
