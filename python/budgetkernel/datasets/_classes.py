@@ -27,10 +27,46 @@ class _Layout:
         # Row c * n_clusters + j is the centre of cluster j of class c.
         self.centres = separation * rng.standard_normal((n_classes * n_clusters, n_informative))
         # Orthonormal basis of a random n_informative-dimensional subspace of R^n_features
-        # (QR of a Gaussian matrix; the sign fix makes it Haar-distributed and unique).
-        q, r = np.linalg.qr(rng.standard_normal((n_features, n_informative)))
-        self.basis = q * np.where(np.diag(r) < 0, -1.0, 1.0)
+        # (the Q of a Gaussian matrix with R's diagonal positive: Haar-distributed and unique).
+        self.basis = _orthonormal_columns(rng.standard_normal((n_features, n_informative)))
+        self.basis_t = np.ascontiguousarray(self.basis.T)
         self.n_classes, self.n_clusters, self.noise = n_classes, n_clusters, noise
+
+
+# The generator's arithmetic is + - * / and sqrt, each rounded once by IEEE 754, in sums of a
+# fixed order, so that a seed gives the same bits on every CPU (see budgetkernel.datasets).
+# Hence no `@` and no numpy.linalg: they go to BLAS and LAPACK, whose kernels (blocking, vector
+# width, fused multiply-adds) differ from one CPU to the next.
+
+
+def _matmul(A, B):
+    """``A @ B``, each entry summed over the inner index in order: ``sum_k A[i, k] B[k, j]``.
+
+    Column-major (``A``'s columns contiguous), so every step runs along the long axis ``i``.
+    """
+    A = np.asfortranarray(A)
+    out = np.empty((A.shape[0], B.shape[1]), order="F")
+    tmp = np.empty_like(out)
+    np.multiply(A[:, :1], B[:1], out=out)
+    for k in range(1, A.shape[1]):
+        np.multiply(A[:, k : k + 1], B[k : k + 1], out=tmp)
+        out += tmp
+    return out
+
+
+def _orthonormal_columns(G):
+    """The ``Q`` of ``G = Q R`` with ``diag(R) > 0``: Gram-Schmidt, every column orthogonalised
+    twice against the previous ones ("twice is enough": Giraud, Langou & Rozloznik, 2005), so
+    ``Q`` is orthonormal to rounding; every sum is a sequential ``add.accumulate``."""
+    d, r = G.shape
+    Q = np.empty((d, r))
+    for j in range(r):
+        v = G[:, j].copy()
+        for _ in range(2 if j else 0):
+            coef = np.add.accumulate(Q[:, :j] * v[:, None], axis=0)[-1]  # Q[:, :j]^T v
+            v -= np.add.accumulate(Q[:, :j] * coef, axis=1)[:, -1]  # Q[:, :j] coef
+        Q[:, j] = v / np.sqrt(np.add.accumulate(v * v)[-1])
+    return Q
 
 
 def _block_gaussian_classes(rng, n, layout):
@@ -38,16 +74,16 @@ def _block_gaussian_classes(rng, n, layout):
     y = rng.integers(0, lay.n_classes, size=n, dtype=np.int64)
     cluster = rng.integers(0, lay.n_clusters, size=n)
     z = lay.centres[y * lay.n_clusters + cluster] + rng.standard_normal((n, lay.centres.shape[1]))
-    X = z @ lay.basis.T
+    X = _matmul(z, lay.basis_t)
     d, r = lay.basis.shape
     if d > r:
         # Isotropic noise in the directions orthogonal to the class subspace: it carries no
         # class information (the Bayes rule is the latent one), but it enters every distance,
         # as the pixels outside a digit's few principal directions do.
         eps = rng.standard_normal((n, d))
-        eps -= (eps @ lay.basis) @ lay.basis.T
+        eps -= _matmul(_matmul(eps, lay.basis), lay.basis_t)
         X += np.sqrt(lay.noise * r / (d - r)) * eps
-    return X, y
+    return np.ascontiguousarray(X), y
 
 
 def _check_int(value, name, minimum):

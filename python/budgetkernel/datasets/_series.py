@@ -42,9 +42,21 @@ def _steps(value, name, *, allow_zero=False):
     return int(k)
 
 
+def _pow10(x):
+    """x^10 as ((x^2)^2)^2 x^2: four products, each rounded once by IEEE 754.
+
+    Not ``x ** 10``: numpy's power is SIMD-dispatched (a different vector library on an
+    AVX-512 CPU) and libm's differs between C libraries, so its last bit depends on the
+    machine, and in a chaotic series one last-bit difference grows into a different series.
+    """
+    x2 = x * x
+    x4 = x2 * x2
+    return (x4 * x4) * x2
+
+
 def _forcing(xd):
     """The delayed term of the equation, 0.2 x(t - tau) / (1 + x(t - tau)^10)."""
-    return _A * xd / (1.0 + xd ** 10)
+    return _A * xd / (1.0 + _pow10(xd))
 
 
 def _integrate(x0, lag, n_steps):
@@ -56,13 +68,17 @@ def _integrate(x0, lag, n_steps):
     ``x_{n+1} = a x_n + b_n`` with ``a`` the RK4 polynomial of ``-0.1 h`` and ``b_n`` from the
     delayed values, which are known a whole delay ahead: each block of ``lag`` steps is one
     vectorised linear recurrence, ``x_{s+j} = a^j (x_s + sum_{k<j} b_k / a^(k+1))``.
+
+    Only + - * / are used, each rounded once by IEEE 754, and every sum and product is
+    sequential (``cumsum``, ``multiply.accumulate``), so the result has the same bits on every
+    CPU: no power, no transcendental function, no reduction whose order numpy may choose.
     """
     h, c = _H, _B
     z = -c * h
-    a = 1.0 + z + z * z / 2.0 + z ** 3 / 6.0 + z ** 4 / 24.0
+    a = 1.0 + z + z * z / 2.0 + z * z * z / 6.0 + z * z * z * z / 24.0
     x = np.empty(lag + n_steps + 1)
     x[: lag + 1] = x0
-    powers = a ** np.arange(1, lag + 1)  # a^j, j = 1 .. lag
+    powers = np.multiply.accumulate(np.full(lag, a))  # a^j, j = 1 .. lag, one product at a time
     for start in range(0, n_steps, lag):
         m = min(lag, n_steps - start)
         d0 = x[start : start + m]  # x(t_n - tau) for n = start .. start + m - 1
@@ -152,7 +168,9 @@ def mackey_glass(n_samples, *, tau=30, delta_t=6.0, transient=1000.0, x0=1.2, no
     rng = None
     if x0 is None or noise > 0:
         rng = np.random.default_rng(_as_seed_sequence(random_state))
-    start = float(rng.uniform(0.5, 1.5)) if x0 is None else float(x0)
+    # 0.5 + U[0, 1): the bits of rng.uniform(0.5, 1.5), without its `low + range * u`, which a
+    # compiler may contract into one fused multiply-add on some platforms.
+    start = 0.5 + float(rng.random()) if x0 is None else float(x0)
     if n_samples == 0:
         return np.empty(0)
     x = _integrate(start, lag, skip + (n_samples - 1) * stride)
