@@ -63,13 +63,13 @@ into a different series.
 
 The exception: a standard normal draw in the far tail (``|z| > 3.65``, about 1 in 4,000
 draws) is computed with libm's ``log1p``, and the wedge test of the ziggurat with libm's
-``exp``; glibc picks an FMA variant of these on CPUs that have FMA, which differs in the last
-bit for some inputs.  On this machine (glibc 2.36) 10 million draws were bit-identical with
-glibc's FMA variants disabled, so such a difference is rarer than about one draw in ten
-million; it moves that one value by an ulp and never feeds back into a recurrence (the noise
-of :func:`mackey_glass` is added after the integration).  ``tests/test_datasets_portable.py``
-pins a digest of every generator's output, and CI runs it a second time with NumPy's SIMD
-dispatch narrowed to the baseline instructions.
+``exp``.  libm's last bit is its own (glibc picks FMA variants of both on CPUs that have FMA,
+and ``log1p`` then differs for a few inputs in ten thousand), so such a draw can differ by an
+ulp on another C library or on an x86-64 CPU without FMA: rarely (10 million draws, about
+2,600 of them in the tail, were bit-identical with glibc 2.36's FMA variants turned off), and
+it never feeds back into a recurrence (the noise of :func:`mackey_glass` is added after the
+integration).  ``tests/test_datasets_portable.py`` pins a digest of every generator's output,
+and CI runs it a second time with NumPy's SIMD dispatch narrowed to the baseline instructions.
 
 The reference accuracies :func:`two_gaussians_bayes_accuracy` and
 :func:`waveform_bayes_accuracy` are integrals of ``exp`` and ``erfc`` and are not bit-exact:
