@@ -9,7 +9,6 @@ in a header-only C++ core; these estimators follow scikit-learn's conventions an
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
 from ._native import core as _selected_core
 
@@ -40,6 +39,7 @@ _SUBPACKAGES = ("datasets",)
 
 __all__ = sorted([*_PUBLIC, *_SUBPACKAGES, "__version__"])
 
+TYPE_CHECKING = False  # as typing's (mypy and pyright know the name), without importing typing
 if TYPE_CHECKING:  # what static analysis and IDEs see: the same names, imported eagerly
     from . import datasets
     from ._combine import combine
