@@ -183,7 +183,6 @@ class _PersistenceMixin:
             params["random_state"] = None if seed is None else int(seed)
         return params
 
-
     @classmethod
     def _params_from_file(cls, params):
         """The constructor parameters of a file's ``params`` entry (what _saved_params wrote)."""
