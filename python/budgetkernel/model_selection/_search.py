@@ -114,10 +114,10 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         ``param_<name>``, ``examples`` it learned, ``rung_errors`` (its prequential error over
         each rung's window, by ``scoring``: a regressor's MSE or MAE), ``online_error``,
         ``window_error`` (a survivor's error over its latest window, as a rung would judge it
-        now (see ``judge``), which ranks the survivors:
-        ``best_index_`` is the lowest; None for the dropped), ``dropped_at`` (examples seen when
-        dropped; None for survivors), ``rank`` (the survivors by ``window_error``, then the
-        dropped, the later the better, each time by their last rung error).
+        now, see ``judge``: it ranks the survivors, ``best_index_`` the lowest; None for the
+        dropped), ``dropped_at`` (examples seen when dropped; None for survivors), ``rank``
+        (the survivors by ``window_error``, then the dropped, the later the better, each time
+        by their last rung error).
     n_seen_ : int
         Examples of the stream read so far.
     classes_, n_features_in_
