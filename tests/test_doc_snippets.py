@@ -96,7 +96,6 @@ def test_snippet_runs_as_a_script(code, tmp_path):
         [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
     assert run.returncode == 0, f"exit {run.returncode}\n{run.stderr}"
-    assert "Traceback" not in run.stderr, run.stderr
 
 
 @pytest.mark.parametrize("code", [code for _, code in SCRIPTS], ids=[name for name, _ in SCRIPTS])
