@@ -119,7 +119,7 @@ MESSAGES = [
     (TwinVectorMachine, dict(m1=-1.0), r"^m1 must be a non-negative finite number; got -1\.0$"),
     (TwinVectorMachine, dict(m1=2.0, m2=1.0), r"^m2 must be greater than m1 \(a buffer zone.*; got m2=1\.0, m1=2\.0$"),
     (ReservoirSVC, dict(C=-1), r"^C must be a positive finite number; got -1$"),
-    (BudgetedSGDClassifier, dict(kernel="linear"),
+    (BudgetedSGDClassifier, dict(kernel="linear", maintenance="merge"),
      r"^maintenance='merge' needs the Gaussian \(rbf\) kernel: .*; got maintenance='merge', kernel='linear'$"),
     (BudgetedSGDClassifier, dict(kernel="poly", degree=10, coef0=1e31, maintenance="project"),
      r"^kernel: \|coef0\|\^degree must be at most 1e300 .*; got kernel='poly', coef0=1e\+31, degree=10$"),

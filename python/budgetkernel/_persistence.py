@@ -9,6 +9,7 @@ holds. Pickling carries the model as the same bytes.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 
@@ -25,6 +26,19 @@ __all__ = ["_PersistenceMixin", "load", "register"]
 _FORMAT_TAG = "budgetkernel.estimator/1"
 # Estimator classes that `load` can rebuild, filled by each module defining one.
 _REGISTRY: dict[str, type] = {}
+# The modules whose estimators register themselves. ``import budgetkernel`` imports them on
+# first use only, so load() imports them all before it looks a file's estimator up.
+_ESTIMATOR_MODULES = (
+    "pegasos", "pegasos_regressor", "passive_aggressive", "pa_regressor", "kaf", "perceptron", "bogd",
+    "sparse_pa", "svm",
+)
+
+
+def _registry():
+    """_REGISTRY with every estimator of the package in it."""
+    for name in _ESTIMATOR_MODULES:
+        importlib.import_module(f"budgetkernel.{name}")
+    return _REGISTRY
 
 
 def register(cls):
@@ -169,6 +183,11 @@ class _PersistenceMixin:
             params["random_state"] = None if seed is None else int(seed)
         return params
 
+    @classmethod
+    def _params_from_file(cls, params):
+        """The constructor parameters of a file's ``params`` entry (what _saved_params wrote)."""
+        return params
+
 
 def _jsonable(v):
     if isinstance(v, np.generic):
@@ -232,7 +251,7 @@ def load(path):
         return _load_core_file(data, info["learner"], where)
     if not isinstance(meta, dict) or meta.get("format") != _FORMAT_TAG:
         raise ValueError(f"{where}: not written by a budgetkernel estimator")
-    cls = _REGISTRY.get(meta.get("estimator"))
+    cls = _registry().get(meta.get("estimator"))
     if cls is None:
         raise ValueError(f"{where}: unknown estimator {meta.get('estimator')!r}")
     try:
@@ -253,7 +272,7 @@ def _load_core_file(data, learner, where):
     kind (``_learner_kind``) and reads its parameters back (``_params_from_core``). Classes
     that share a learner kind (and so its core class: TwinVectorMachine and ReservoirSVC)
     tell their models apart there: ``_params_from_core`` returns None for another's."""
-    classes = list(dict.fromkeys(_REGISTRY.values()))
+    classes = list(dict.fromkeys(_registry().values()))
     # a class driving more than one core learner lists every kind in _learner_kinds (KLMSRegressor)
     kin = [cls for cls in classes if learner in getattr(cls, "_learner_kinds", (getattr(cls, "_learner_kind", None),))]
     if kin:
@@ -299,7 +318,7 @@ _RECORDED_ELSEWHERE = frozenset({"classes_", "n_features_in_", "feature_names_in
 
 def _restore_metadata(cls, meta):
     """An unfitted estimator of class cls with the fitted attributes that save() recorded."""
-    est = cls(**meta["params"])
+    est = cls(**cls._params_from_file(dict(meta["params"])))
     est._built_params = est.get_params(deep=False)
     est._params_changed = False
     est._restore_labels(meta)

@@ -19,8 +19,57 @@ _MAINTENANCE = _core.BSGDParams.choices["maintenance"]
 _LOSSES = _core.BSGDParams.choices["loss"]
 
 
+class _AutoMaintenanceMixin:
+    """``maintenance='auto'`` of the Budgeted SGD estimators: the rule the kernel allows.
+
+    Merging needs the Gaussian kernel (the point that best replaces two SVs lies on their
+    segment only for it: BSGD paper section 4.3, eq. 18-22), so 'auto' merges under 'rbf'.
+    Under 'linear' and 'poly' it projects (section 4.2, the paper's next best): their feature
+    space has a finite dimension, so once the SVs span it a projection loses nothing. A
+    model file records the rule the model uses, which loads back as 'auto' where 'auto'
+    gives it: the file of a model with 'auto' is the file of the same model with its rule
+    named.
+    """
+
+    def _maintenance(self):
+        """The budget-maintenance rule the core learner gets."""
+        if isinstance(self.maintenance, str) and self.maintenance == "auto":
+            return "merge" if self.kernel == "rbf" else "project"
+        return self.maintenance
+
+    def _check_maintenance(self, names):
+        _check_choice("maintenance", self.maintenance, ("auto", *names))
+
+    def _maintenance_memory(self, budget):
+        """The memory plan's entry of the budget maintenance (valid parameters)."""
+        maintenance = self._maintenance()
+        if maintenance in ("project", "project-exact"):
+            # activated when the store first holds budget + 1 SVs, at exactly that capacity
+            return _projection_memory(budget + 1, "(budget + 1)^2")
+        # merging and removal keep the kernel matrix of the SVs (GramCache)
+        how = "merging" if maintenance == "merge" else "removal"
+        return (budget + 1) ** 2 * 8, f"kernel-matrix cache of {how}", "(budget + 1)^2 float64 values"
+
+    def _saved_params(self):
+        params = super()._saved_params()
+        params["maintenance"] = self._maintenance()
+        return params
+
+    @classmethod
+    def _params_from_file(cls, params):
+        params = super()._params_from_file(params)
+        if params.get("maintenance") == cls(kernel=params.get("kernel", "rbf"))._maintenance():
+            params["maintenance"] = "auto"
+        return params
+
+    @classmethod
+    def _params_from_core(cls, model):
+        params, fitted = super()._params_from_core(model)
+        return cls._params_from_file(params), fitted
+
+
 @register
-class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifierMixin):
+class BudgetedSGDClassifier(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelExpansionMixin, OnlineClassifierMixin):
     """Budgeted SGD: kernel Pegasos with at most ``budget`` support vectors.
 
     Implements Algorithm 1 of Wang, Crammer & Vucetic, "Multi-class Pegasos on a Budget"
@@ -33,11 +82,14 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     ----------
     budget : int or None, default=100
         Maximum number of support vectors B; None for no budget.
-    maintenance : {'merge', 'project', 'project-exact', 'remove-random', 'remove-oldest', \
-'remove-smallest'}, default='merge'
+    maintenance : {'auto', 'merge', 'project', 'project-exact', 'remove-random', \
+'remove-oldest', 'remove-smallest'}, default='auto'
         Budget maintenance: merge the smallest SV with its best partner (RBF only, O(B)),
         project the smallest SV onto the rest (O(B^2)), or remove an SV (O(B)).
         'project-exact' projects the SV whose projection degrades the model least (eq. 17).
+        'auto' merges under the RBF kernel and projects under the linear and polynomial
+        ones, where merging is undefined (their feature space is finite-dimensional, so a
+        projection is exact once the SVs span it).
     lam : float, default=1e-3
         Regularisation parameter lambda of the SVM objective. The default, with
         ``average=True``, was the best single setting measured across the project's benchmark
@@ -144,7 +196,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     def __init__(
         self,
         budget=100,
-        maintenance="merge",
+        maintenance="auto",
         lam=1e-3,
         kernel="rbf",
         gamma="scale",
@@ -178,7 +230,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         # start; every range (lam, average_decay, merging's rbf kernel, the kernel's bounds) is
         # the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
-        _check_choice("maintenance", self.maintenance, _MAINTENANCE)
+        self._check_maintenance(_MAINTENANCE)
         _check_choice("loss", self.loss, _LOSSES)
         if not isinstance(self.average, (bool, np.bool_)) and not (
             isinstance(self.average, str) and self.average == "auto"
@@ -194,12 +246,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
 
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)
-        if self.maintenance in ("project", "project-exact"):
-            # activated when the store first holds budget + 1 SVs, at exactly that capacity
-            plan.append(_projection_memory(budget + 1, "(budget + 1)^2"))
-        else:  # merging and removal keep the kernel matrix of the SVs (GramCache)
-            how = "merging" if self.maintenance == "merge" else "removal"
-            plan.append(((budget + 1) ** 2 * 8, f"kernel-matrix cache of {how}", "(budget + 1)^2 float64 values"))
+        plan.append(self._maintenance_memory(budget))
         if self._averages():
             n_out = 1 if n_classes == 2 else n_classes
             plan.append(((budget + 1) * n_out * 8, "averaged coefficients", "(budget + 1) x n_outputs float64 values"))
@@ -217,7 +264,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
     def _averages(self):
         """Whether the model averages (valid parameters): 'auto' as the core resolves it."""
         if isinstance(self.average, str):
-            return self.budget is None or not self.maintenance.startswith("remove")
+            return self.budget is None or not self._maintenance().startswith("remove")
         return bool(self.average)
 
     def _core_fields(self, gamma):
@@ -227,7 +274,7 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
             **self._kernel_fields(gamma),
             lam=_real(self.lam),
             budget=0 if self.budget is None else int(self.budget),
-            maintenance=self.maintenance,
+            maintenance=self._maintenance(),
             average_start=self._average_start(),
             average_decay=_real(self.average_decay),
             loss=self.loss,
@@ -246,7 +293,8 @@ class BudgetedSGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, OnlineCla
         params, fitted = super()._params_from_core(model)
         start = model.params.average_start
         params["average"] = start if start > 1 else bool(start)
-        if start == int(cls(budget=params["budget"], maintenance=params["maintenance"])._averages()):
+        probe = cls(budget=params["budget"], maintenance=params["maintenance"], kernel=params["kernel"])
+        if start == int(probe._averages()):
             params["average"] = "auto"  # what 'auto' gives with this maintenance: the default's name
         return params, fitted
 

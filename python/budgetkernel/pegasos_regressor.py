@@ -5,9 +5,9 @@ from __future__ import annotations
 from sklearn.utils.validation import check_is_fitted
 
 from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
-from ._memory import _projection_memory
 from ._native import core as _core
 from ._persistence import register
+from .pegasos import _AutoMaintenanceMixin
 from ._regressor import OnlineRegressorMixin
 from ._validation import _check_bool, _check_choice, _check_positive, _real, _seed
 
@@ -19,7 +19,7 @@ _LOSSES = _core.BSGDRegressorParams.choices["loss"]
 
 
 @register
-class BudgetedSGDRegressor(_KernelParamsMixin, _KernelExpansionMixin, OnlineRegressorMixin):
+class BudgetedSGDRegressor(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelExpansionMixin, OnlineRegressorMixin):
     """Budgeted SGD regression: kernel Pegasos on a regression loss, with at most ``budget``
     support vectors.
 
@@ -37,9 +37,10 @@ class BudgetedSGDRegressor(_KernelParamsMixin, _KernelExpansionMixin, OnlineRegr
     ----------
     budget : int or None, default=100
         Maximum number of support vectors B; None for no budget.
-    maintenance : {'merge', 'project', 'project-exact', 'remove-random', 'remove-oldest', \
-'remove-smallest'}, default='merge'
-        Budget maintenance, as :class:`BudgetedSGDClassifier`'s (merging needs the RBF kernel).
+    maintenance : {'auto', 'merge', 'project', 'project-exact', 'remove-random', \
+'remove-oldest', 'remove-smallest'}, default='auto'
+        Budget maintenance, as :class:`BudgetedSGDClassifier`'s (merging needs the RBF kernel;
+        'auto' merges under it and projects under the linear and polynomial kernels).
     loss : {'epsilon_insensitive', 'squared', 'huber'}, default='epsilon_insensitive'
         ``max(0, |r| - epsilon)`` (support vector regression), ``r^2 / 2``, or Huber's loss
         with threshold ``epsilon``, of the residual r = y - prediction.
@@ -109,7 +110,7 @@ class BudgetedSGDRegressor(_KernelParamsMixin, _KernelExpansionMixin, OnlineRegr
     def __init__(
         self,
         budget=100,
-        maintenance="merge",
+        maintenance="auto",
         loss="epsilon_insensitive",
         epsilon=0.1,
         lam=1e-3,
@@ -142,7 +143,7 @@ class BudgetedSGDRegressor(_KernelParamsMixin, _KernelExpansionMixin, OnlineRegr
         # Python's: types, None for no budget, the option names; every range (lam, epsilon,
         # merging's rbf kernel, the kernel's bounds) is the core's.
         _check_positive("budget", self.budget, integer=True, allow_none=True)
-        _check_choice("maintenance", self.maintenance, _MAINTENANCE)
+        self._check_maintenance(_MAINTENANCE)
         _check_choice("loss", self.loss, _LOSSES)
         _check_bool("fit_intercept", self.fit_intercept)
         self._check_shared_and_forward()
@@ -154,7 +155,7 @@ class BudgetedSGDRegressor(_KernelParamsMixin, _KernelExpansionMixin, OnlineRegr
             lam=_real(self.lam),
             t0=_real(self.t0),
             budget=0 if self.budget is None else int(self.budget),
-            maintenance=self.maintenance,
+            maintenance=self._maintenance(),
             loss=self.loss,
             epsilon=_real(self.epsilon),
             fit_intercept=bool(self.fit_intercept),
@@ -166,11 +167,7 @@ class BudgetedSGDRegressor(_KernelParamsMixin, _KernelExpansionMixin, OnlineRegr
 
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)
-        if self.maintenance in ("project", "project-exact"):
-            plan.append(_projection_memory(budget + 1, "(budget + 1)^2"))
-        else:  # merging and removal keep the kernel matrix of the SVs (GramCache)
-            how = "merging" if self.maintenance == "merge" else "removal"
-            plan.append(((budget + 1) ** 2 * 8, f"kernel-matrix cache of {how}", "(budget + 1)^2 float64 values"))
+        plan.append(self._maintenance_memory(budget))
         return plan
 
     def _saved_params(self):

@@ -18,9 +18,8 @@ import os
 import sys
 
 from .. import __version__
-from ..pegasos import _MAINTENANCE
-from ._commands import cmd_demo, cmd_evaluate, cmd_predict, cmd_train
 from ._options import (
+    _MAINTENANCE,
     _add_chunk_size_arg,
     _add_model_args,
     _add_zero_based_arg,
@@ -29,7 +28,6 @@ from ._options import (
     _non_negative_int,
     _positive_int,
 )
-from ._training import _interactive
 
 # Demo settings for the standardised noisy checkerboard, picked from a gamma x lam grid at
 # 10^5 and 10^6 examples (`python -m budgetkernel demo` gives test accuracy 0.9897 at 10^6).
@@ -52,7 +50,6 @@ def build_parser():
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, hints or per-epoch lines on stderr")
     _add_model_args(p)
-    p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("predict", help="predict the labels (a regressor: the values) of a LIBSVM file with a model file")
     p.add_argument("model", help="model file written by `budgetkernel train` (or an estimator's save())")
@@ -76,14 +73,12 @@ def build_parser():
     )
     _add_chunk_size_arg(p)
     _add_zero_based_arg(p, "default: as in the training file, which the model records")
-    p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("evaluate", help="prequential evaluation on a LIBSVM file (+ test accuracy; a regressor: MSE, MAE, R^2)")
     p.add_argument("data", help="LIBSVM/svmlight file to learn from, each example predicted before it is learned")
     p.add_argument("--test", default=None, help="LIBSVM file to measure the trained model's accuracy (a regressor: MSE, MAE, R^2) on")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, hints or per-epoch lines on stderr")
     _add_model_args(p)
-    p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("demo", help="noisy checkerboard stream through BSGD with merging")
     p.add_argument("--n", type=_positive_int, default=1_000_000, help="stream length (default 1,000,000)")
@@ -97,7 +92,6 @@ def build_parser():
     _add_chunk_size_arg(p)
     p.add_argument("--plot", default=None, metavar="FILE.png", help="draw the accuracy curve and decision boundary")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
-    p.set_defaults(func=cmd_demo)
     return parser
 
 
@@ -111,11 +105,23 @@ def _cli_message(text):
     return text
 
 
+def _error_text(e):
+    """An error's message; an OSError about a file as 'FILE: what went wrong' (not Python's
+    '[Errno 2] ...')."""
+    if isinstance(e, OSError) and e.strerror and e.filename is not None:
+        return f"{e.filename}: {e.strerror[:1].lower()}{e.strerror[1:]}"
+    return str(e)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(_attach_negative_values(argv))
     try:
-        return args.func(args)
+        # The commands import scikit-learn and the estimators (seconds), which parsing,
+        # --help and --version do without.
+        from . import _commands
+
+        return getattr(_commands, f"cmd_{args.command}")(args)
     except BrokenPipeError:
         # The reader went away (`budgetkernel predict ... | head`): stop quietly. Python
         # flushes stdout again at exit, so point it at devnull to avoid a second error.
@@ -126,7 +132,7 @@ def main(argv=None):
             pass
         return 1
     except (ValueError, OSError) as e:
-        print(f"budgetkernel: error: {_cli_message(str(e))}", file=sys.stderr)
+        print(f"budgetkernel: error: {_cli_message(_error_text(e))}", file=sys.stderr)
         return 2
     except MemoryError as e:  # e.g. a LIBSVM file whose feature indices ask for a huge dense chunk
         print(f"budgetkernel: error: out of memory ({e or 'allocation failed'})", file=sys.stderr)
@@ -134,6 +140,8 @@ def main(argv=None):
     except KeyboardInterrupt:
         # Ctrl-C: the shell's code for SIGINT (128 + 2), one line and no traceback.
         # A progress bar (drawn on a terminal only) may be mid-line: start a new line after it.
+        from ._training import _interactive  # imported by every command before it learns
+
         newline = "\n" if not getattr(args, "quiet", True) and _interactive() else ""
         print(f"{newline}budgetkernel: interrupted", file=sys.stderr)
         return 130

@@ -23,6 +23,23 @@ from ._training import _interactive, _plan_training, _RegressionMetrics, _train_
 from ._tuning import _build_search, _search_report, _tune_stream
 
 
+def _check_input_path(path, what):
+    """Fails with a message that names the argument when ``path`` cannot be read: not there,
+    a directory, or not readable. Checked with stat and access, not by opening: opening a
+    FIFO (a pipe given as a file) would wait for its writer."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        where = "" if os.path.isabs(path) else f" (relative to the current directory {os.getcwd()})"
+        raise ValueError(f"{what} {path}: no such file{where}; check the path") from None
+    except OSError as e:
+        raise ValueError(f"{what} {path}: {e.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"{what} {path}: is a directory; give a file in it")
+    if not os.access(path, os.R_OK):
+        raise ValueError(f"{what} {path}: not readable (permission denied); make it readable or copy it")
+
+
 def _check_output_path(path, option, inputs=()):
     """Fails now when ``path`` could not be written at the end of a long run (a missing
     directory, a directory given as the file, a read-only place), or when writing it would
@@ -81,6 +98,7 @@ def _learn(args, clf, search, plan):
 
 
 def cmd_train(args):
+    _check_input_path(args.data, "training file")
     _check_output_path(args.output, "-o", [("training file", args.data)])
     clf, search, plan = _prepare(args)
     clf, r = _learn(args, clf, search, plan)
@@ -115,6 +133,8 @@ def _support_summary(result):
 
 def cmd_predict(args):
     inputs = [("model", args.model), ("data file", args.data)]
+    for what, path in (("model file", args.model), ("data file", args.data)):
+        _check_input_path(path, what)
     if args.output:
         _check_output_path(args.output, "-o", inputs)
     clf = load(args.model)
@@ -168,6 +188,9 @@ def _check_proba(clf, regression):
 
 
 def cmd_evaluate(args):
+    _check_input_path(args.data, "training file")
+    if args.test:
+        _check_input_path(args.test, "--test file")
     clf, search, plan = _prepare(args)
     if args.test:
         # checked before training: a test file of the wrong width (or a malformed one)

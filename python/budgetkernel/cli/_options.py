@@ -1,6 +1,10 @@
 """The options of the command line: argument types, the model options, the learner table.
 
 `_estimator` turns parsed options into an estimator, passing only the options given.
+
+Building the parser imports no estimator: the option names come from the core (as the
+estimators' modules take them), the learners are named, and their classes are imported when a
+command runs, so that --help and --version do not wait for scikit-learn.
 """
 
 from __future__ import annotations
@@ -8,22 +12,20 @@ from __future__ import annotations
 import argparse
 import re
 
-import numpy as np
-from sklearn.base import RegressorMixin
+import budgetkernel
 
-from ..bogd import _SAMPLING, BOGDClassifier
-from ..kaf import KLMSRegressor, KRLSRegressor, SlidingWindowKRLSRegressor
-from ..passive_aggressive import _LOSSES, _VARIANTS, BudgetedPAClassifier
-from ..pa_regressor import _VARIANTS as _REGRESSOR_VARIANTS
-from ..pa_regressor import BudgetedPARegressor
-from ..pegasos import _LOSSES as _BSGD_LOSSES
-from ..pegasos import _MAINTENANCE, BudgetedSGDClassifier
-from ..pegasos_regressor import _LOSSES as _REGRESSION_LOSSES
-from ..pegasos_regressor import _MAINTENANCE as _REGRESSOR_MAINTENANCE
-from ..pegasos_regressor import BudgetedSGDRegressor
-from ..perceptron import _MAINTENANCE as _PERCEPTRON_MAINTENANCE
-from ..perceptron import KernelPerceptron
-from ..sparse_pa import SparsePAClassifier
+from .._native import core as _core
+
+# The names the options take, as the core defines them (the estimators check the same).
+_MAINTENANCE = _core.BSGDParams.choices["maintenance"]
+_BSGD_LOSSES = _core.BSGDParams.choices["loss"]
+_REGRESSOR_MAINTENANCE = _core.BSGDRegressorParams.choices["maintenance"]
+_REGRESSION_LOSSES = _core.BSGDRegressorParams.choices["loss"]
+_PERCEPTRON_MAINTENANCE = _core.PerceptronParams.choices["maintenance"]
+_VARIANTS = _core.PAParams.choices["variant"]
+_LOSSES = _core.PAParams.choices["loss"]
+_REGRESSOR_VARIANTS = _core.PARegressorParams.choices["variant"]
+_SAMPLING = _core.BOGDParams.choices["sampling"]
 
 
 def _int_arg(text, low, what):
@@ -62,6 +64,8 @@ def _gamma_arg(text):
 def _classes_arg(text):
     """--classes: ints when every entry is an integer literal (so that `predict`
     prints 2, not 2.0), else floats, else strings."""
+    import numpy as np
+
     labels = [v.strip() for v in text.split(",")]
     if "" in labels:
         raise argparse.ArgumentTypeError(f"empty label in {text!r}")
@@ -136,7 +140,8 @@ def _add_learner_args(p):
         "--maintenance",
         choices=sorted(set(_MAINTENANCE) | set(_PERCEPTRON_MAINTENANCE) | set(_REGRESSOR_MAINTENANCE)),
         default=None,
-        help="bsgd, bsgd-regressor: budget maintenance (default merge); perceptron: budget rule (default random)",
+        help="bsgd, bsgd-regressor: budget maintenance (default: merge with the rbf kernel, project with linear "
+        "and poly); perceptron: budget rule (default random)",
     )
     p.add_argument(
         "--lam",
@@ -371,26 +376,26 @@ def _add_model_args(p):
     _add_tune_args(p)
 
 
-# Each --learner: its estimator, and the learner-specific options it reads (their argparse
-# dests). Every such option defaults to None, so that one given to a learner that ignores it
+# Each --learner: its estimator (a name in budgetkernel), and the learner-specific options it
+# reads (their argparse dests). Every such option defaults to None, so that one given to a learner that ignores it
 # is an error, not a model trained without it. A new learner is one entry here (its options
 # added to _OPTION_NAMES if new).
 _LEARNERS = {
-    "bsgd": (BudgetedSGDClassifier, ("budget", "maintenance", "lam", "loss", "averaged", "probability")),
-    "pa": (BudgetedPAClassifier, ("budget", "C", "variant", "loss", "pa_type", "averaged", "probability")),
-    "perceptron": (KernelPerceptron, ("budget", "maintenance", "eta", "probability")),
-    "spa": (SparsePAClassifier, ("eta", "alpha", "beta", "averaged", "probability")),
-    "bogd": (BOGDClassifier, ("budget", "lam", "eta", "sampling", "averaged", "probability")),
+    "bsgd": ("BudgetedSGDClassifier", ("budget", "maintenance", "lam", "loss", "averaged", "probability")),
+    "pa": ("BudgetedPAClassifier", ("budget", "C", "variant", "loss", "pa_type", "averaged", "probability")),
+    "perceptron": ("KernelPerceptron", ("budget", "maintenance", "eta", "probability")),
+    "spa": ("SparsePAClassifier", ("eta", "alpha", "beta", "averaged", "probability")),
+    "bogd": ("BOGDClassifier", ("budget", "lam", "eta", "sampling", "averaged", "probability")),
     # the regressors (real-valued targets: _training reads the file's labels as numbers)
     "bsgd-regressor": (
-        BudgetedSGDRegressor,
+        "BudgetedSGDRegressor",
         ("budget", "maintenance", "lam", "t0", "loss", "epsilon", "fit_intercept"),
     ),
-    "klms": (KLMSRegressor, ("eta", "epsilon")),
-    "krls": (KRLSRegressor, ("nu", "lam")),
-    "sliding-krls": (SlidingWindowKRLSRegressor, ("budget", "lam")),
+    "klms": ("KLMSRegressor", ("eta", "epsilon")),
+    "krls": ("KRLSRegressor", ("nu", "lam")),
+    "sliding-krls": ("SlidingWindowKRLSRegressor", ("budget", "lam")),
     "pa-regressor": (
-        BudgetedPARegressor,
+        "BudgetedPARegressor",
         ("budget", "C", "variant", "pa_type", "epsilon", "spa_sampling", "alpha", "beta", "averaged", "fit_intercept"),
     ),
 }
@@ -435,9 +440,16 @@ _CHOICES_OF = {
 }
 
 
+def _learner_class(name):
+    """The estimator class of --learner NAME (imported now, with scikit-learn)."""
+    return getattr(budgetkernel, _LEARNERS[name][0])
+
+
 def is_regressor_learner(name):
     """Whether --learner NAME learns real-valued targets."""
-    return issubclass(_LEARNERS[name][0], RegressorMixin)
+    from sklearn.base import RegressorMixin
+
+    return issubclass(_learner_class(name), RegressorMixin)
 
 
 def _estimator(args):
@@ -462,7 +474,7 @@ def _estimator(args):
         given["average"] = given.pop("averaged")  # BSGD's name: polynomial-decay averaging
     if "spa_sampling" in given:
         given["sampling"] = given.pop("spa_sampling")  # --sampling is BOGD's discard rule
-    clf = _LEARNERS[args.learner][0](
+    clf = _learner_class(args.learner)(
         kernel=args.kernel,
         gamma=args.gamma,
         degree=args.degree,

@@ -222,6 +222,8 @@ def _search_report(search):
     rungs = ", ".join(f"{r:,}" for r in search.rungs_ if r <= search.n_seen_)
     halving = f"halving by {search.eta:g} at {rungs} examples" if rungs else "no halving"
     chosen = _format_params(search.best_params_) or "none (no parameter was left to search)"
+    ranked = "rank: the survivors by their error over the latest window (window_), then the dropped"
     return "\n".join(
-        [f"--tune: {n} candidate{'s' if n != 1 else ''}, {halving}", search.summary(), f"chosen parameters: {chosen}"]
+        [f"--tune: {n} candidate{'s' if n != 1 else ''}, {halving}; {ranked}", search.summary(),
+         f"chosen parameters: {chosen}"]
     )

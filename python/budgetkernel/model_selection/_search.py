@@ -112,8 +112,12 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
     results_ : dict of lists
         One entry per candidate (scikit-learn's ``cv_results_`` layout): ``params``,
         ``param_<name>``, ``examples`` it learned, ``rung_errors`` (its prequential error over
-        each rung's window, by ``scoring``: a regressor's MSE or MAE), ``online_error``, ``dropped_at`` (examples seen when dropped; None
-        for survivors), ``rank``.
+        each rung's window, by ``scoring``: a regressor's MSE or MAE), ``online_error``,
+        ``window_error`` (a survivor's error over its latest window, as a rung would judge it
+        now, see ``judge``: it ranks the survivors, ``best_index_`` the lowest; None for the
+        dropped), ``dropped_at`` (examples seen when dropped; None for survivors), ``rank``
+        (the survivors by ``window_error``, then the dropped, the later the better, each time
+        by their last rung error).
     n_seen_ : int
         Examples of the stream read so far.
     classes_, n_features_in_
@@ -458,15 +462,21 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
     # ---------------------------------------------------------------- results
     @property
     def best_index_(self):
-        """The best survivor: the only one, else the best by its error since the last rung."""
+        """The best survivor: the only one, else the best by its error over its latest window."""
         check_is_fitted(self, "_alive")
-        if len(self._alive) == 1:
-            return self._alive[0]
+        return self._ranked_survivors()[0][0]
+
+    def _ranked_survivors(self):
+        """The survivors best first, and the error each is ranked by: over its latest window
+        (_window_start; inf for one that saw nothing there). Ties go to the earlier
+        candidate of the grid; nothing seen since the last rung keeps the last rung's order."""
         alive = sorted(self._alive)
-        errors = self._errors(alive)
-        if all(e == float("inf") for e in errors):  # nothing seen since the last rung: its best
-            return self._alive[0]
-        return alive[_schedule.keep(errors, len(errors))[0]]
+        errors = dict(zip(alive, self._errors(alive)))
+        if len(alive) == 1 or all(e == float("inf") for e in errors.values()):
+            order = list(self._alive)
+        else:
+            order = sorted(alive, key=lambda i: (errors[i], i))  # as _schedule.keep ranks
+        return [(i, errors[i]) for i in order]
 
     @property
     def best_estimator_(self):
