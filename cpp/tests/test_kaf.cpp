@@ -7,6 +7,7 @@
 #include "test_oracles.hpp"
 #include "test_util.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -519,3 +520,177 @@ TEST_CASE("corrupt or inconsistent files are rejected and leave the learner unch
 }
 
 TEST_MAIN()
+
+// ---- issue 41: divergence, validation and the budgeted KRLS ----
+
+TEST_CASE("KLMS: eta >= 2 is refused with RBF (eta k(x, x) >= 2 overshoots every example)") {
+  CHECK_THROWS(KLMS(2, KLMSParams{rbf, 2.0}));
+  CHECK_THROWS(QKLMS(2, QKLMSParams{rbf, 100.0, 0.1}));
+  KLMS ok(2, KLMSParams{rbf, 1.99});  // below the limit: accepted
+  CHECK(ok.params().eta == 1.99);
+  try {
+    KLMS(2, KLMSParams{rbf, 5.0});
+    CHECK(false);
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("eta must be < 2") != std::string::npos);
+  }
+}
+
+TEST_CASE("KLMS / QKLMS: a diverging filter raises at the first non-finite prediction and stays finite") {
+  // poly degree 3, coef0 1, gamma 2 on standard normal inputs: k(x, x) = (2 |x|^2 + 1)^3 is
+  // mostly far above 4, so eta = 0.5 gives eta k(x, x) >> 2 and the coefficients grow geometrically.
+  const RowMatrix X = bk_test::random_matrix(3000, 2, 41);
+  const Vector y = targets_of(X, 42);
+  const Kernel poly(KernelType::Polynomial, 2.0, 3, 1.0);
+  for (double epsilon : {0.0, 0.05}) {
+    QKLMS f(2, QKLMSParams{poly, 0.5, epsilon});
+    bool threw = false;
+    std::string msg;
+    Index learned = 0;
+    for (Index i = 0; i < X.rows() && !threw; ++i) {
+      try {
+        f.partial_fit(X.middleRows(i, 1), y.data() + i);
+        ++learned;
+      } catch (const std::runtime_error& e) {
+        threw = true;
+        msg = e.what();
+      }
+    }
+    CHECK(threw);
+    CHECK(msg.find("diverged") != std::string::npos && msg.find("eta k(x, x)") != std::string::npos);
+    CHECK(f.steps() == learned);  // the failing example was not learned
+    const Vector a = f.coefficients();
+    CHECK(detail::all_finite(a.data(), a.size()));
+    QKLMS g(2);
+    g.load(saved(f));  // what it saves loads
+    CHECK(g.coefficients() == f.coefficients());
+  }
+}
+
+TEST_CASE("KRLS: nu >= 1 with RBF and a budget without the ALD test are refused") {
+  CHECK_THROWS(KRLS(2, KRLSParams{rbf, 1.0, 1e-3}));
+  CHECK_THROWS(KRLS(2, KRLSParams{rbf, 5.0, 1e-3}));
+  CHECK_THROWS(KRLS(2, KRLSParams{rbf, 0.0, 1e-3, 10}));
+  CHECK_THROWS(KRLS(2, KRLSParams{rbf, 0.1, 1e-3, -1}));
+  KRLS lin(2, KRLSParams{Kernel(KernelType::Linear), 5.0, 1e-3});  // k(x, x) unbounded: nu >= 1 is a scale
+  CHECK(lin.params().nu == 5.0);
+}
+
+TEST_CASE("KRLS with a budget: after every removal alpha equals the dense solution over the substituted rows") {
+  // The oracle follows the filter's dictionary (its ids) and rebuilds everything densely: A's
+  // row for an example that joined is e_j, otherwise K~^{-1} k_t; a removed element p is
+  // substituted in every row by a_p = K~_{-p}^{-1} k_{-p}(c_p) (A <- A T); after each step
+  // alpha must solve (A^T A K~ + lam I) alpha = A^T y, and the removed element must have the
+  // least ALD distance 1 / [K~^{-1}]_pp.
+  const RowMatrix X = bk_test::random_matrix(160, 3, 43);
+  const Vector y = targets_of(X, 44);
+  const Kernel kern(KernelType::RBF, 1.0);
+  for (double lam : {1e-2, 0.0}) {
+    const Index B = 12;
+    KRLS f(3, KRLSParams{kern, 0.05, lam, B});
+    std::vector<std::int64_t> ids;  // the oracle's dictionary, in its own order
+    Eigen::MatrixXd A(0, 0);        // rows: examples so far; columns: ids' elements
+    Vector yy(0);
+    double worst = 0.0;
+    Index removals = 0;
+    const auto kmat = [&](const std::vector<std::int64_t>& d) {
+      const Index m = static_cast<Index>(d.size());
+      Eigen::MatrixXd K(m, m);
+      for (Index i = 0; i < m; ++i)
+        for (Index j = 0; j < m; ++j) K(i, j) = k(kern, X, d[static_cast<std::size_t>(i)], d[static_cast<std::size_t>(j)]);
+      return K;
+    };
+    for (Index t = 0; t < X.rows(); ++t) {
+      f.partial_fit(X.middleRows(t, 1), y.data() + t);
+      const SupportVectors& sv = f.support_vectors();
+      const std::vector<std::int64_t> now(sv.ids().begin(), sv.ids().begin() + sv.size());
+      // Example t's row: e_new if it entered (possibly to leave at once), else its ALD row.
+      const Index m = static_cast<Index>(ids.size());
+      const bool grew = f.counters().updates > static_cast<std::int64_t>(m) + removals;
+      Eigen::MatrixXd A2 = Eigen::MatrixXd::Zero(t + 1, m + (grew ? 1 : 0));
+      A2.topLeftCorner(t, m) = A;
+      if (grew) {
+        A2(t, m) = 1.0;
+        ids.push_back(t);
+      } else if (m > 0) {
+        Vector kt(m);
+        for (Index j = 0; j < m; ++j) kt(j) = k(kern, X, ids[static_cast<std::size_t>(j)], t);
+        A2.row(t).head(m) = kmat(ids).ldlt().solve(kt).transpose();
+      }
+      A = A2;
+      yy.conservativeResize(t + 1);
+      yy(t) = y(t);
+      if (ids.size() > now.size()) {  // a removal: find the element that left
+        ++removals;
+        Index p = -1;
+        for (Index i = 0; i < static_cast<Index>(ids.size()); ++i)
+          if (std::find(now.begin(), now.end(), ids[static_cast<std::size_t>(i)]) == now.end()) p = i;
+        CHECK(p >= 0);
+        const Eigen::MatrixXd Kinv = kmat(ids).inverse();
+        CHECK(Kinv(p, p) >= Kinv.diagonal().maxCoeff() * (1.0 - 1e-9));  // the least ALD distance left
+        std::vector<std::int64_t> rest = ids;
+        rest.erase(rest.begin() + p);
+        const Index r = static_cast<Index>(rest.size());
+        Vector kp(r);
+        for (Index j = 0; j < r; ++j) kp(j) = k(kern, X, rest[static_cast<std::size_t>(j)], ids[static_cast<std::size_t>(p)]);
+        const Vector ap = kmat(rest).ldlt().solve(kp);
+        Eigen::MatrixXd A3(A.rows(), r);
+        for (Index j = 0, c = 0; j < m + 1; ++j)
+          if (j != p) {
+            A3.col(c) = A.col(j) + A.col(p) * ap(c);
+            ++c;
+          }
+        A = A3;
+        ids = rest;
+      }
+      CHECK(ids.size() == now.size() && static_cast<Index>(now.size()) <= B);
+      // alpha in the filter's order: map the oracle's columns onto the filter's ids.
+      const Index n = static_cast<Index>(ids.size());
+      if (n == 0) continue;
+      const Eigen::MatrixXd K = kmat(ids);
+      const Vector ref = (A.transpose() * A * K + lam * Eigen::MatrixXd::Identity(n, n)).partialPivLu().solve(A.transpose() * yy);
+      const Vector alpha = f.coefficients();
+      Vector mine(n);
+      for (Index i = 0; i < n; ++i)
+        mine(i) = alpha(std::find(now.begin(), now.end(), ids[static_cast<std::size_t>(i)]) - now.begin());
+      worst = (std::max)(worst, rel_err(mine, ref));
+    }
+    CHECK(removals > 20);
+    CHECK(f.counters().maintenance == removals);
+    std::printf("  budgeted KRLS lam=%g: %ld removals, worst rel err %.2e\n", lam, static_cast<long>(removals), worst);
+    CHECK(worst <= 1e-8);
+  }
+}
+
+TEST_CASE("KRLS with a budget: save / load / continue bit for bit, and the file keeps the cap") {
+  const RowMatrix X = bk_test::random_matrix(400, 4, 45);
+  const Vector y = targets_of(X, 46);
+  const Kernel kern(KernelType::RBF, 1.0);
+  check_resume<KRLS>(KRLSParams{kern, 0.05, 1e-2, 20}, X, y, 150, "krls (budget 20)");
+  KRLS f(4, KRLSParams{kern, 0.05, 1e-2, 20});
+  learn_rows(f, X, y);
+  CHECK(f.n_support() == 20);
+  KRLS g(4);
+  g.load(saved(f));
+  CHECK(g.params().budget == 20);
+  KRLS unbudgeted(4, KRLSParams{kern, 0.05, 1e-2});
+  learn_rows(unbudgeted, X.topRows(50), y.head(50));
+  CHECK(!saved(unbudgeted).has("budget"));  // files without a budget are as before
+}
+
+TEST_CASE("the KRLS filters' singular-ridge message prints lam in %g and says what to do") {
+  const RowMatrix X = bk_test::random_matrix(2, 2, 47);
+  const double y[2] = {1.0, 2.0};
+  // A duplicate's Schur complement is ~2 lam, below the 1e-12 threshold for lam = 1e-13.
+  SlidingWindowKRLS f(2, SlidingKRLSParams{rbf, 10, 1e-13});
+  f.step(X.row(0).data(), y[0]);
+  try {
+    f.step(X.row(0).data(), y[1]);  // an exact duplicate
+    CHECK(false);
+  } catch (const std::runtime_error& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("lam = 1e-13") != std::string::npos);
+    CHECK(msg.find("use lam >=") != std::string::npos);
+  }
+  CHECK(f.n_support() == 1);
+}

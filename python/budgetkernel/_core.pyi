@@ -223,6 +223,7 @@ class QKLMSParams(_Params):
 class KRLSParams(_Params):
     nu: float
     lam: float
+    budget: int
 
 class SlidingKRLSParams(_Params):
     budget: int

@@ -48,6 +48,10 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
     averaged : bool, default=False
         Predict with the mean of every classifier held. With a budget the average keeps
         every discarded SV, so it is not sparse: see ``n_support_average_``.
+        The average grows with the
+        stream: one SV per removal, about (d + c + 2) float64 values in memory and
+        (2 d + 2 c + 1) in the file and pickle (c coefficient columns), and prediction costs
+        O((B + r) d) for r removed SVs (docs/guide/regression.md, "Budgets").
     kernel : {'rbf', 'linear', 'poly'}, default='rbf'
     gamma : float or 'scale', default='scale'
     degree : int, default=3

@@ -10,6 +10,8 @@ Adaptive Filtering*, Wiley 2010) defines them.
 
 from __future__ import annotations
 
+import warnings
+
 from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._native import core as _core
 from ._persistence import register
@@ -58,8 +60,13 @@ class KLMSRegressor(_KAFRegressor):
     Parameters
     ----------
     eta : float, default=0.5
-        Step size (learning rate), > 0. KLMS is stable for eta below 1 / k(x, x) = 1 with the
-        RBF kernel.
+        Step size (learning rate), > 0. Each step leaves the error at its own example
+        multiplied by ``1 - eta k(x, x)``, so KLMS is stable only for ``eta k(x, x) < 2``, and
+        Liu, Pokharel & Principe bound ``eta < 1 / mean k(x, x)`` for convergence in the mean
+        square: ``eta < 1`` with the RBF kernel (k(x, x) = 1), where ``eta >= 2`` is refused.
+        With 'poly' or 'linear', k(x, x) grows with ``|x|``: a filter that diverges raises
+        ``RuntimeError`` at the first example whose prediction is no longer finite (the
+        examples before it stay learned, the model stays finite and saves and loads).
     epsilon : float, default=0.0
         Quantisation size (KAFBOX's ``epsu``), in input-space distance, >= 0. 0 is KLMS (every
         example a centre; the same predictions as QKLMS with epsilon 0, bit for bit).
@@ -166,11 +173,27 @@ class KRLSRegressor(_KAFRegressor):
     ``nu`` (the ALD test); with ``nu=0`` every example joins, and the predictions are kernel
     ridge regression's on all the examples seen (scikit-learn's ``KernelRidge(alpha=lam)``).
 
+    The dictionary grows as long as examples pass the ALD test, and each step costs O(m^2)
+    time for m centres, whose state is four m x m matrices; on inputs of many dimensions or far
+    apart in the kernel's scale (unscaled features, a large gamma) nearly every example
+    passes. Without a ``budget`` a :class:`RuntimeWarning` is issued once the dictionary
+    passes ``KRLSRegressor.WARN_DICTIONARY`` (1,000) centres. With ``budget=B`` the
+    dictionary holds at most B centres: when a new example passes the test at B, the centre
+    with the least ALD distance to the span of the others leaves, replaced in the
+    approximation of every example by its projection on the others (Csato & Opper's deletion
+    of a basis vector, "Sparse on-line Gaussian processes", Neural Computation 2002), so the
+    model is again the regularised least-squares fit over the approximated examples.
+
     Parameters
     ----------
-    nu : float, default=1e-2
-        ALD threshold, >= 0: larger gives fewer centres. 0 switches the test off (then lam > 0).
+    nu : float, default=0.2
+        ALD threshold, >= 0 (< 1 with the RBF kernel, whose ALD distance is at most
+        k(x, x) = 1): larger gives fewer centres. 0 switches the test off (then lam > 0).
         Keep a positive nu well above 1e-12 (the dictionary's kernel matrix is inverted).
+        The default suits standardised inputs with ``gamma='scale'``: on Friedman #1 (10
+        features, 3,000 examples) it kept 614 centres at a test MSE of 0.074 (the targets
+        standardised), where 0.1 kept 1,109 at 0.074, 0.3 kept 399 at 0.093 and 0.01 kept
+        2,717 at 0.107; a smaller nu pays where the inputs have few dimensions.
     lam : float, default=1e-3
         Ridge regularisation, >= 0; 0 is Engel's unregularised KRLS (then nu > 0).
     kernel : {'rbf', 'linear', 'poly'}, default='rbf'
@@ -181,6 +204,8 @@ class KRLSRegressor(_KAFRegressor):
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None
         Seeds fit's shuffling.
+    budget : int or None, default=None
+        Maximum number of centres B (needs nu > 0); None for none.
 
     Attributes
     ----------
@@ -207,7 +232,7 @@ class KRLSRegressor(_KAFRegressor):
 
     def __init__(
         self,
-        nu=1e-2,
+        nu=0.2,
         lam=1e-3,
         kernel="rbf",
         gamma="scale",
@@ -216,9 +241,11 @@ class KRLSRegressor(_KAFRegressor):
         n_epochs=1,
         shuffle=False,
         random_state=None,
+        budget=None,
     ):
         self.nu = nu
         self.lam = lam
+        self.budget = budget
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -227,8 +254,38 @@ class KRLSRegressor(_KAFRegressor):
         self.shuffle = shuffle
         self.random_state = random_state
 
+    #: Without a budget, a RuntimeWarning when a chunk takes the dictionary past this size.
+    WARN_DICTIONARY = 1000
+
+    def _validate_params(self):
+        _check_positive("budget", self.budget, integer=True, allow_none=True)
+        super()._validate_params()
+
     def _core_fields(self, gamma):
-        return dict(**self._kernel_fields(gamma), nu=_real(self.nu), lam=_real(self.lam))
+        budget = 0 if self.budget is None else int(self.budget)
+        return dict(**self._kernel_fields(gamma), nu=_real(self.nu), lam=_real(self.lam), budget=budget)
+
+    def _learn_chunk(self, X, y, d=None):
+        d = self.__dict__ if d is None else d
+        before = d["_model"].n_support
+        super()._learn_chunk(X, y, d)
+        self._warn_growth(before, d["_model"].n_support)
+
+    def _learn_one(self, v, y):
+        before = self.__dict__["_model"].n_support
+        super()._learn_one(v, y)
+        self._warn_growth(before, self.__dict__["_model"].n_support)
+
+    def _warn_growth(self, before, after):
+        limit = self.WARN_DICTIONARY
+        if self.budget is None and before <= limit < after:
+            warnings.warn(
+                f"KRLSRegressor: the dictionary holds {after} centres and keeps growing (each step costs "
+                f"O(m^2) time, the state is four m x m matrices: {4 * 8 * after**2 / 1e6:.0f} MB at m = {after}); "
+                "set budget= to cap it, raise nu, or standardise the inputs (scaled features give far fewer centres)",
+                RuntimeWarning,
+                stacklevel=4,
+            )
 
     _core_name, _params_name = "KRLS", "KRLSParams"
     _learner_kind = "krls"

@@ -59,7 +59,10 @@ class BudgetedPARegressor(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMi
     averaged : bool, default=False
         Predict (online and batch) with the mean of every regressor held, intercepts
         included. With a budget the average keeps every removed SV: see
-        ``n_support_average_``.
+        ``n_support_average_``. The average grows with
+        the stream: one SV per removal, about (d + c + 2) float64 values in memory and
+        (2 d + 2 c + 1) in the file and pickle (c coefficient columns), and prediction costs
+        O((B + r) d) for r removed SVs (docs/guide/regression.md, "Budgets").
     fit_intercept : bool, default=True
         Predict b + f(x) with b the running mean of the targets seen (not regularised); the
         kernel expansion then learns the centred target.

@@ -43,7 +43,10 @@ class BudgetedSGDRegressor(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelExp
         'auto' merges under it and projects under the linear and polynomial kernels).
     loss : {'epsilon_insensitive', 'squared', 'huber'}, default='epsilon_insensitive'
         ``max(0, |r| - epsilon)`` (support vector regression), ``r^2 / 2``, or Huber's loss
-        with threshold ``epsilon``, of the residual r = y - prediction.
+        with threshold ``epsilon``, of the residual r = y - prediction. Targets whose
+        residuals ``|y - mean(y)|`` all lie below ~1.5e-154 leave the squares of 'squared'
+        and 'huber' (the loss and Pegasos' projection radius) below the double range: a
+        ``ValueError`` asks to rescale them.
     epsilon : float, default=0.1
         The insensitive zone of 'epsilon_insensitive', the threshold of 'huber' (> 0 there);
         'squared' ignores it (scikit-learn's SGDRegressor uses one epsilon the same way).

@@ -86,7 +86,8 @@ void wrap_regression(py::module_& m) {
   def_filter<bk::QKLMS, bk::QKLMSParams>(m, "QKLMS", "Quantized KLMS (learners/kaf/klms.hpp).");
   ParamsClass<bk::KRLSParams>(m, "KRLSParams", "Parameters of KRLS (C++ KRLSParams).")
       .field("nu", &bk::KRLSParams::nu, "ALD threshold, >= 0; 0 = every example joins the dictionary")
-      .field("lam", &bk::KRLSParams::lam, "ridge regularisation, >= 0");
+      .field("lam", &bk::KRLSParams::lam, "ridge regularisation, >= 0")
+      .field("budget", &bk::KRLSParams::budget, "the dictionary's cap B; 0 = none");
   def_filter<bk::KRLS, bk::KRLSParams>(m, "KRLS", "Kernel RLS with the ALD test (learners/kaf/krls.hpp).");
   ParamsClass<bk::SlidingKRLSParams>(m, "SlidingKRLSParams", "Parameters of SlidingWindowKRLS (C++ SlidingKRLSParams).")
       .field("budget", &bk::SlidingKRLSParams::budget, "window length B, >= 1")

@@ -204,7 +204,7 @@ def _add_regression_args(p):
         help="bsgd-regressor: step offset, the step is 1 / (lam (t + t0)) (default 0; about 1/lam tames the first steps)",
     )
     p.add_argument(
-        "--nu", type=float, default=None, help="krls: the approximate-linear-dependence threshold (default 0.01)"
+        "--nu", type=float, default=None, help="krls: the approximate-linear-dependence threshold (default 0.2)"
     )
     p.add_argument(
         "--fit-intercept",

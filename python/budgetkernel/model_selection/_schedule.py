@@ -58,6 +58,7 @@ def rung_schedule(n_candidates, eta, first_rung=None, n_expected=None, n_classes
 
 def keep(errors, eta):
     """Positions (into ``errors``) of the best ceil(n / eta), best first; ties go to the
-    earlier position, so a halving is deterministic."""
-    order = sorted(range(len(errors)), key=lambda i: (errors[i], i))
+    earlier position, so a halving is deterministic. A NaN error ranks last."""
+    nan_last = [(math.isnan(e), 0.0 if math.isnan(e) else e) for e in errors]
+    order = sorted(range(len(errors)), key=lambda i: (nan_last[i], i))
     return order[: math.ceil(len(errors) / eta)]

@@ -12,6 +12,8 @@
 #include "regressor_base.hpp"
 
 #include <limits>
+#include <sstream>
+#include <stdexcept>
 
 namespace budgetkernel {
 
@@ -149,7 +151,12 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
     const double shrink = 1.0 - 1.0 / tt;               // 1 - eta_t lambda
     double slope = 0.0, slope0 = 0.0;
     detail::regression_loss(m_p.loss, m_p.epsilon, y - pred, &slope);
-    m_loss0 = (std::max)(m_loss0, detail::regression_loss(m_p.loss, m_p.epsilon, y - m_bias, &slope0));
+    const double loss0 = (std::max)(m_loss0, detail::regression_loss(m_p.loss, m_p.epsilon, y - m_bias, &slope0));
+    if (slope0 != 0.0 && !(loss0 >= std::numeric_limits<double>::min())) {
+      --m_count.examples;  // nothing of this example is learned
+      refuse_tiny_targets(y - m_bias);
+    }
+    m_loss0 = loss0;
     shrink_weights(shrink);
     if (slope != 0.0) {
       add_example(x, xsq, t, shrink * f, slope / (m_p.lam * tt));
@@ -361,6 +368,20 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
     const double degradation = s2 * r.degradation;
     m_count.degradation += std::isnan(degradation) ? std::numeric_limits<double>::infinity() : degradation;
     ++m_count.maintenance;
+  }
+
+  /// The ball's radius^2 2 L0 / lambda is a square of the residuals: when every residual at
+  /// w = 0 so far (y - b) is below ~1.5e-154 in magnitude, L0 underflows to 0 (or a subnormal)
+  /// while the steps do not, and ||w||^2 underflows with it, so the projection that bounds
+  /// Pegasos' early overshoot (steps of 1 / (lambda t)) no longer acts and the predictions
+  /// land orders of magnitude off the targets. Refused: the remedy is a rescaled target.
+  [[noreturn]] static void refuse_tiny_targets(double residual) {
+    std::ostringstream msg;
+    msg << "BSGDRegressor: the targets are too small for the regression loss's arithmetic: |y - mean(y)| = "
+        << std::abs(residual)
+        << " so far, whose square (the loss and the radius of Pegasos' projection) underflows below 1e-308; "
+           "rescale the targets (e.g. y / y.std()) and scale the predictions back";
+    throw std::invalid_argument(msg.str());
   }
 
   /// Algorithm 1, line 9, with the regression radius: ||w||^2 <= 2 L0 / lambda (class comment).

@@ -18,7 +18,11 @@
 #include "../kernel_expansion.hpp"
 #include "../regressor_base.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace budgetkernel {
@@ -82,6 +86,58 @@ inline Vector read_finite_vector(const FieldMap& fm, const std::string& name, In
   const RowMatrix M = fm.get_matrix(name, n, 1);
   if (!all_finite(M.data(), M.size())) corrupt("field '" + name + "' holds non-finite values");
   return Eigen::Map<const Vector>(M.data(), n);
+}
+
+/// The step-size limit of KLMS / QKLMS with the RBF kernel, checked up front. The LMS
+/// recursion f_t = f_{t-1} + eta e_t k(x_t, .) leaves the a posteriori error at x_t
+/// y_t - f_t(x_t) = (1 - eta k(x_t, x_t)) e_t, which is no smaller than e_t once
+/// eta k(x_t, x_t) >= 2: every step then overshoots its own example. Liu, Pokharel & Principe
+/// (IEEE Trans. Signal Processing 56(2), 2008, Section III) bound the step for mean-square
+/// convergence by eta < N / tr(G_phi) = 1 / mean_t k(x_t, x_t), the normalised LMS's
+/// eta < 2 / ||u||^2 read in the feature space. RBF has k(x, x) = 1 for every x, so eta >= 2
+/// is refused here; other kernels' k(x, x) depends on the data: step_guard() checks every step.
+inline void require_lms_step(const Kernel& kernel, double eta) {
+  if (kernel.type() == KernelType::RBF)
+    require(eta < 2.0, "eta must be < 2 with the RBF kernel (k(x, x) = 1): KLMS is stable only for eta k(x, x) < 2 "
+                       "(Liu, Pokharel & Principe 2008 bound eta < 1 / mean k(x, x) = 1)");
+}
+
+/// The numerical guard of KLMS / QKLMS, before the step changes anything: a prediction f or a
+/// new coefficient that is not finite means the filter diverged (eta k(x, x) above the
+/// stability limit of require_lms_step for this data). Throws std::runtime_error naming the
+/// cause, the step and eta k(x_t, x_t), so the model stays finite (it saves and loads).
+inline void step_guard(const char* filter, double f, double coef, double eta, double ktt, std::int64_t t) {
+  if (std::isfinite(f) && std::isfinite(coef)) return;
+  std::ostringstream msg;
+  msg << filter << " diverged at example " << t + 1 << ": its prediction or a coefficient is no longer finite. "
+      << "The step eta k(x, x) is " << eta * ktt << " at this example (eta = " << eta << ", k(x, x) = " << ktt
+      << "); KLMS is stable only for eta k(x, x) < 2 at every example, and converges in the mean square for "
+      << "eta < 1 / mean k(x, x) (Liu, Pokharel & Principe 2008). Refit with a smaller eta (or a kernel with a "
+         "smaller k(x, x), e.g. scaled inputs for 'poly'); the examples before this one are learned, it is not.";
+  throw std::runtime_error(msg.str());
+}
+
+/// The KRLS filters' refusal of an example that makes K + lam I numerically singular (a
+/// duplicate of a stored example with a lam near the double precision of k(x, x)): the Schur
+/// complement s of the new row is at most 1e-12 max(k(x, x) + lam, 1). Throws
+/// std::runtime_error with lam in %g and what to do; the filter learns nothing of the example.
+[[noreturn]] inline void singular_ridge(const char* filter, double lam, double s, double kappa) {
+  std::ostringstream msg;
+  msg << filter << ": K + lam I is numerically singular with the new example (its Schur complement " << s
+      << " is below 1e-12 * max(k(x, x) + lam, 1) = " << 1e-12 * (std::max)(std::abs(kappa), 1.0)
+      << "): lam = " << lam << " is too small for this kernel, which happens with a (near) duplicate of a "
+      << "stored example; use lam >= " << 1e-10 * (std::max)(std::abs(kappa - lam), 1.0)
+      << " (1e-10 max(k(x, x), 1)) or larger, e.g. 1e-3";
+  throw std::runtime_error(msg.str());
+}
+
+/// save()'s check that load() will accept the state: every value finite (a filter whose
+/// arithmetic overflowed must not write a file that cannot be read back). O(size).
+template <class... M>
+void require_finite_state(const char* filter, const M&... parts) {
+  if (!(parts.allFinite() && ...))
+    throw std::runtime_error(std::string(filter) + ": the model holds non-finite values (its arithmetic "
+                             "overflowed), so it cannot be saved: load would refuse the file; refit it");
 }
 
 /// out = G v over the valid n x n block of an IncrementalInverse (the maintained inverses), in

@@ -20,19 +20,20 @@ namespace budgetkernel {
 /// Parameters of KLMS.
 struct KLMSParams {
   Kernel kernel{KernelType::RBF, 1.0};
-  double eta = 0.5;  ///< step size (learning rate) eta; > 0, finite
+  double eta = 0.5;  ///< step size (learning rate) eta; > 0, finite; < 2 with RBF (detail::require_lms_step)
 
   /// \throws std::invalid_argument naming the offending parameter.
   void validate() const {
     detail::require_psd_kernel(kernel);
     detail::require_positive(eta, "eta");
+    detail::require_lms_step(kernel, eta);
   }
 };
 
 /// Parameters of QKLMS.
 struct QKLMSParams {
   Kernel kernel{KernelType::RBF, 1.0};
-  double eta = 0.5;      ///< step size eta; > 0, finite
+  double eta = 0.5;      ///< step size eta; > 0, finite; < 2 with RBF (detail::require_lms_step)
   /// Quantisation size epsilon_U (input-space Euclidean distance); >= 0, finite. An input x
   /// with ||x - c|| <= epsilon for its nearest centre c updates c. 0 turns quantisation off:
   /// every input becomes a centre, exactly as in KLMS (an exact duplicate of a centre too).
@@ -42,6 +43,7 @@ struct QKLMSParams {
   void validate() const {
     detail::require_psd_kernel(kernel);
     detail::require_positive(eta, "eta");
+    detail::require_lms_step(kernel, eta);
     detail::require_non_negative(epsilon, "epsilon");
   }
 };
@@ -75,10 +77,13 @@ class KLMS : public OnlineRegressor<KLMS> {
   /// \param x  n_features() values (valid input: the caller checks).
   /// \param y  the target.
   /// \return f_{t-1}(x), the prediction made before learning.
+  /// \throws std::runtime_error, learning nothing, when the filter has diverged (detail::step_guard).
   double step(const double* x, double y) {
-    m_ex.score(x);
+    const double ktt = m_ex.score(x);
     const double f = m_ex.f()(0);
-    m_ex.push_last(x, Eigen::Matrix<double, 1, 1>::Constant(m_p.eta * (y - f)), m_t);
+    const double coef = m_p.eta * (y - f);
+    detail::step_guard("KLMS", f, coef, m_p.eta, ktt, m_t);
+    m_ex.push_last(x, Eigen::Matrix<double, 1, 1>::Constant(coef), m_t);
     ++m_t;
     ++m_count.examples;
     ++m_count.updates;
@@ -126,7 +131,9 @@ class KLMS : public OnlineRegressor<KLMS> {
   // ---- end of the combine block ----
 
   /// Writes the kernel, the centres and coefficients (the fields Model reads), eta and the step counter.
+  /// \throws std::runtime_error on non-finite coefficients (a file load() would refuse).
   void save(FieldMap& fm) const {
+    detail::require_finite_state("KLMS", coefficients());
     write_base(fm, "klms");
     m_ex.save(fm);
     fm.set("eta", m_p.eta);
@@ -188,6 +195,7 @@ class QKLMS : public OnlineRegressor<QKLMS> {
   /// \param x  n_features() values (valid input: the caller checks).
   /// \param y  the target.
   /// \return f_{t-1}(x), the prediction made before learning.
+  /// \throws std::runtime_error, learning nothing, when the filter has diverged (detail::step_guard).
   double step(const double* x, double y) {
     SupportVectors& sv = m_ex.sv();
     const Index n = sv.size();
@@ -206,8 +214,10 @@ class QKLMS : public OnlineRegressor<QKLMS> {
       f = Eigen::Map<const Vector>(sv.A().data(), n).dot(krow.head(n));
     }
     const double update = m_p.eta * (y - f);
+    const double coef = nearest >= 0 ? sv.alpha(nearest)(0) + update : update;
+    detail::step_guard("QKLMS", f, coef, m_p.eta, m_p.kernel.self(xsq), m_t);
     if (nearest >= 0) {
-      sv.alpha(nearest)(0) += update;
+      sv.alpha(nearest)(0) = coef;
     } else {
       sv.push(xv, Eigen::Matrix<double, 1, 1>::Constant(update), m_t);
       ++m_count.updates;
@@ -258,7 +268,9 @@ class QKLMS : public OnlineRegressor<QKLMS> {
   // ---- end of the combine block ----
 
   /// Writes the kernel, the centres and coefficients, eta, epsilon and the step counter.
+  /// \throws std::runtime_error on non-finite coefficients (a file load() would refuse).
   void save(FieldMap& fm) const {
+    detail::require_finite_state("QKLMS", coefficients());
     write_base(fm, "qklms");
     m_ex.save(fm);
     fm.set("eta", m_p.eta);

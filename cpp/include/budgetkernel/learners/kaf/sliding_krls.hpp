@@ -84,8 +84,7 @@ class SlidingWindowKRLS : public OnlineRegressor<SlidingWindowKRLS> {
     const double kappa = ktt + m_p.lam;
     const double s = m_r.schur(m_ex.krow(), kappa, m_rk);
     if (!(s > m_r.tolerance() * (std::max)(std::abs(kappa), 1.0)))
-      throw std::runtime_error("SlidingWindowKRLS: K + lam I is numerically singular with the new example (lam = " +
-                               std::to_string(m_p.lam) + " is too small for this kernel); increase lam");
+      detail::singular_ridge("SlidingWindowKRLS", m_p.lam, s, kappa);
     m_r.append_from_schur(m_rk, s, kappa);
     m_K.row(n).head(n) = m_ex.krow().head(n).transpose();
     m_K.col(n).head(n) = m_ex.krow().head(n);
@@ -112,7 +111,9 @@ class SlidingWindowKRLS : public OnlineRegressor<SlidingWindowKRLS> {
 
   /// Writes the kernel, window and alpha (the fields Model reads), budget, lam, the step
   /// counter, R = (K_w + lam I)^{-1}, K_w and y_w.
+  /// \throws std::runtime_error on a non-finite state (a file load() would refuse).
   void save(FieldMap& fm) const {
+    detail::require_finite_state("SlidingWindowKRLS", coefficients(), m_r.inverse());
     write_base(fm, "sliding_krls");
     m_ex.save(fm);
     fm.set_int("budget", m_p.budget);
