@@ -158,9 +158,17 @@ def _check_models(models):
             raise ValueError(
                 f"models[{i}] has {m.n_features_in_} features, models[0] {models[0].n_features_in_}"
             )
-    _common_names(models, lambda m: getattr(m, "feature_names_in_", None), "feature names (columns)")
-    _common_names(models, lambda m: m._feature_order, "learn_one dict keys")
+    _feature_names(models)
+    _key_order(models)
     return models
+
+
+def _feature_names(models):
+    return _common_names(models, lambda m: getattr(m, "feature_names_in_", None), "feature names")
+
+
+def _key_order(models):
+    return _common_names(models, lambda m: m._feature_order, "learn_one dict keys")
 
 
 def _common_names(models, names_of, what):
@@ -170,10 +178,9 @@ def _common_names(models, names_of, what):
     names (fitted on arrays) takes the others' positions, as predict on an array does."""
     common, first = None, None
     for i, m in enumerate(models):
-        names = names_of(m)
-        if names is None:
+        if names_of(m) is None:
             continue
-        names = list(names)
+        names = list(names_of(m))
         if common is None:
             common, first = names, i
         elif names != common:
@@ -182,7 +189,7 @@ def _common_names(models, names_of, what):
                 "features by position, so the models must name them in the same order (reorder the columns "
                 "of one model's data, or the keys of its dicts, and fit it again)"
             )
-    return common
+    return None if first is None else names_of(models[first])
 
 
 def _is_regressor(est):
@@ -262,10 +269,10 @@ def _wrap(models, model, classes, budget, report):
         est.classes_ = classes
         est._label_index = {c: i for i, c in enumerate(classes.tolist())}
     est.n_features_in_ = template.n_features_in_
-    names = _common_names(models, lambda m: getattr(m, "feature_names_in_", None), "feature names (columns)")
+    names = _feature_names(models)
     if names is not None:
-        est.feature_names_in_ = np.asarray(names, dtype=object)
-    est._set_feature_order(_common_names(models, lambda m: m._feature_order, "learn_one dict keys"))
+        est.feature_names_in_ = names.copy()
+    est._set_feature_order(_key_order(models))
     for k, v in template._extra_fitted().items():
         setattr(est, k, v)
     if classes is not None:  # the classifiers' prequential curve (a regressor's errors are in its counters)
