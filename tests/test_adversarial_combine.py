@@ -39,7 +39,9 @@ def client():
 
 @pytest.fixture(scope="module")
 def process_client():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+    """Three worker processes: each kill below takes one never killed before, so a worker
+    stays alive without waiting for the nannies' restarts (slow on a loaded machine)."""
+    with LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         with Client(cluster) as c:
             yield c
 
@@ -352,8 +354,8 @@ def test_dask_fit_calibration_over_rounds_and_one_partition(client, tmp_path):
 
 
 # ------------------------------------------------ dask.fit: a worker killed (item 1)
-# After the fit starts: reading the partitions, the first rounds, a later round.
-KILL_AFTER_S = [0.0, 0.3, 1.0]
+# After the fit starts: while the partitions are read, and in the first rounds.
+KILL_AFTER_S = [0.0, 0.3]
 
 
 def test_a_worker_killed_at_any_time_gives_the_model_or_a_runtime_error(process_client):
@@ -366,7 +368,7 @@ def test_a_worker_killed_at_any_time_gives_the_model_or_a_runtime_error(process_
     ref = bkd.fit(est, dX, dy, client=process_client, sync_every=500)  # 4 partitions, 4 rounds
     outcomes, dead = [], set()
     for n, delay in enumerate(KILL_AFTER_S):
-        pids = _live_worker_pids(process_client, 2, dead)
+        pids = _live_worker_pids(process_client, len(KILL_AFTER_S) - n, dead)
         Xp, yp = process_client.persist([dX, dy])  # partitions held by the workers, as the issue's
         out = {}
 
@@ -379,8 +381,8 @@ def test_a_worker_killed_at_any_time_gives_the_model_or_a_runtime_error(process_
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
         time.sleep(delay)
-        dead.add(pids[n % len(pids)])
-        os.kill(pids[n % len(pids)], signal.SIGKILL)
+        dead.add(pids[0])
+        os.kill(pids[0], signal.SIGKILL)
         thread.join(120)
         assert not thread.is_alive(), f"dask.fit hung after a kill {delay} s in"
         if "model" in out:
@@ -393,9 +395,9 @@ def test_a_worker_killed_at_any_time_gives_the_model_or_a_runtime_error(process_
     assert "same model" in outcomes, outcomes  # a lost worker is recovered from, not only reported
 
 
-def _live_worker_pids(client, n, dead, timeout=120):
-    """The pids of n worker processes, none of them killed before (a killed worker is restarted
-    by its nanny; the scheduler may list it a moment after its death)."""
+def _live_worker_pids(client, n, dead, timeout=60):
+    """The pids of at least n worker processes, none of them killed before (the scheduler may
+    list a killed worker a moment after its death)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
