@@ -234,6 +234,8 @@ class OnlineLearner {
   /// Replaces the calibration by PlattCalibration::pooled(base, parts): that of a model mixed
   /// from models which continued from `base` (budgetkernel.dask.fit's rounds), whose
   /// calibrations are `parts`.
+  /// \param base   the calibration of the model they continued from, or null (a fresh one).
+  /// \param parts  the mixed models' calibrations.
   /// \throws std::invalid_argument when this model does not calibrate, or on calibrations of
   /// other classes or more pairs than the examples this model counts.
   void pool_calibration(const PlattCalibration* base, const std::vector<const PlattCalibration*>& parts) {
