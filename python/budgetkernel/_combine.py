@@ -69,9 +69,14 @@ def combine(models, weights=None, budget=None, *, base=None):
     Parameters
     ----------
     models : sequence of fitted estimators of one class
-        With the same hyper-parameters (``random_state`` aside) and number of features.
+        With the same hyper-parameters (``random_state`` aside) and number of features. The
+        features are averaged by position, so models fitted with feature names (a DataFrame's
+        columns, ``learn_one``'s dict keys) must have the same names in the same order (a model
+        fitted on arrays takes the others' order; the result has the names); a classifier's
+        labels must be of one kind (all numbers, all str or all bool), else a ValueError.
     weights : array-like of shape (n_models,), default=None
-        Non-negative, finite, not all zero. None: the examples each model saw (``n_seen_``).
+        Non-negative, finite, not all zero (their sum may overflow: only their ratios count).
+        None: the examples each model saw (``n_seen_``).
     budget : int, default=None
         Support vectors the result keeps; None: the models' own budget. Its ``budget``
         parameter is set to it.
@@ -124,7 +129,7 @@ def combine(models, weights=None, budget=None, *, base=None):
         base_core = base._model
     cores = [m._model for m in models]
     model, report = type(cores[0]).combine(cores, w, b, maps, n_classes, base_core)
-    return _wrap(template, model, classes, budget, report, len(models) == 1)
+    return _wrap(models, model, classes, budget, report)
 
 
 def _check_models(models):
@@ -153,7 +158,38 @@ def _check_models(models):
             raise ValueError(
                 f"models[{i}] has {m.n_features_in_} features, models[0] {models[0].n_features_in_}"
             )
+    _feature_names(models)
+    _key_order(models)
     return models
+
+
+def _feature_names(models):
+    return _common_names(models, lambda m: getattr(m, "feature_names_in_", None), "feature names")
+
+
+def _key_order(models):
+    return _common_names(models, lambda m: m._feature_order, "learn_one dict keys")
+
+
+def _common_names(models, names_of, what):
+    """The feature names the models share (None: none has any). The core stores an SV's
+    features by position, so models that name their columns differently (another order, other
+    names) would be averaged feature by feature under different names: refused. A model without
+    names (fitted on arrays) takes the others' positions, as predict on an array does."""
+    common, first = None, None
+    for i, m in enumerate(models):
+        if names_of(m) is None:
+            continue
+        names = list(names_of(m))
+        if common is None:
+            common, first = names, i
+        elif names != common:
+            raise ValueError(
+                f"models[{i}] was fitted with {what} {names}, models[{first}] with {common}: combine averages "
+                "features by position, so the models must name them in the same order (reorder the columns "
+                "of one model's data, or the keys of its dicts, and fit it again)"
+            )
+    return None if first is None else names_of(models[first])
 
 
 def _is_regressor(est):
@@ -170,11 +206,30 @@ def _same(a, b):
 
 
 def _union_classes(models):
-    labels = np.concatenate([np.asarray(m.classes_) for m in models])
-    try:
-        return class_set(labels, "combine")
-    except TypeError:
-        raise ValueError("the models' classes cannot be ordered together (mixed label types)") from None
+    """The sorted union of the models' classes, their kinds checked first: np.concatenate
+    would turn int and str labels all into str, and merge bool True with int 1."""
+    kinds = [_label_kind(m.classes_) for m in models]
+    for i, kind in enumerate(kinds):
+        if kind != kinds[0]:
+            raise ValueError(
+                f"models[{i}] has {kind} classes {np.asarray(models[i].classes_).tolist()}, models[0] {kinds[0]} "
+                f"classes {np.asarray(models[0].classes_).tolist()}: combine takes models whose labels are of one "
+                "kind (all numbers, all str or all bool)"
+            )
+    return class_set(np.concatenate([np.asarray(m.classes_) for m in models]), "combine")
+
+
+def _label_kind(classes):
+    """'bool', 'str' or 'number': the kind of a fitted model's classes_ (one kind: class_set)."""
+    values = np.asarray(classes)
+    if values.dtype == bool:
+        return "bool"
+    if values.dtype.kind in "US":
+        return "str"
+    if values.dtype == object:  # (one kind, checked when the model was built)
+        first = values.ravel()[0]
+        return "str" if isinstance(first, str) else "bool" if isinstance(first, (bool, np.bool_)) else "number"
+    return "number"
 
 
 def _check_weights(weights, n):
@@ -185,6 +240,10 @@ def _check_weights(weights, n):
         raise ValueError("weights must be finite and non-negative")
     if not np.any(w > 0):
         raise ValueError("weights must not all be zero")
+    with np.errstate(over="ignore"):
+        total = w.sum()
+    if not np.isfinite(total):  # the core normalises by the sum: scale by a power of 2 (exact)
+        w = np.ldexp(w, -np.frexp(w.max())[1])
     return w.tolist()
 
 
@@ -193,11 +252,14 @@ def _check_budget(budget, template):
         raise ValueError(f"budget must be a positive integer or None, got {budget!r}")
     if "budget" not in template.get_params(deep=False):
         raise ValueError(f"{type(template).__name__} keeps no budget: pass budget=None")
+    clone(template).set_params(budget=int(budget))._validate_params()  # the estimator's own limits (2^62, ...)
     return int(budget)
 
 
-def _wrap(template, model, classes, budget, report, single):
-    """An estimator of template's class and parameters around the combined core model."""
+def _wrap(models, model, classes, budget, report):
+    """An estimator of the models' class and parameters (models[0]'s) around the combined core
+    model, with the feature names any of them has (_common_names)."""
+    template = models[0]
     est = clone(template)
     if budget is not None:
         est.set_params(budget=int(budget))
@@ -207,15 +269,16 @@ def _wrap(template, model, classes, budget, report, single):
         est.classes_ = classes
         est._label_index = {c: i for i, c in enumerate(classes.tolist())}
     est.n_features_in_ = template.n_features_in_
-    if hasattr(template, "feature_names_in_"):
-        est.feature_names_in_ = template.feature_names_in_.copy()
-    est._set_feature_order(template._feature_order)
+    names = _feature_names(models)
+    if names is not None:
+        est.feature_names_in_ = names.copy()
+    est._set_feature_order(_key_order(models))
     for k, v in template._extra_fitted().items():
         setattr(est, k, v)
     if classes is not None:  # the classifiers' prequential curve (a regressor's errors are in its counters)
         c = model.counters
         est.prequential_curve_ = [(0, 0)] + ([(c["examples"], c["mistakes"])] if c["examples"] else [])
-        if single and model.to_bytes() == template._model.to_bytes():  # combine([m]): a copy, curve included
+        if len(models) == 1 and model.to_bytes() == template._model.to_bytes():  # combine([m]): a copy, curve included
             est.prequential_curve_ = list(template.prequential_curve_)
     est._model = model
     est.combine_report_ = dict(report)

@@ -38,6 +38,7 @@ class _Learner:
     has_probabilities: bool
     calibration: dict[str, Any]
     def predict_proba(self, X: npt.NDArray[np.float64], log: bool = False) -> npt.NDArray[np.float64]: ...
+    def pool_calibration(self, parts: Sequence[_Learner], base: _Learner | None = None) -> None: ...
 
 class _KernelExpansion(_Learner):
     n_support: int

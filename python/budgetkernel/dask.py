@@ -38,11 +38,11 @@ __all__ = ["decision_function", "fit", "predict", "score"]
 
 
 # ------------------------------------------------------------------------ fit
-def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs=1):
+def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs=1, timeout=None):
     """Trains ``estimator`` on a Dask collection by iterative parameter mixing.
 
-    Round r broadcasts the current mixture once; one task per partition (run where the
-    partition lives) continues a copy of it on the partition's next ``sync_every`` rows and
+    In round r one task per partition (run where the partition lives), sent the current
+    mixture, continues a copy of it on the partition's next ``sync_every`` rows and
     returns it; the copies are combined with weights = the examples each learned this round
     (``budgetkernel._combine.combine``, the mixture as their common base), and the result is the
     next round's mixture. The unit of mixing is the partition, not the worker, so the result
@@ -53,6 +53,11 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
     2004: partition SVMs combined in a tree, with feedback until the global optimum).
     Regressors mix the same way (their predictions averaged, the intercept too); the KRLS
     filters, which :func:`budgetkernel.combine` does not combine, are refused.
+
+    With ``probability=True`` the mixture's calibration pools the prequential pairs (decision
+    value, label) that the round's copies recorded, after the last mixture's own
+    (``PlattCalibration::pooled``: the newest of each copy kept, the map refitted on them),
+    as one stream's calibration keeps its newest pairs; one partition keeps its own.
 
     Parameters
     ----------
@@ -77,23 +82,31 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
         epoch). A partition that has run out sits the remaining rounds of the epoch out.
     n_epochs : int, default=1
         Passes over the data.
+    timeout : float, default=None
+        Seconds that reading the partitions, and each round, may take before ``fit`` gives up
+        with a RuntimeError (the cluster's tasks cancelled); None waits as long as the tasks
+        run.
 
     Returns
     -------
     A new fitted estimator of the same class, with ``mixing_history_``: one dict per round
-    (round, examples, bytes_sent = the broadcast mixture times the workers plus the returned
-    models, degradation = the combine's weight degradation, train_s, serialise_s, combine_s,
+    (round, examples, bytes_sent = the mixture sent with each partition's task plus the
+    returned models, degradation = the combine's weight degradation, train_s, serialise_s, combine_s,
     wall_s; the times are the slowest task's training and (de)serialisation, the driver's
     combine, and the round's wall time).
 
     Raises
     ------
     TypeError, ValueError
-        Input that is not a Dask collection, misaligned X and y, several column chunks, bad
-        ``sync_every`` / ``n_epochs``.
+        Before any training: input that is not a Dask collection, misaligned X and y, several
+        column chunks, bad ``sync_every`` / ``n_epochs`` / ``timeout``; a partition whose X is
+        not what ``fit`` takes (NaN, complex values, ...), of another width than the others,
+        with labels outside ``classes``, or columns other than a fitted estimator's
+        ``feature_names_in_`` (the partition named).
     RuntimeError
-        A partition's task failed (after one retry: a worker that died mid-round is retried
-        once elsewhere), naming the round and the partition; no partial model is returned.
+        A partition's task failed (after one retry: the scheduler reruns the task of a worker
+        that died elsewhere), its result could not be fetched, or ``timeout`` passed, naming
+        the stage (round) and the partition; no partial model is returned.
 
     Examples
     --------
@@ -133,24 +146,29 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
     cascade = _is_cascade(estimator)
     if cascade and (sync_every is not None or n_epochs != 1):
         raise ValueError("sync_every and n_epochs do not apply to IncrementalSVC (trained as a cascade to the optimum)")
+    timeout = _check_timeout(timeout)
     x_parts, y_parts = _partitions(X, y)
     fresh = "_model" not in estimator.__dict__
+    names = _feature_names(X) if fresh else _checked_names(estimator, X)
+    regressor = _is_regressor(estimator)
     with _client_or_local(client) as client:
         blocks = client.compute(
-            [dask.delayed(_as_block)(xp, yp, i) for i, (xp, yp) in enumerate(zip(x_parts, y_parts))]
+            [dask.delayed(_as_block)(xp, yp, i, regressor) for i, (xp, yp) in enumerate(zip(x_parts, y_parts))]
         )
-        labels = fresh and classes is None and not _is_regressor(estimator)
-        stats = client.gather(client.map(_block_stats, blocks, labels=labels,
-                                         moments=fresh and _scales(estimator), pure=False))
-        start, classes = _starting_model(estimator, classes, stats)
-        if cascade:
-            from ._cascade import cascade_fit
+        try:
+            futures = client.map(_block_stats, blocks, labels=not regressor,
+                                 moments=fresh and _scales(estimator), pure=False)
+            stats = _results(client, futures, timeout, "reading the partitions")
+            start, classes = _starting_model(estimator, classes, stats)
+            if cascade:
+                from ._cascade import cascade_fit
 
-            model = cascade_fit(start, blocks, client, classes)
-        else:
-            model = _mix(client, start, blocks, [s["n"] for s in stats], sync_every, n_epochs, classes)
-    names = _feature_names(X)
-    if fresh and names is not None:  # as fit on a pandas DataFrame (predict then checks them)
+                model = cascade_fit(start, blocks, client, classes)
+            else:
+                model = _mix(client, start, blocks, [s["n"] for s in stats], sync_every, n_epochs, classes, timeout)
+        except (OSError, CancelledError) as e:  # the cluster's own failures (a lost connection, ...)
+            raise RuntimeError(f"dask.fit: the cluster failed: {type(e).__name__}: {e}; no model is returned") from e
+    if names is not None:  # as fit on a pandas DataFrame (predict then checks them)
         model.feature_names_in_ = names
     return model
 
@@ -164,6 +182,28 @@ def _feature_names(X):
     from sklearn.utils.validation import _get_feature_names
 
     return _get_feature_names(pd.DataFrame(columns=X.columns))
+
+
+def _checked_names(estimator, X):
+    """The fitted estimator's feature names, X's checked against them and its width against
+    n_features_in_ as partial_fit checks a chunk (scikit-learn's messages: a DataFrame with
+    other columns, or in another order, is refused). The mixture then travels without them
+    (its partitions are arrays) and the result gets them back."""
+    from sklearn.utils.validation import validate_data
+
+    if _is_frame(X):
+        validate_data(estimator, X._meta, reset=False, skip_check_array=True)  # the columns, no rows
+    elif not np.isnan(X.shape[1]):  # (an unknown width is checked on the partitions: _starting_model)
+        validate_data(estimator, np.empty((0, X.shape[1])), reset=False, skip_check_array=True)
+    return getattr(estimator, "feature_names_in_", None)
+
+
+def _check_timeout(timeout):
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0 or timeout == np.inf:
+        raise ValueError(f"timeout must be a positive number of seconds or None; got {timeout!r}")
+    return float(timeout)
 
 
 def _check_counts(sync_every, n_epochs):
@@ -271,12 +311,23 @@ def _is_frame(obj):
     return isinstance(obj, (dd.DataFrame, dd.Series))
 
 
-def _as_block(X, y, index):
-    """A partition as the tasks use it: (X float64 C-contiguous, y 1-D ndarray)."""
-    X = np.ascontiguousarray(X.to_numpy(dtype=np.float64) if hasattr(X, "to_numpy") else np.asarray(X, np.float64))
-    y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
-    if len(X) != len(y):
-        raise ValueError(f"X and y have different lengths in partition {index}: {len(X)} and {len(y)}")
+def _as_block(X, y, index, regressor):
+    """A partition as the tasks use it: (X float64 C-contiguous, y 1-D ndarray), checked as
+    fit checks its X (scikit-learn's check_array: numbers, finite, no complex values) and a
+    regressor's y (finite numbers); a ValueError names the partition."""
+    from sklearn.utils import check_array
+
+    try:
+        X = check_array(X, dtype=np.float64, order="C", ensure_all_finite=True, ensure_min_samples=0,
+                        input_name="X")
+        y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+        if regressor:
+            y = check_array(y, dtype=np.float64, ensure_2d=False, ensure_all_finite=True, ensure_min_samples=0,
+                            input_name="y")
+    except (TypeError, ValueError) as e:  # (the first line: check_array appends a complex X whole)
+        raise ValueError(f"partition {index}: {str(e).splitlines()[0]}") from None
+    if y.ndim != 1 or len(X) != len(y):
+        raise ValueError(f"X and y have different lengths in partition {index}: {len(X)} and {y.shape}")
     return X, y
 
 
@@ -303,14 +354,23 @@ def _starting_model(estimator, classes, stats):
 
     if not sum(s["n"] for s in stats):
         raise ValueError("X has no rows")
-    d = stats[0]["d"]
+    live = [(i, s) for i, s in enumerate(stats) if s["n"]]
+    d = live[0][1]["d"]
+    for i, s in live:
+        if s["d"] != d:
+            raise ValueError(f"partition {i} has {s['d']} features, partition {live[0][0]} {d}: the partitions "
+                             "of X must have the same columns")
     if "_model" in estimator.__dict__:
         if estimator.n_features_in_ != d:
             raise ValueError(f"X has {d} features, but {type(estimator).__name__} was fitted with "
                              f"{estimator.n_features_in_}")
         if classes is not None:
             same_class_set(classes, estimator.classes_)
-        return pickle.loads(pickle.dumps(estimator)), getattr(estimator, "classes_", None)
+        start = pickle.loads(pickle.dumps(estimator))
+        start.__dict__.pop("feature_names_in_", None)  # (fit puts them back: _checked_names)
+        if not _is_regressor(estimator):
+            _check_labels(stats, estimator.classes_)
+        return start, getattr(estimator, "classes_", None)
     if _is_regressor(estimator):
         start, classes = clone(estimator), None
         if _scales(start):
@@ -320,11 +380,25 @@ def _starting_model(estimator, classes, stats):
     if classes is None:
         classes = np.unique(np.concatenate([s["labels"] for s in stats if s["n"]]))
     classes = class_set(classes, type(estimator).__name__)
+    _check_labels(stats, classes)
     start = clone(estimator)
     if _scales(start):
         start.set_params(gamma=_gamma_of_all(stats))
     start._validate_params()  # here, not as the same error from every partition's task
     return start, classes
+
+
+def _check_labels(stats, classes):
+    """Every partition's labels in classes (before any training), else a ValueError naming the
+    partition and the labels."""
+    for i, s in enumerate(stats):
+        if s["n"]:
+            try:
+                unknown = np.setdiff1d(s["labels"], classes)
+            except TypeError:  # labels of another kind than the classes (str among numbers, ...)
+                unknown = s["labels"]
+            if len(unknown):
+                raise ValueError(f"partition {i} holds labels not in classes={classes.tolist()}: {unknown.tolist()}")
 
 
 def _scales(estimator):
@@ -354,9 +428,8 @@ def _gamma_of_all(stats):
 
 
 # --------------------------------------------------------------------- mixing
-def _mix(client, start, blocks, lengths, sync_every, n_epochs, classes):
+def _mix(client, start, blocks, lengths, sync_every, n_epochs, classes, timeout):
     """The rounds of iterative parameter mixing; returns the last mixture with its history."""
-    n_workers = len(client.nthreads())  # the broadcast sends one copy to each
     mixture, fitted, history = start, "_model" in start.__dict__, []
     for _ in range(n_epochs):
         offsets = [0] * len(blocks)
@@ -366,7 +439,7 @@ def _mix(client, start, blocks, lengths, sync_every, n_epochs, classes):
                      for i, (o, n) in enumerate(zip(offsets, lengths)) if o < n]
             if not spans:
                 break
-            mixture, record = _round(client, len(history), mixture, fitted, blocks, spans, classes, n_workers)
+            mixture, record = _round(client, len(history), mixture, fitted, blocks, spans, classes, timeout)
             fitted = True
             history.append(record)
             for i, _, stop in spans:
@@ -375,34 +448,40 @@ def _mix(client, start, blocks, lengths, sync_every, n_epochs, classes):
     return mixture
 
 
-def _round(client, r, mixture, fitted, blocks, spans, classes, n_workers):
-    """One round: broadcast the mixture, a task per partition, combine. Returns the new mixture
-    and the round's record."""
+def _round(client, r, mixture, fitted, blocks, spans, classes, timeout):
+    """One round: a task per partition, each given the pickled mixture, then combine. Returns
+    the new mixture and the round's record."""
     from . import _combine
 
     t0 = time.perf_counter()
     payload = pickle.dumps(mixture, protocol=pickle.HIGHEST_PROTOCOL)
     serialise = time.perf_counter() - t0
-    [shared] = client.scatter([payload], broadcast=True, hash=False)
+    # The mixture goes in each task (a few kB per SV), not scattered: a task that holds its
+    # input is rerun wherever the scheduler puts it when a worker dies, where a broadcast
+    # scatter waits for every worker to hold the copy and a lost scattered copy cannot be
+    # recomputed.
     token = dask.base.tokenize(os.getpid(), time.time_ns(), r)
     futures = [
-        client.submit(_train_round, shared, blocks[i], start, stop, classes,
+        client.submit(_train_round, payload, blocks[i], start, stop, classes,
                       key=f"budgetkernel-round-{r}-partition-{i}-{token}", retries=1, pure=False)
         for i, start, stop in spans
     ]
-    results = _round_results(client, futures, r, spans)
+    results = _results(client, futures, timeout, f"round {r}", spans)
     t1 = time.perf_counter()
     models = [pickle.loads(res["model"]) for res in results]
     t2 = time.perf_counter()
     weights = [res["examples"] for res in results]
     # McDonald et al.'s mixing weights: the examples each copy learned this round; the mixture
     # is every copy's base, so the counters count each example once (combine's base=)
-    mixed = _combine.combine(models, weights=weights, base=mixture if fitted else None)
+    base = mixture if fitted else None
+    mixed = _combine.combine(models, weights=weights, base=base)
+    if len(models) > 1 and _calibrates(mixed):  # (one model: combine's copy keeps its calibration)
+        mixed._model.pool_calibration([m._model for m in models], None if base is None else base._model)
     t3 = time.perf_counter()
     record = dict(
         round=r,
         examples=int(sum(weights)),
-        bytes_sent=len(payload) * n_workers + sum(len(res["model"]) for res in results),
+        bytes_sent=len(payload) * len(spans) + sum(len(res["model"]) for res in results),
         degradation=float(mixed.combine_report_["degradation"]),
         train_s=max(res["train_s"] for res in results),
         serialise_s=serialise + (t2 - t1) + max(res["serialise_s"] for res in results),
@@ -412,24 +491,52 @@ def _round(client, r, mixture, fitted, blocks, spans, classes, n_workers):
     return mixed, record
 
 
-def _round_results(client, futures, r, spans):
-    """The tasks' results in partition order; a task that failed (after its retry), or was lost
-    with its worker, fails the fit (never a mixture of the partitions that survived)."""
+def _calibrates(est):
+    from ._proba import _calibrates
+
+    return _calibrates(est)
+
+
+# Fetches of a result tried when the connection to its worker is lost (the scheduler
+# recomputes a result whose worker died).
+_FETCH_ATTEMPTS = 3
+
+
+def _results(client, futures, timeout, stage, spans=None):
+    """The futures' results in order. The waits are bounded by ``timeout`` (seconds for the
+    whole stage; None: as long as the tasks run). A task that failed (after its retry; one
+    whose worker died is rerun elsewhere by the scheduler), timed out, or whose result could
+    not be fetched fails the fit with a RuntimeError naming the stage and the partition (never
+    a mixture of the partitions that survived), the other tasks cancelled. Reading the
+    partitions (``spans`` None) raises a partition's ValueError of bad input as it is."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     results = []
-    for (i, start, stop), future in zip(spans, futures):
-        try:
-            results.append(future.result())
-        except (Exception, CancelledError) as e:
-            client.cancel(futures)
-            raise RuntimeError(
-                f"dask.fit: round {r} failed in partition {i} (rows {start}:{stop}): {type(e).__name__}: {e}; "
-                "no model is returned"
-            ) from e
+    for j, future in enumerate(futures):
+        i, start, stop = spans[j] if spans is not None else (j, None, None)
+        where = f"partition {i}" + ("" if start is None else f" (rows {start}:{stop})")
+        for attempt in range(_FETCH_ATTEMPTS):
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            try:
+                results.append(future.result(timeout=left))
+                break
+            except (Exception, CancelledError) as e:
+                failure = e
+            if isinstance(failure, TimeoutError) and future.status != "error":  # (distributed's is the builtin)
+                client.cancel(futures)
+                raise RuntimeError(f"dask.fit: {stage} timed out after {timeout} s waiting for {where}; "
+                                   "no model is returned") from failure
+            if future.status == "error" and spans is None and isinstance(failure, ValueError):
+                client.cancel(futures)
+                raise failure
+            if future.status == "error" or not isinstance(failure, OSError) or attempt == _FETCH_ATTEMPTS - 1:
+                client.cancel(futures)
+                raise RuntimeError(f"dask.fit: {stage} failed in {where}: {type(failure).__name__}: {failure}; "
+                                   "no model is returned") from failure
     return results
 
 
 def _train_round(payload, block, start, stop, classes):
-    """A partition's task: a copy of the broadcast mixture (unpickled: its own model) learns
+    """A partition's task: a copy of the mixture it was sent (unpickled: its own model) learns
     rows start:stop and is returned pickled, with the examples it learned and its timings."""
     t0 = time.perf_counter()
     est = pickle.loads(payload)

@@ -207,6 +207,29 @@ void def_state_methods(Cls& cls) {
                              },
                              "The online Platt calibration: pairs seen, the fitted map (slopes a_pos, a_neg for two "
                              "classes, inverse temperature a for more) and the window of prequential pairs (f, y).");
+  cls.def(
+      "pool_calibration",
+      [](L& self, const py::sequence& parts, const L* base) {
+        // copies, each under its model's read use (a model may be given twice, or be self)
+        std::vector<bk::PlattCalibration> cals;
+        for (py::handle h : parts) {
+          const L& m = h.cast<const L&>();
+          UseGuard use(&m, false);
+          cals.push_back(m.calibration());
+        }
+        std::vector<bk::PlattCalibration> base_cal;
+        if (base) {
+          UseGuard use(base, false);
+          base_cal.push_back(base->calibration());
+        }
+        std::vector<const bk::PlattCalibration*> ptrs;
+        for (const bk::PlattCalibration& c : cals) ptrs.push_back(&c);
+        UseGuard use(&self, true);
+        self.pool_calibration(base_cal.empty() ? nullptr : &base_cal[0], ptrs);
+      },
+      py::arg("parts"), py::arg("base").none(true) = py::none(),
+      "Replaces the calibration by the pooled prequential pairs of models mixed from `base` "
+      "(OnlineLearner::pool_calibration).");
   def_model_bytes<L>(cls);
 }
 

@@ -289,6 +289,47 @@ class PlattCalibration {
     }
   }
 
+  /// The calibration of a model mixed from models that all continued from one model
+  /// (iterative parameter mixing): `base`'s pairs, then the pairs each of `parts` recorded
+  /// after base (the newest min(seen - base's seen, window) of its window), pooled as if the
+  /// parts had learned their examples in step: the j-th newest pair of every part before the
+  /// (j-1)-th newest of any, ties in the order of `parts`. The window keeps the newest
+  /// kWindow, and the map is refitted on it. One part gives that part's window.
+  /// \param base   the calibration every part continued from, or null (an empty one).
+  /// \param parts  calibrations of the same outputs and classes as this one.
+  /// \return the pooled calibration (this one is not changed).
+  /// \throws std::invalid_argument on a part or base of other outputs or classes.
+  PlattCalibration pooled(const PlattCalibration* base, const std::vector<const PlattCalibration*>& parts) const {
+    const auto same = [&](const PlattCalibration& c) {
+      detail::require(c.m_k == m_k && c.m_c == m_c, "pool_calibration: a calibration of other outputs or classes");
+    };
+    PlattCalibration out;
+    out.reset(m_k, m_c);
+    if (base) {
+      same(*base);
+      out = *base;
+    }
+    const std::int64_t before = base ? base->m_seen : 0;
+    std::vector<Index> fresh;
+    Index most = 0;
+    for (const PlattCalibration* c : parts) {
+      same(*c);
+      const std::int64_t after = (std::max)(c->m_seen - before, std::int64_t{0});
+      fresh.push_back(static_cast<Index>((std::min)(after, static_cast<std::int64_t>(c->size()))));
+      most = (std::max)(most, fresh.back());
+    }
+    for (Index age = most; age >= 1; --age)  // age 1: a part's newest pair
+      for (std::size_t i = 0; i < parts.size(); ++i)
+        if (fresh[i] >= age) {
+          const PlattCalibration& c = *parts[i];
+          // the ring's newest pair is at m_next - 1 (before the window fills, m_next == size)
+          const Index slot = (c.m_next - age + kWindow) % kWindow;
+          out.record(c.m_f.data() + slot * m_k, c.m_y[static_cast<std::size_t>(slot)]);
+        }
+    out.refit();
+    return out;
+  }
+
   /// Writes the "platt.*" fields (nothing for a calibration that never recorded a pair).
   /// \param fm  receives the fields.
   void save(FieldMap& fm) const {

@@ -231,6 +231,20 @@ class OnlineLearner {
   bool has_probabilities() const { return m_native_proba || (m_calibrate && m_platt.fitted()); }
   /// The online Platt calibration (calibration.hpp); empty for a learner with native probabilities.
   const PlattCalibration& calibration() const { return m_platt; }
+  /// Replaces the calibration by PlattCalibration::pooled(base, parts): that of a model mixed
+  /// from models which continued from `base` (budgetkernel.dask.fit's rounds), whose
+  /// calibrations are `parts`.
+  /// \param base   the calibration of the model they continued from, or null (a fresh one).
+  /// \param parts  the mixed models' calibrations.
+  /// \throws std::invalid_argument when this model does not calibrate, or on calibrations of
+  /// other classes or more pairs than the examples this model counts.
+  void pool_calibration(const PlattCalibration* base, const std::vector<const PlattCalibration*>& parts) {
+    detail::require(m_calibrate && !m_native_proba, "pool_calibration: the model does not calibrate");
+    PlattCalibration pooled = m_platt.pooled(base, parts);
+    detail::require(pooled.seen() <= m_count.examples,
+                    "pool_calibration: more calibration pairs than the examples the model counts");
+    m_platt = std::move(pooled);
+  }
   /// The map predict_proba applies: the native one (sigmoid / softmax of the decision values)
   /// for a logistic-loss learner, else the calibration's last fit.
   ProbabilityMap probability_map() const { return m_native_proba ? ProbabilityMap{} : m_platt.map(); }
