@@ -1,4 +1,4 @@
-"""Adversarial cases of PrequentialSearch (issue 41: items 0, 2, 3, 8, 8b, 10), table-driven.
+"""Adversarial cases of PrequentialSearch (issue 41: items 0, 2, 3, 8, 8b, 9, 10), table-driven.
 
 Each table row is one reproducer of a finding, small enough to run in well under a second.
 Ctrl-C is simulated two ways: deterministically, by a stand-in for the core call that lets
@@ -18,10 +18,16 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 from budgetkernel import (
+    BOGDClassifier,
     BudgetedPAClassifier,
     BudgetedSGDClassifier,
     BudgetedSGDRegressor,
     IncrementalSVC,
+    KernelPerceptron,
+    LinearPegasosClassifier,
+    ReservoirSVC,
+    SparsePAClassifier,
+    TwinVectorMachine,
     cli,
     datasets,
 )
@@ -371,6 +377,34 @@ def test_a_search_has_the_winners_probabilities(est):
 
 def test_a_search_without_probabilities_has_no_predict_proba():
     assert not hasattr(_classifier_search(), "predict_proba")
+
+
+# ------------------------------------------------------------------------------ 9: ties
+TIE_CLASSIFIERS = [BudgetedSGDClassifier, BudgetedPAClassifier, KernelPerceptron, BOGDClassifier, IncrementalSVC,
+                   TwinVectorMachine, ReservoirSVC, SparsePAClassifier, LinearPegasosClassifier]
+
+
+@pytest.mark.parametrize("cls", TIE_CLASSIFIERS)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_predict_is_the_first_most_probable_class(cls, n_classes):
+    # Random labels: the calibration finds no signal and fits slopes of 0 on some side, so
+    # many rows get exactly equal probabilities while their decision values differ.
+    rng = np.random.default_rng(n_classes)
+    X, y = rng.normal(size=(300, 2)), rng.integers(0, n_classes, 300)
+    clf = cls(probability=True).fit(X, y)
+    Xt = rng.normal(size=(400, 2))
+    P, pred, D = clf.predict_proba(Xt), clf.predict(Xt), clf.decision_function(Xt)
+    np.testing.assert_array_equal(pred, clf.classes_[P.argmax(axis=1)])
+    # ... which is the class of the decision values wherever the probabilities do not tie.
+    top = np.sort(P, axis=1)
+    strict = top[:, -1] > top[:, -2]
+    by_score = (D > 0).astype(int) if n_classes == 2 else D.argmax(axis=1)
+    np.testing.assert_array_equal(pred[strict], clf.classes_[by_score[strict]])
+    assert [clf.predict_one(x) for x in Xt[:20]] == list(pred[:20])
+    # Without probabilities predict is the decision values' class everywhere.
+    plain = cls().fit(X, y)
+    D = plain.decision_function(Xt)
+    np.testing.assert_array_equal(plain.predict(Xt), plain.classes_[(D > 0).astype(int) if n_classes == 2 else D.argmax(1)])
 
 
 # ------------------------------------------------------------------ 10: clear messages
