@@ -330,6 +330,21 @@ def test_the_svc_path_keeps_its_model_and_count_after_ctrl_c(grid, rows):
     np.testing.assert_allclose(best.decision_function(X[:100]), alone.decision_function(X[:100]), atol=1e-6)
 
 
+def test_a_rung_that_drops_the_holder_hands_its_model_over_at_the_kept_C():
+    from budgetkernel.model_selection import _path
+
+    X, y = _stream(300, seed=3)
+    search = PrequentialSearch(IncrementalSVC(gamma=2.0, random_state=0), {"C": [0.1, 1.0, 10.0]}, first_rung=1000)
+    search.partial_fit(X, y, classes=[-1, 1])
+    (h,) = [i for i, c in enumerate(search.candidates_) if "_model" in c.__dict__]
+    kept = [i for i in range(3) if i != h][::-1]  # the holder dropped, the best kept first
+    _path.hand_over(search, kept)
+    to = search.candidates_[kept[0]]
+    assert "_model" not in search.candidates_[h].__dict__ and to._model.params.C == to.C
+    alone = IncrementalSVC(gamma=2.0, C=to.C, random_state=0).fit(X, y)
+    np.testing.assert_allclose(to.decision_function(X[:100]), alone.decision_function(X[:100]), atol=1e-6)
+
+
 def test_the_svc_path_after_a_real_ctrl_c_holds_a_usable_model():
     X, y = _stream(30_000, seed=2)
     search = PrequentialSearch(IncrementalSVC(gamma=2.0, random_state=0), {"C": [0.1, 1.0, 10.0]}, first_rung=20_000)
