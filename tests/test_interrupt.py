@@ -124,10 +124,12 @@ def test_ctrl_c_stops_a_search_and_every_candidate_keeps_its_prefix():
         prefix = BudgetedSGDClassifier(budget=None, lam=1e-4, random_state=0, gamma=cand.gamma)
         prefix.partial_fit(X[:learned], y[:learned], classes=[-1, 1])
         np.testing.assert_array_equal(cand.decision_function(probe), prefix.decision_function(probe))
-    assert search.n_seen_ == max(c.n_seen_ for c in search.candidates_)
+    assert search.n_seen_ == min(c.n_seen_ for c in search.candidates_)  # where the next chunk starts
     assert search.results_["examples"] == [c.n_seen_ for c in search.candidates_]
-    search.partial_fit(X[:100], y[:100])  # and the search goes on
-    assert search.n_seen_ > 100
+    counts, seen = [c.n_seen_ for c in search.candidates_], search.n_seen_
+    search.partial_fit(X[seen : seen + 100], y[seen : seen + 100])  # and the search goes on from there:
+    # each candidate learns the rows of the chunk it had not learned yet
+    assert [c.n_seen_ for c in search.candidates_] == [max(n, seen + 100) for n in counts]
 
 
 def test_ctrl_c_stops_the_svc_path_search_consistently():

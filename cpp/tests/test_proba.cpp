@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "test_oracles.hpp"
@@ -218,6 +219,46 @@ TEST_CASE("calibration is off by default: nothing recorded, no fields, the file 
   FieldMap c;
   back.save(c);
   CHECK(c.to_bytes() == a.to_bytes());
+}
+
+TEST_CASE("predict with probabilities: the first most probable class, which is the decision values' where P does not tie") {
+  for (int c : {2, 3}) {
+    // Labels that the inputs do not predict: the calibration fits slopes (or a) of 0 on some
+    // side, so probabilities tie exactly where decision values differ.
+    std::mt19937_64 rng(40 + c);
+    std::normal_distribution<double> g;
+    RowMatrix X(600, 2);
+    std::vector<std::int32_t> y(600);
+    for (Index i = 0; i < 600; ++i) {
+      X(i, 0) = g(rng);
+      X(i, 1) = g(rng);
+      y[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(c));
+    }
+    BSGDParams p;
+    p.budget = 30;
+    p.kernel = Kernel(KernelType::RBF, 1.0);
+    KernelPegasos l(2, c, p);
+    l.set_probability(true);
+    l.partial_fit(X.topRows(300), y.data());
+    const Index n = 300;
+    RowMatrix P(n, c), D(n, l.n_outputs());
+    std::vector<std::int32_t> pred(static_cast<std::size_t>(n));
+    l.predict_proba(X.bottomRows(n), P);
+    l.decision_function(X.bottomRows(n), D);
+    l.predict(X.bottomRows(n), pred.data());
+    int ties = 0;
+    for (Index i = 0; i < n; ++i) {
+      Index first = 0;
+      for (Index k = 1; k < c; ++k)
+        if (P(i, k) > P(i, first)) first = k;
+      CHECK(pred[static_cast<std::size_t>(i)] == first);
+      bool tie = false;
+      for (Index k = 0; k < c; ++k) tie = tie || (k != first && P(i, k) == P(i, first));
+      ties += tie;
+      if (!tie) CHECK(pred[static_cast<std::size_t>(i)] == detail::predict_from_scores(D.row(i)));
+    }
+    if (c == 2) CHECK(ties > 0);  // the case this is about occurred (slopes of 0 on both sides)
+  }
 }
 
 }  // namespace

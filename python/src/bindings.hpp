@@ -67,6 +67,16 @@ void def_chunk_methods(Cls& cls) {
          py::arg("X"), py::arg("y"), py::arg("record") = false,
          "Test-then-train over a chunk; returns the prequential predictions when record=True.")
       .def(
+          "check_chunk",
+          [](const L& self, const CArray& X, const LabelArray& y) {
+            auto Xm = as_matrix(X);
+            if (y.ndim() != 1 || y.shape(0) != Xm.rows()) throw std::invalid_argument("y must be 1-D with one label per row");
+            run_guarded(self, false, [&](bk::StopPoll*) { self.check_chunk(Xm, y.data(), true); });
+          },
+          py::arg("X"), py::arg("y"),
+          "The checks partial_fit makes of a chunk before it learns any row (rows, label indices); learns "
+          "nothing. Raises ValueError naming the first rejected row.")
+      .def(
           "decision_function",
           [](const L& self, const CArray& X) {
             auto Xm = as_matrix(X);
@@ -372,6 +382,16 @@ void def_regressor_surface(Cls& cls) {
          },
          py::arg("X"), py::arg("y"), py::arg("record") = false,
          "Test-then-train over a chunk; returns the prequential predictions when record=True.")
+      .def(
+          "check_chunk",
+          [](const L& self, const CArray& X, const TargetArray& y) {
+            auto Xm = as_matrix(X);
+            if (y.ndim() != 1 || y.shape(0) != Xm.rows()) throw std::invalid_argument("y must be 1-D with one target per row");
+            run_guarded(self, false, [&](bk::StopPoll*) { self.check_chunk(Xm, y.data(), true); });
+          },
+          py::arg("X"), py::arg("y"),
+          "The checks partial_fit makes of a chunk before it learns any row (rows, targets); learns nothing. "
+          "Raises ValueError naming the first rejected row or target.")
       .def(
           "predict",
           [](const L& self, const CArray& X) {

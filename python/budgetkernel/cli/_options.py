@@ -51,6 +51,15 @@ def _budget_arg(text):
     return _int_arg(text, 0, "a non-negative integer (0 = no budget)")
 
 
+def _budget_value(learner, budget, option="--budget"):
+    """The estimator's budget for a --budget value: None (no budget) for 0, which a learner
+    whose budget is a window it must have (sliding-krls) refuses, naming the option."""
+    if budget == 0 and learner == "sliding-krls":
+        raise ValueError(f"{option} 0 (no budget) does not apply to --learner {learner}, whose budget is its "
+                         "window: give a positive integer")
+    return budget or None
+
+
 def _gamma_arg(text):
     """--gamma: 'scale' or a number (a bad value is an argparse error naming --gamma)."""
     if text == "scale":
@@ -464,7 +473,7 @@ def _estimator(args):
             raise ValueError(f"{option} does not apply to --learner {args.learner}")
         given[dest] = value
     if "budget" in given:
-        given["budget"] = given["budget"] or None  # --budget 0: no budget
+        given["budget"] = _budget_value(args.learner, given["budget"])  # --budget 0: no budget
     for dest in ("maintenance", "loss", "variant"):
         if dest in given and (dest, args.learner) in _CHOICES_OF:
             names, what = _CHOICES_OF[dest, args.learner]

@@ -16,7 +16,7 @@ import time
 from ..model_selection import PrequentialSearch, default_grid
 from ..model_selection._grids import build_candidates, candidate_params
 from ..stream import ProgressBar
-from ._options import _LEARNER_OPTIONS, _gamma_arg, is_regressor_learner
+from ._options import _LEARNER_OPTIONS, _budget_value, _gamma_arg, is_regressor_learner
 from ._training import _locate_row_error, _record_reading, _RegressionMetrics, _scaler, _TrainingStream
 
 _TRUE = ("true", "yes", "1")
@@ -43,14 +43,19 @@ def _parameter_name(clf, learner, name):
     return name
 
 
-def _grid_value(name, default, text):
+def _grid_value(learner, name, default, text):
     """One --tune-grid value, parsed as the parameter's type (that of its default), as the
     option of the same name parses it: gamma a number or 'scale', budget 0 for no budget."""
+    value = _parsed(name, default, text)
+    return _budget_value(learner, value, "--tune-grid budget") if name == "budget" else value
+
+
+def _parsed(name, default, text):
     try:
         if name == "gamma":
             return _gamma_arg(text)
         if name == "budget":
-            return int(text) or None
+            return int(text)
         if isinstance(default, bool):
             if text.lower() not in _TRUE + _FALSE:
                 raise ValueError
@@ -91,7 +96,7 @@ def _user_grid(clf, args):
         name = _parameter_name(clf, args.learner, raw_name)
         if name in grid:
             raise ValueError(f"--tune-grid {name} is given twice: give all its values in one NAME=v1,v2,...")
-        grid[name] = [_grid_value(name, defaults[name], t) for t in texts]
+        grid[name] = [_grid_value(args.learner, name, defaults[name], t) for t in texts]
     return grid
 
 
@@ -153,7 +158,7 @@ def _tune_pass(search, args, chunks, plan, n_expected, bar, targets=None):
         if search.param_grid is None:  # the first chunk, without --tune-grid
             search.param_grid = _default_grid(search, args, X, n_expected)
         t0 = time.perf_counter()
-        search.partial_fit(X, y, classes=plan.classes)
+        search.partial_fit(X, y, **({} if plan.classes is None else {"classes": plan.classes}))
         seconds += time.perf_counter() - t0
         if targets is not None:  # after the core accepted them (finite, squares finite)
             targets.add_targets(y)

@@ -11,11 +11,18 @@ C, and the groups' cost is that of the path moves, no peer has this.
 
 The groups run one after another in the calling thread (each core call releases the GIL, and
 Ctrl-C reaches it): a group's C values share one model, and there are few groups.
+
+The model is always held by a surviving member of its group, the one whose C it is at
+(``best_index_`` picks among the holders): after each block, also when Ctrl-C or a failing
+example stopped it, it goes to the candidate of the C it is at, and a rung that keeps some of
+a group but not its holder moves it to the best kept one (``hand_over``). Each member is
+credited with the rows the model learned of a block, its predictions of those rows, and no
+more: a block stopped early leaves every member of the group at the model's own count.
 """
 
 from __future__ import annotations
 
-__all__ = ["groups", "run"]
+__all__ = ["groups", "hand_over", "holder", "run"]
 
 
 def groups(estimator, params):
@@ -38,41 +45,66 @@ _BLOCK_FRACTION = 8
 _MIN_BLOCK = 16
 
 
-def run(search, X, yi):
-    """One piece through every group with survivors, in blocks; returns the rows learned."""
-    alive = set(search._alive)
-    learned = start = 0
+def run(search, X, yi, indices):
+    """One piece through every group with members among ``indices``, in blocks."""
+    alive = set(indices)
+    start = 0
     while start < len(yi):
-        stop = min(len(yi), start + max(_MIN_BLOCK, (search._position + learned) // _BLOCK_FRACTION))
-        rows = 0
+        stop = min(len(yi), start + max(_MIN_BLOCK, (search._position + start) // _BLOCK_FRACTION))
         for group in search._groups:
             members = sorted((i for i in group if i in alive), key=lambda i: search.candidates_[i].C)
             if members:
-                rows = max(rows, _run_group(search, group, members, X[start:stop], yi[start:stop]))
-        learned += rows
+                _run_group(search, group, members, X[start:stop], yi[start:stop])
         start = stop
-    return learned
+
+
+def holder(cands, group):
+    """The candidate of ``group`` that holds its model."""
+    return next(i for i in group if "_model" in cands[i].__dict__)
 
 
 def _run_group(search, group, members, X, yi):
     cands = search.candidates_
-    holder = next(i for i in group if "_model" in cands[i].__dict__)
-    model = cands[holder]._model
+    h = holder(cands, group)
+    model = cands[h]._model
     examples = model.counters["examples"]
+    wrong = {}  # member -> its mistakes on the block, predicted at its C before the block is learned
     try:
         for i in members:
             model.set_C(float(cands[i].C))
-            wrong = int((model.predict(X) != yi).sum())
-            search._seen[i] += len(yi)
-            search._wrong[i] += wrong
-        best = members[0] if len(members) == 1 else min(members, key=lambda i: (search._errors([i])[0], i))
+            wrong[i] = model.predict(X) != yi
+        block = {i: (len(yi), int(w.sum())) for i, w in wrong.items()}
+        best = members[0] if len(members) == 1 else min(members, key=lambda i: (search._errors([i], block)[0], i))
         model.set_C(float(cands[best].C))
         model.partial_fit(X, yi)
     finally:
-        # Also after Ctrl-C, which can land between a set_C that ended and the next line: the
-        # model goes to the candidate whose C it is at, read from the model itself.
-        at = next(i for i in group if float(cands[i].C) == model.params.C)
-        if at != holder:
-            cands[at].__dict__["_model"] = model
-            del cands[holder].__dict__["_model"]
-    return model.counters["examples"] - examples
+        # Also after Ctrl-C or a failing example: each member that predicted the block is
+        # credited with the rows learned (none if the stop came before partial_fit), and the
+        # model goes to the candidate whose C it is at (set_C undoes itself when stopped),
+        # read from the model itself.
+        learned = model.counters["examples"] - examples
+        for i, w in wrong.items():
+            search._seen[i] += learned
+            search._wrong[i] += int(w[:learned].sum())
+        C = model.params.C
+        _move(cands, model, h, next(i for i in [*members, h] if float(cands[i].C) == C))
+
+
+def _move(cands, model, frm, to):
+    if to != frm:
+        cands[to].__dict__["_model"] = model
+        del cands[frm].__dict__["_model"]
+
+
+def hand_over(search, kept):
+    """At a rung: each group whose holder is not among ``kept`` (best first) but some of whose
+    members are gives its model to the best of them, moved to its C first (exactly; a stopped
+    set_C leaves the model as it was, with its holder, and the rung to be taken again)."""
+    cands = search.candidates_
+    for group in search._groups:
+        h = holder(cands, group)
+        members = [i for i in kept if i in group]
+        if members and h not in members:
+            model = cands[h]._model
+            model.set_C(float(cands[members[0]].C))
+            _move(cands, model, h, members[0])

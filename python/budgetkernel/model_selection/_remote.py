@@ -13,6 +13,8 @@ never imports it.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .._labels import encode
@@ -40,43 +42,60 @@ def is_collection(X):
     return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
-def _learn_piece(cands, X, y, start, stop, encoded):
+def _learn_piece(cands, X, y, start, stop, encoded, offset=0):
     """On a worker: candidates of one group learn rows start:stop of (X, y); returns them. A
-    partition's rows are validated and encoded here, as the search does with a chunk."""
-    X, y = X[start:stop], y[start:stop]
-    if _regression.is_regression(cands[0]):  # float64 targets, one candidate after another
-        if not encoded:
-            X, y = cands[0]._chunk_data(X, y)
-        _regression.fit_piece(cands, X, y, 1)
-        return cands
+    partition (``offset``: the stream row of its first row) is validated whole with its
+    first piece, by every candidate, before any learns of it; its bad row is named by its
+    row in the stream."""
+    regression = _regression.is_regression(cands[0])
     if not encoded:
-        X, y = cands[0]._chunk_data(X, y, None)
-        y = encode(cands[0].__dict__, y)
-    _core.partial_fit_many([c._model for c in cands], np.ascontiguousarray(X, dtype=np.float64),
-                           np.ascontiguousarray(y, dtype=np.int32), 1)
+        try:
+            X, y = cands[0]._chunk_data(X, y) if regression else cands[0]._chunk_data(X, y, None)
+            if not regression:
+                y = encode(cands[0].__dict__, y)
+            X = np.ascontiguousarray(X, dtype=np.float64)
+            y = np.ascontiguousarray(y, dtype=np.float64 if regression else np.int32)
+            if start == 0:
+                for c in cands:
+                    c._model.check_chunk(X, y)
+        except ValueError as e:
+            raise ValueError(f"the partition of stream rows {offset} to {offset + len(y) - 1}: {_in_stream(e, offset)}") from None
+    X, y = X[start:stop], y[start:stop]
+    if regression:  # float64 targets, one candidate after another
+        _regression.fit_piece(cands, X, y, 1)
+    else:
+        _core.partial_fit_many([c._model for c in cands], np.ascontiguousarray(X, dtype=np.float64),
+                               np.ascontiguousarray(y, dtype=np.int32), 1)
     return cands
 
 
-def run_piece(search, X, y, start, stop, encoded):
-    """The surviving candidates learn rows start:stop of (X, y) (futures or arrays) on the
-    workers; returns the candidates in search._alive order, as they came back."""
+def _in_stream(error, offset):
+    """The core's message of a rejected row ("X row i", "target y[i]"), i of a partition
+    counted in the stream instead."""
+    shift = lambda m: f"{m.group(1)}{int(m.group(2)) + offset}{m.group(3)}"
+    return re.sub(r"(\bX row |\btarget y\[)(\d+)(\]?)", shift, str(error))
+
+
+def run_piece(search, X, y, start, stop, encoded, indices, offset=0):
+    """The candidates ``indices`` learn rows start:stop of (X, y) (futures or arrays) on the
+    workers; returns them in that order, as they came back."""
     client = search.client
-    cands = [search.candidates_[i] for i in search._alive]
+    cands = [search.candidates_[i] for i in indices]
     n_groups = max(1, min(len(cands), sum(client.nthreads().values())))
     groups = np.array_split(np.arange(len(cands)), n_groups)
     futures = [
-        client.submit(_learn_piece, [cands[j] for j in g], X, y, start, stop, encoded, pure=False)
+        client.submit(_learn_piece, [cands[j] for j in g], X, y, start, stop, encoded, offset, pure=False)
         for g in groups
     ]
     back = client.gather(futures)  # raises (and changes nothing) when a group failed
     return [c for group in back for c in group]
 
 
-def run_scattered(search, X, yi):
+def run_scattered(search, X, yi, indices):
     """A validated, encoded chunk piece of the calling process, sent once to the workers."""
     client = search.client
     Xf, yf = client.scatter([np.ascontiguousarray(X), np.ascontiguousarray(yi)])  # yi: labels or targets
-    return run_piece(search, Xf, yf, 0, len(yi), True)
+    return run_piece(search, Xf, yf, 0, len(yi), True, indices)
 
 
 def fit_collection(search, X, y):
@@ -105,8 +124,17 @@ def fit_collection(search, X, y):
     fxs = client.compute(list(X.to_delayed().ravel()))  # the partitions, computed where Dask likes
     fys = client.compute(list(y.to_delayed().ravel()))
     for _ in range(epochs):
+        offset = 0
         for fx, fy, m in zip(fxs, fys, X.chunks[0]):
-            search._split(int(m), lambda a, b, fx=fx, fy=fy: search._account(run_piece(search, fx, fy, a, b, False)))
+            search._split(int(m), lambda a, b, fx=fx, fy=fy, o=offset: _learn(search, fx, fy, a, b, o))
+            offset += int(m)
+
+
+def _learn(search, fx, fy, start, stop, offset):
+    """Rows start:stop of a partition (its first at stream row ``offset``) through the survivors."""
+    alive = list(search._alive)
+    search._account(alive, run_piece(search, fx, fy, start, stop, False, alive, offset))
+    search._advance(alive)
 
 
 def _as_arrays(X, y):

@@ -2,7 +2,10 @@
 
 A rung is a point of the stream (examples seen). At each rung the surviving candidates are
 ranked by their prequential error, and the best ceil(n / eta) go on (scikit-learn's halving
-keeps as many); the last survivor simply continues learning.
+keeps as many), but at most n - 1: with eta < 2, ceil(n / eta) is n for a few candidates
+(2 for any eta < 2), and a rung that drops none would never reach the last survivor.
+Rungs are eta times apart, and at least one example. The last survivor simply continues
+learning.
 
 Why rungs grow from a large first rung and are judged on their latest window (measured in
 bench/tuning.py, and the reason plain successive halving ended 1-7 points below the best
@@ -34,11 +37,16 @@ MIN_FIRST_RUNG = 1000
 MIN_RUNG_PER_CLASS = 100
 
 
+def _survivors(n, eta):
+    """How many of n candidates a rung keeps: ceil(n / eta), at least 1 and at most n - 1."""
+    return max(1, min(math.ceil(n / eta), n - 1))
+
+
 def halvings(n_candidates, eta):
     """How many rungs it takes to get from n_candidates down to one."""
     n, h = n_candidates, 0
     while n > 1:
-        n = math.ceil(n / eta)
+        n = _survivors(n, eta)
         h += 1
     return h
 
@@ -53,12 +61,16 @@ def rung_schedule(n_candidates, eta, first_rung=None, n_expected=None, n_classes
     if first_rung is None:
         first_rung = int(n_expected / 4 / eta ** (h - 1)) if n_expected else 0
         first_rung = max(first_rung, MIN_FIRST_RUNG, MIN_RUNG_PER_CLASS * n_classes)
-    return [int(round(first_rung * eta**i)) for i in range(h)]
+    rungs = []
+    for i in range(h):  # eta close to 1 rounds neighbours to one example: keep them apart
+        rungs.append(max(int(round(first_rung * eta**i)), rungs[-1] + 1 if rungs else 1))
+    return rungs
 
 
 def keep(errors, eta):
-    """Positions (into ``errors``) of the best ceil(n / eta), best first; ties go to the
-    earlier position, so a halving is deterministic. A NaN error ranks last."""
+    """Positions (into ``errors``) of the best ceil(n / eta) (at most n - 1, at least one),
+    best first; ties go to the earlier position, so a halving is deterministic. A NaN error
+    ranks last."""
     nan_last = [(math.isnan(e), 0.0 if math.isnan(e) else e) for e in errors]
     order = sorted(range(len(errors)), key=lambda i: (nan_last[i], i))
-    return order[: math.ceil(len(errors) / eta)]
+    return order[: _survivors(len(errors), eta)]

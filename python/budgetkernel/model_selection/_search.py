@@ -19,6 +19,7 @@ import os
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.utils import RegressorTags
+from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import OnlineClassifierMixin, _curve_point
@@ -70,8 +71,8 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         Draws from the grid (scikit-learn's ParameterSampler); None: every point of a grid of
         lists.
     eta : float, default=3
-        Halving rate (> 1): a rung keeps the best ceil(n / eta) survivors, and rungs are
-        eta times apart.
+        Halving rate (> 1): a rung keeps the best ceil(n / eta) survivors (at most n - 1, so
+        that an eta below 2 comes down to one too), and rungs are eta times apart.
     first_rung : int or None, default=None
         Examples before the first halving. None: the last halving at a quarter of
         ``n_expected``, the first at least 1000 examples and 100 per class.
@@ -119,13 +120,26 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         (the survivors by ``window_error``, then the dropped, the later the better, each time
         by their last rung error).
     n_seen_ : int
-        Examples of the stream read so far.
+        Examples of the stream that every surviving candidate has learned: where the next
+        chunk starts.
     classes_, n_features_in_
 
     Notes
     -----
+    A chunk is checked whole (every row and label, by every surviving candidate's core)
+    before any candidate learns any of it: a call that fails on its input changes nothing,
+    and the rows it names are the chunk's. ``fit`` and the first ``partial_fit`` or
+    ``learn_one`` build the search aside and publish it whole once it has learned (another
+    thread sees the search before or after, never one half built); a ``fit`` that fails on
+    its input keeps the search fitted before.
+
     Ctrl-C during a chunk stops every candidate between two examples: each keeps the rows it
-    learned before the stop (as the other estimators do), and the search goes on from there.
+    learned before the stop (as the other estimators do), so the survivors may stop at
+    different rows. ``n_seen_`` is then the fewest rows any survivor learned, and the next
+    chunk must start there (the resume loop of the user guide, ``X[n_seen_ - seen:]``): each
+    survivor first learns the rows of it that it has not learned yet, so that every
+    candidate sees every example once, as without the stop. ``best_estimator_`` is always a
+    survivor that holds a model.
 
     Examples
     --------
@@ -204,6 +218,10 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
 
     def _threads(self):
         return os.cpu_count() or 1 if self.n_jobs in (None, -1) else int(self.n_jobs)
+
+    def set_params(self, **params):
+        with self._state_lock():  # not between a fit's building and its publishing
+            return super().set_params(**params)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -290,19 +308,38 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         -------
         self
         """
-        with self._state_lock():
-            for attr in _FITTED:
-                self.__dict__.pop(attr, None)
-            if self.client is not None and _remote.is_collection(X):
-                _remote.fit_collection(self, X, y)
-                return self
-            epochs = getattr(self.estimator, "n_epochs", 1)
-            n = len(y) if hasattr(y, "__len__") else None
-            n_expected = self.n_expected or (n * epochs if n else None)
-            X, y = self._start(X, y, None, n_expected)
-            for order in self.candidates_[0]._epochs(len(y)):
-                self._feed(X[order], y[order])
+        self._publish(lambda new: new._fit(X, y))
         return self
+
+    def _fit(self, X, y):
+        if self.client is not None and _remote.is_collection(X):
+            _remote.fit_collection(self, X, y)
+            return
+        epochs = getattr(self.estimator, "n_epochs", 1)
+        n = len(y) if hasattr(y, "__len__") else None
+        n_expected = self.n_expected or (n * epochs if n else None)
+        X, y = self._start(X, y, None, n_expected)
+        for order in self.candidates_[0]._epochs(len(y)):
+            self._feed(X[order], y[order])
+
+    def _publish(self, build):
+        """Runs ``build(new)`` on a private copy ``new`` of the search (its parameters, none of
+        its fitted state) and publishes new's state whole, by one assignment (as the
+        estimators' _publish_new): readers see the search before or after. One that failed
+        publishes nothing, unless it learned rows before a stop (Ctrl-C, an exact SVM's
+        breakdown) and not because its input was rejected: nothing learned is lost."""
+        with self._state_lock():
+            new = object.__new__(type(self))
+            new.__dict__.update((k, v) for k, v in self.__dict__.items() if k not in _FITTED)
+            try:
+                build(new)
+            except (ValueError, TypeError):
+                raise
+            except BaseException:
+                if new.__dict__.get("_position", 0) > 0:
+                    self.__dict__ = new.__dict__
+                raise
+            self.__dict__ = new.__dict__
 
     def partial_fit(self, X, y, classes=None):
         """Learns one chunk of the stream with every surviving candidate (prequentially).
@@ -319,38 +356,45 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         -------
         self
         """
+        regression = _regression.is_regression(self.estimator)
+        if regression and classes is not None:
+            raise ValueError("classes does not apply to a search of regressors (their targets are real numbers)")
         with self._state_lock():
             if "_alive" not in self.__dict__:
-                if classes is None and not _regression.is_regression(self.estimator):
+                if classes is None and not regression:
                     raise ValueError("classes must be passed on the first call to partial_fit")
-                X, y = self._start(X, y, classes, self.n_expected)
+                self._publish(lambda new: new._feed(*new._start(X, y, classes, self.n_expected)))
             elif self._real_targets:
-                X, y = self._lead()._chunk_data(X, y)
+                self._feed(*self._lead()._chunk_data(X, y))
             else:
-                X, y = self._lead()._chunk_data(X, y, classes)
-            self._feed(X, y)
+                self._feed(*self._lead()._chunk_data(X, y, classes))
         return self
 
     def learn_one(self, x, y, classes=None):
         """Learns one example (a 1-D array, or a dict as the estimators take it) with every
         surviving candidate. Before the first chunk, gamma's grid comes from this example
         alone (the median heuristic needs two rows: 1 / n_features)."""
+        regression = _regression.is_regression(self.estimator)
+        if regression and classes is not None:
+            raise ValueError("classes does not apply to a search of regressors (their targets are real numbers)")
         with self._state_lock():
             fresh = "_alive" not in self.__dict__
             v, names = (clone(self.estimator) if fresh else self._lead())._as_vector(x)
             X = v.reshape(1, -1)
-            if _regression.is_regression(self.estimator):  # a one-row chunk of a finite target
+            if regression:  # a one-row chunk of a finite target
                 y1 = np.array([_target(y)])
-                X, yv = self._start(X, y1, None, self.n_expected, names) if fresh else self._lead()._chunk_data(X, y1)
+                if fresh:
+                    self._publish(lambda new: new._feed(*new._start(X, y1, None, self.n_expected, names)))
+                else:
+                    self._feed(*self._lead()._chunk_data(X, y1))
             elif fresh:
                 if classes is None and isinstance(y, (bool, np.bool_)):
                     classes = [False, True]
                 if classes is None:
                     raise ValueError("classes must be passed on the first call to learn_one unless labels are bool")
-                X, yv = self._start(X, np.asarray([y]), classes, self.n_expected, names)
+                self._publish(lambda new: new._feed(*new._start(X, np.asarray([y]), classes, self.n_expected, names)))
             else:
-                X, yv = self._lead()._chunk_data(X, np.asarray([y]), classes, "learn_one")
-            self._feed(X, yv)
+                self._feed(*self._lead()._chunk_data(X, np.asarray([y]), classes, "learn_one"))
         return self
 
     def _lead(self):
@@ -359,30 +403,66 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         return self.candidates_[self.best_index_]
 
     def _feed(self, X, y):
-        """Hands a validated chunk to the survivors, split at the marks and rungs."""
+        """Hands a validated chunk, which starts at n_seen_, to the survivors: checked whole
+        first (_check_chunk), then the rows some survivors have not learned yet (_catch_up),
+        then the rest split at the marks and rungs."""
+        X = np.ascontiguousarray(X, dtype=np.float64)
         if self._real_targets:
             yi = np.ascontiguousarray(y, dtype=np.float64)
         else:
             yi = np.ascontiguousarray(encode(self._lead().__dict__, y), dtype=np.int32)
-        self._split(len(yi), lambda start, stop: self._run(X[start:stop], yi[start:stop]))
+        self._check_chunk(X, yi)
+        skip = self._catch_up(X, yi)
+        self._split(len(yi) - skip, lambda start, stop: self._run(X[skip + start : skip + stop], yi[skip + start : skip + stop]))
+
+    def _models(self, indices):
+        """The distinct core models of the candidates ``indices`` (a C path's group shares one)."""
+        cands = self.candidates_
+        if self._groups is None:
+            return [cands[i]._model for i in indices]
+        return [cands[_path.holder(cands, g)]._model for g in self._groups if any(i in g for i in indices)]
+
+    def _check_chunk(self, X, yi):
+        """Every row and label (target) of the chunk through each survivor's own check (its
+        kernel decides which rows it can learn), before any learns: partial_fit checks only
+        the piece it is given, and a chunk is learned in pieces (the marks, the rungs, the C
+        path's blocks), so a bad row after the first piece would leave the rows before it
+        learned and be named by its row in the piece."""
+        for model in self._models(self._alive):
+            model.check_chunk(X, yi)
+
+    def _catch_up(self, X, yi):
+        """The rows of the chunk (which starts at n_seen_) that some survivors learned before a
+        stop and others not: each of the others learns its missing ones, so that all
+        survivors stand at the stream position again. Returns how many rows of the chunk that
+        covered (0 without a stop)."""
+        base = self.n_seen_
+        end = min(len(yi), self._position - base)
+        for at in sorted({self._seen[i] for i in self._alive} - {self._position}):
+            if at - base < end:
+                self._run(X[at - base : end], yi[at - base : end], [i for i in self._alive if self._seen[i] == at])
+        return max(end, 0)
 
     def _split(self, n, run):
         """Runs rows 0:n of the stream's next chunk by pieces, run(start, stop), that end at
         the marks and rungs, and marks and halves there."""
         start = 0
-        while start < n:
+        while True:
             stop = n
             rung = self._next_rung()
             if rung is not None:
                 stop = min(stop, start + min(rung, self._next_mark) - self._position)
-            run(start, stop)
-            start = stop
+            if stop > start:  # none when a stop came at a rung, before it was taken
+                run(start, stop)
+                start = stop
             if rung is not None and self._position >= self._next_mark:
                 self._mark(self._alive)
                 while self._next_mark <= self._position:
                     self._next_mark *= 2
             if rung is not None and self._position >= rung:
                 self._halve()
+            elif start >= n:
+                return
 
     def _next_rung(self):
         if len(self._alive) <= 1:
@@ -405,66 +485,89 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
                 return seen, wrong
         return 0, 0
 
-    def _run(self, X, yi):
-        """One piece of a chunk through every survivor: their core learners in one call, in
-        parallel (module docstring), or IncrementalSVC's groups along the C path (_path)."""
-        if self._groups is not None and len(self._alive) > 1:
-            self._position += _path.run(self, X, yi)
-            return
-        if self.client is not None:
-            self._account(_remote.run_scattered(self, X, yi))
-            return
-        cands = [self.candidates_[i] for i in self._alive]
+    def _run(self, X, yi, indices=None):
+        """Rows of a chunk through the candidates ``indices`` (default: every survivor): their
+        core learners in one call, in parallel (module docstring), or IncrementalSVC's groups
+        along the C path (_path). Also after Ctrl-C (each candidate stopped between two
+        examples) or a failure, the counts and curves end at what each learned, and the
+        stream position at the most any learned."""
+        indices = list(self._alive if indices is None else indices)
         try:
-            if self._real_targets:
-                _regression.fit_piece(cands, X, yi, self._threads())
+            if self._groups is not None and len(self._alive) > 1:
+                _path.run(self, X, yi, indices)
+            elif self.client is not None:
+                self._account(indices, _remote.run_scattered(self, X, yi, indices))
             else:
-                _core.partial_fit_many([c._model for c in cands], X, yi, min(self._threads(), len(cands)))
+                cands = [self.candidates_[i] for i in indices]
+                try:
+                    if self._real_targets:
+                        _regression.fit_piece(cands, X, yi, self._threads())
+                    else:
+                        _core.partial_fit_many([c._model for c in cands], X, yi, min(self._threads(), len(cands)))
+                finally:
+                    self._account(indices, cands)
         finally:
-            # Also after Ctrl-C (each candidate stopped between two examples): the counts and
-            # curves end at what was learned, the stream position at the most any learned.
-            self._account(cands)
+            self._advance(indices)
 
-    def _account(self, cands):
-        """Takes the survivors (in _alive order) as they are after learning a piece: their
-        counts, curves, and the stream position (the most any learned)."""
-        learned = 0
-        for i, c in zip(self._alive, cands):
+    def _advance(self, indices):
+        """The stream position after the candidates ``indices`` learned: the most any learned."""
+        self._position = max(self._position, *(self._seen[i] for i in indices))
+
+    def _account(self, indices, cands):
+        """Takes the candidates ``indices`` as they are after learning: their counts and
+        curves."""
+        for i, c in zip(indices, cands):
             self.candidates_[i] = c  # the same object, unless it came back from a worker
             now = c._model.counters
-            learned = max(learned, now["examples"] - self._seen[i])
             self._seen[i], self._wrong[i] = now["examples"], now[self._counter]
             if not self._real_targets:
                 _curve_point(c._model, c.__dict__)
-        self._position += learned
 
-    def _errors(self, indices):
-        """Prequential error of each candidate over its window (_window_start); inf for one
-        that saw nothing there."""
+    def _errors(self, indices, extra=None):
+        """Prequential error of each candidate over its window (_window_start), with
+        ``extra[i]`` = (examples, mistakes) more where given; inf for one that saw nothing
+        there."""
         out = []
         for i in indices:
             e0, m0 = self._window_start(i)
-            n = self._seen[i] - e0
-            out.append((self._wrong[i] - m0) / n if n > 0 else float("inf"))
+            n_more, w_more = (extra or {}).get(i, (0, 0))
+            n = self._seen[i] + n_more - e0
+            out.append((self._wrong[i] + w_more - m0) / n if n > 0 else float("inf"))
         return out
 
     def _halve(self):
         alive = sorted(self._alive)  # ties go to the earlier candidate of the grid
         errors = self._errors(alive)
+        kept = [alive[j] for j in _schedule.keep(errors, self.eta)]
+        if self._groups is not None:  # before anything is recorded: a stop there retakes the rung
+            _path.hand_over(self, kept)
         for i, e in zip(alive, errors):
             self._rung_errors[i].append(e)
-        kept = [alive[j] for j in _schedule.keep(errors, self.eta)]
         for i in set(alive) - set(kept):
             self._dropped_at[i] = self._position
         self._alive = kept
         self._mark(kept)
 
     # ---------------------------------------------------------------- results
+    def _fitted(self):
+        """The fitted search as one state: a view of the current __dict__, which a
+        concurrent fit replaces (_publish) but does not change under the caller."""
+        d = self.__dict__
+        if "_alive" not in d:
+            check_is_fitted(self, "_alive")
+        view = object.__new__(type(self))
+        view.__dict__ = d
+        return view
+
     @property
     def best_index_(self):
-        """The best survivor: the only one, else the best by its error over its latest window."""
-        check_is_fitted(self, "_alive")
-        return self._ranked_survivors()[0][0]
+        """The best survivor that holds a model (every survivor does, but for the C path's
+        groups, whose model one holds): the only one, else the best by its error over its
+        latest window."""
+        s = self._fitted()
+        ranked = [i for i, _ in s._ranked_survivors()]
+        holders = [i for i in ranked if "_model" in s.candidates_[i].__dict__]
+        return (holders or ranked)[0]
 
     def _ranked_survivors(self):
         """The survivors best first, and the error each is ranked by: over its latest window
@@ -480,23 +583,22 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
 
     @property
     def best_estimator_(self):
-        i = self.best_index_  # NotFittedError before any learning
-        return self.candidates_[i]
+        s = self._fitted()  # NotFittedError before any learning
+        return s.candidates_[s.best_index_]
 
     @property
     def best_params_(self):
-        i = self.best_index_
-        return dict(self.candidate_params_[i])
+        s = self._fitted()
+        return dict(s.candidate_params_[s.best_index_])
 
     @property
     def n_seen_(self):
-        check_is_fitted(self, "_alive")
-        return self._position
+        s = self._fitted()
+        return min(s._seen[i] for i in s._alive)
 
     @property
     def results_(self):
-        check_is_fitted(self, "_alive")
-        return results_table(self)
+        return results_table(self._fitted())
 
     def summary(self):
         """The candidates as a text table (``results_``), best first."""
@@ -507,6 +609,24 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
     # ------------------------------------------------------------ prediction
     def decision_function(self, X):
         return self.best_estimator_.decision_function(X)
+
+    def _estimator_has(name):
+        """available_if's test: the wrapped estimator has the method (predict_proba with
+        probability=True, or natively)."""
+        return lambda self: hasattr(self.estimator, name)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """The best candidate's class probabilities (the wrapped estimator's predict_proba:
+        available with probability=True, or natively for BSGD's logistic loss)."""
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """The best candidate's log-probabilities (as predict_proba)."""
+        return self.best_estimator_.predict_log_proba(X)
+
+    del _estimator_has
 
     def predict(self, X):
         return self.best_estimator_.predict(X)

@@ -304,13 +304,31 @@ class OnlineLearner {
   }
 
   /// Predicted class indices into out[0..X.rows()). `stop` as in partial_fit.
+  /// A model with probabilities (has_probabilities()) predicts the class of highest
+  /// probability, the first of those tied (scikit-learn's classes_[argmax(predict_proba)]):
+  /// probability_map() keeps the order of the decision values, so this is the class of
+  /// predict_from_scores except where the probabilities tie and the decision values do not (a
+  /// calibration slope fitted to 0, or a difference lost in rounding). Without probabilities,
+  /// predict_from_scores: the first largest decision value (one column: 1 when positive).
+  /// The prequential prediction of a step is always predict_from_scores (training does not
+  /// depend on the calibration).
   /// \param X     the examples, one per row.
   /// \param out   room for X.rows() class indices.
   /// \param stop  null, or the poll that can cancel the call.
   void predict(const Eigen::Ref<const RowMatrix>& X, std::int32_t* out, StopPoll* stop = nullptr) const {
     RowMatrix D(X.rows(), n_outputs());
     decision_function(X, D, stop);
-    for (Index i = 0; i < X.rows(); ++i) out[i] = detail::predict_from_scores(D.row(i));
+    if (!has_probabilities()) {
+      for (Index i = 0; i < X.rows(); ++i) out[i] = detail::predict_from_scores(D.row(i));
+      return;
+    }
+    RowMatrix P(X.rows(), m_c);
+    probability_map().apply(D, P, false);
+    for (Index i = 0; i < X.rows(); ++i) {
+      Index best = 0;  // Eigen's maxCoeff keeps the first of equal maxima
+      P.row(i).maxCoeff(&best);
+      out[i] = static_cast<std::int32_t>(best);
+    }
   }
   /// The same into a sized vector, its length checked against X.rows().
   /// \param X    the examples, one per row.
