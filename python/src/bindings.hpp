@@ -8,8 +8,8 @@
 // Only what this layer itself uses is included here; each wrap_*.cpp includes the headers of
 // the learners it binds. The umbrella header budgetkernel.hpp would make every translation
 // unit instantiate the Eigen code of every inline function of the library, called or not
-// (the compiler instantiates what a function body uses when it parses the body), which is
-// most of a binding file's compile time (docs/install.md, "Build time").
+// (the compiler instantiates what a function body uses when it parses the body; docs/install.md,
+// "Build time").
 #include <budgetkernel/io.hpp>
 #include <budgetkernel/learners/calibration.hpp>
 #include <budgetkernel/learners/combine.hpp>
