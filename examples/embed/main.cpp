@@ -6,7 +6,12 @@
 //   embed --self-check                no files: prints the library version, exits 0
 //
 // Exit status 0 iff max |C++ - Python| <= 1e-12.
-#include <budgetkernel/budgetkernel.hpp>
+// Only the headers this program uses (not the umbrella budgetkernel.hpp): reading a model and
+// predicting needs io.hpp, and the compiler then instantiates none of the learners' code
+// (docs/cpp/embedding.md, "Compile time").
+#include <budgetkernel/io.hpp>       // Model, load_model
+#include <budgetkernel/kernel.hpp>   // Kernel (the self-check)
+#include <budgetkernel/version.hpp>  // version_string
 
 #include <cerrno>
 #include <cmath>

@@ -4,7 +4,19 @@
 // it must so that nothing reaching it can crash the interpreter. Every class is
 // py::module_local(): _core and _core_avx2 define the same types and must not collide in
 // pybind11's global registry.
-#include <budgetkernel/budgetkernel.hpp>
+//
+// Only what this layer itself uses is included here; each wrap_*.cpp includes the headers of
+// the learners it binds. The umbrella header budgetkernel.hpp would make every translation
+// unit instantiate the Eigen code of every inline function of the library, called or not
+// (the compiler instantiates what a function body uses when it parses the body; docs/install.md,
+// "Build time").
+#include <budgetkernel/io.hpp>
+#include <budgetkernel/learners/calibration.hpp>
+#include <budgetkernel/learners/combine.hpp>
+#include <budgetkernel/learners/combine_regression.hpp>
+#include <budgetkernel/learners/learner_base.hpp>
+#include <budgetkernel/learners/regressor_base.hpp>
+#include <budgetkernel/stop_poll.hpp>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>

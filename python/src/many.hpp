@@ -2,7 +2,8 @@
 // What partial_fit_many (many.cpp) needs of a learner of any bound class. def_learner_common
 // registers every learner class it binds here, so a new learner class is trained by
 // partial_fit_many with nothing more to write.
-#include <budgetkernel/budgetkernel.hpp>
+#include <budgetkernel/common.hpp>
+#include <budgetkernel/stop_poll.hpp>
 
 #include <pybind11/pybind11.h>
 

@@ -17,7 +17,8 @@
 // that choice (which learner, with which labels: taken by fit, a first call, set_params and
 // save), never a use of the learner: predictions and learning on a built model take no Python
 // lock and meet here, in one place.
-#include <budgetkernel/budgetkernel.hpp>
+#include <budgetkernel/parallel.hpp>    // run_tasks
+#include <budgetkernel/stop_poll.hpp>   // StopPoll, Interrupted
 
 #include <pybind11/pybind11.h>
 

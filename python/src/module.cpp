@@ -2,6 +2,9 @@
 // from the same sources): it only registers the wrap_* pieces.
 #include "bindings.hpp"
 
+#include <budgetkernel/io.hpp>       // Model, FieldMap
+#include <budgetkernel/version.hpp>  // version_string
+
 #ifndef BUDGETKERNEL_MODULE_NAME
 #define BUDGETKERNEL_MODULE_NAME _core
 #endif

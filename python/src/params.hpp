@@ -9,6 +9,9 @@
 // parameter pybind11 turns into ValueError. Defaults are the structs' own.
 #include "bindings.hpp"
 
+#include <budgetkernel/detail/enum_names.hpp>
+#include <budgetkernel/kernel.hpp>
+
 #include <algorithm>
 #include <memory>
 #include <string>

@@ -3,6 +3,8 @@
 // and state methods are every regressor's (def_regressor_surface, bindings.hpp).
 #include "params.hpp"
 
+#include <budgetkernel/learners/pa_regressor.hpp>
+
 void wrap_pa_regression(py::module_& m) {
   using P = bk::PARegressorParams;
   ParamsClass<P>(m, "PARegressorParams", "Parameters of PARegressor (C++ PARegressorParams).")

@@ -1,6 +1,8 @@
 // Binding of the Passive-Aggressive family (PA, PA-I/II, ramp loss, BPA-S/P/NN, PA+Rand).
 #include "params.hpp"
 
+#include <budgetkernel/learners/passive_aggressive.hpp>
+
 void wrap_passive_aggressive(py::module_& m) {
   ParamsClass<bk::PAParams>(m, "PAParams", "Parameters of PassiveAggressive (C++ PAParams).")
       .field("C", &bk::PAParams::C, "aggressiveness, > 0 (ignored by pa_type 0)")

@@ -1,6 +1,9 @@
 // Binding of kernel Pegasos / Budgeted SGD and linear Pegasos.
 #include "params.hpp"
 
+#include <budgetkernel/learners/pegasos.hpp>
+#include <budgetkernel/learners/linear_pegasos.hpp>
+
 void wrap_pegasos(py::module_& m) {
   ParamsClass<bk::BSGDParams>(m, "BSGDParams", "Parameters of KernelPegasos (C++ BSGDParams).")
       .field("lam", &bk::BSGDParams::lam, "regularisation lambda of eq. (1), > 0")

@@ -2,6 +2,8 @@
 // Forgetron, max-margin removal, Projectron, Projectron++).
 #include "params.hpp"
 
+#include <budgetkernel/learners/perceptron.hpp>
+
 void wrap_perceptron(py::module_& m) {
   ParamsClass<bk::PerceptronParams>(m, "PerceptronParams", "Parameters of KernelPerceptron (C++ PerceptronParams).")
       .field("budget", &bk::PerceptronParams::budget, "B; 0 = unbudgeted")

@@ -3,6 +3,9 @@
 // lock and stop at Ctrl-C, as the classifiers'.
 #include "params.hpp"
 
+#include <budgetkernel/learners/kaf.hpp>
+#include <budgetkernel/learners/pegasos_regressor.hpp>
+
 namespace {
 
 /// A kernel adaptive filter F with parameters P (already given their fields): the constructors,

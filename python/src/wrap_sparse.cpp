@@ -2,6 +2,9 @@
 // with the PA family.
 #include "params.hpp"
 
+#include <budgetkernel/learners/bogd.hpp>
+#include <budgetkernel/learners/sparse_pa.hpp>
+
 void wrap_sparse(py::module_& m) {
   ParamsClass<bk::SPAParams>(m, "SPAParams", "Parameters of SparsePA (C++ SPAParams).")
       .field("alpha", &bk::SPAParams::alpha, "loss cap of the sampling probability, > 0")

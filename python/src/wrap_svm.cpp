@@ -1,6 +1,10 @@
 // Binding of the exact incremental-decremental SVM (IDSVM) and the Twin Vector Machine.
 #include "params.hpp"
 
+#include <budgetkernel/learners/incremental_svc.hpp>
+#include <budgetkernel/learners/twin_vector_machine.hpp>
+#include <budgetkernel/svm/incremental_svm.hpp>
+
 namespace {
 
 /// The fields budgetkernel::Model reads (support vectors or twins, their coefficients, the
