@@ -145,16 +145,6 @@ def packages_import_budgetkernel_loads():
     return set(out.stdout.split())
 
 
-@pytest.fixture(scope="session")
-def process_cluster():
-    """Two Dask worker processes, started once for the test files that need real serialisation
-    or a worker to kill (each worker is an interpreter importing budgetkernel and scikit-learn);
-    each file connects its own client."""
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
-        yield cluster
-
-
 # ----------------------------------------------------------------------------- pipes
 
 

@@ -29,11 +29,11 @@ def client():
 
 
 @pytest.fixture(scope="module")
-def process_client(process_cluster):
+def process_client():
     """Two worker processes (real serialisation of blocks, machines and roots)."""
-    with distributed.Client(process_cluster) as c:
-        c.wait_for_workers(2, timeout=60)  # a worker another file's test killed is back
-        yield c
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
 
 
 def _blocks(client, X, y, k):
@@ -209,7 +209,7 @@ def test_a_worker_killed_mid_fit_changes_nothing(process_client):
     machine, or raises; never a silently partial model."""
     X, y = checkerboard(4000, random_state=2)
     parts = np.array_split(np.arange(len(X)), 4)
-    c = process_client  # (the nanny restarts the killed worker)
+    c = process_client  # (the nanny restarts the killed worker; this test runs last)
     # blocks with a lineage (made by tasks), so that the lost ones can be made again
     blocks = [c.submit(lambda p: (X[p], y[p]), p, pure=False) for p in parts]
     distributed.wait(blocks)

@@ -21,7 +21,7 @@ pytest.importorskip("distributed")
 import dask.array as da  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 import pandas as pd  # noqa: E402
-from distributed import Client  # noqa: E402
+from distributed import Client, LocalCluster  # noqa: E402
 
 import budgetkernel.dask as bkd  # noqa: E402
 from budgetkernel import BudgetedPAClassifier, BudgetedSGDClassifier, IncrementalSVC, datasets  # noqa: E402
@@ -38,11 +38,11 @@ def client():
 
 
 @pytest.fixture(scope="module")
-def process_client(process_cluster):
+def process_client():
     """Two worker processes: every model crosses a process boundary (real pickling)."""
-    with Client(process_cluster) as c:
-        c.wait_for_workers(2, timeout=60)  # a worker another file's test killed is back
-        yield c
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        with Client(cluster) as c:
+            yield c
 
 
 def _darray(X, y, rows):
