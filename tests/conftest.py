@@ -14,6 +14,8 @@ import _thread
 import inspect
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -132,6 +134,15 @@ def estimator(request):
 def kernel_estimator(request):
     """A fresh estimator of every kernel learner, with ``SMALL`` parameters."""
     return request.param.make(**SMALL)
+
+
+@pytest.fixture(scope="session")
+def packages_import_budgetkernel_loads():
+    """The top-level packages in sys.modules of a fresh interpreter after ``import budgetkernel``
+    (one process for the tests that check what the import pulls in)."""
+    code = "import sys, budgetkernel; print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120)
+    return set(out.stdout.split())
 
 
 # ----------------------------------------------------------------------------- pipes

@@ -1,6 +1,7 @@
 """The command line: train/predict/evaluate on LIBSVM files, and the demo."""
 
 import argparse
+import io
 import os
 import subprocess
 import sys
@@ -85,17 +86,13 @@ def test_averaged_models_report_the_size_they_predict_with(libsvm_files, capsys)
     assert "--averaged does not apply" in capsys.readouterr().err
 
 
-def test_demo_small_with_plot(tmp_path):
+def test_demo_small_with_plot(tmp_path, capsys):
     png = tmp_path / "demo.png"
-    r = subprocess.run(
-        [sys.executable, "-m", "budgetkernel", "demo", "--n", "20000", "-q", "--plot", str(png)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    assert cli.main(["demo", "--n", "20000", "-q", "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
     for key in ("prequential error", "test accuracy", "examples/s", "support vectors", "peak memory"):
-        assert key in r.stdout
-    acc = float(r.stdout.split("test accuracy")[1].split()[0])
+        assert key in out
+    acc = float(out.split("test accuracy")[1].split()[0])
     assert acc > 0.9
     assert png.stat().st_size > 10_000
 
@@ -645,15 +642,13 @@ def test_every_option_and_argument_has_help():
         assert choice.help
 
 
-def test_no_progress_bar_when_stderr_is_not_a_terminal(libsvm_files):
+def test_no_progress_bar_when_stderr_is_not_a_terminal(libsvm_files, capsys):
     d, *_ = libsvm_files
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     for argv in (["train", str(d / "train.libsvm"), "-o", str(d / "m.bkm")], ["demo", "--n", "20000"]):
-        r = subprocess.run(
-            [sys.executable, "-m", "budgetkernel", *argv], capture_output=True, text=True, env=env, check=True
-        )
-        assert r.stderr == "", r.stderr  # no '\r' redraws in a log
-        assert "\r" not in r.stdout
+        assert cli.main(argv) == 0
+        out, err = capsys.readouterr()  # a stderr that is no terminal, like a log file's
+        assert err == "", err  # no '\r' redraws in a log
+        assert "\r" not in out
 
 
 def _run_with_a_terminal_as_stderr(argv):
@@ -678,13 +673,23 @@ def _run_with_a_terminal_as_stderr(argv):
     return p.stdout, err
 
 
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal (the CLI asks sys.stderr.isatty())."""
+
+    def isatty(self):
+        return True
+
+
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
-def test_progress_bar_on_a_terminal():
+def test_progress_bar_on_a_terminal(monkeypatch, capsys):
     out, err = _run_with_a_terminal_as_stderr(["demo", "--n", "20000"])
     assert b"test accuracy" in out
     assert b"\rtraining [" in err and b"20,000/20,000" in err
-    out, err = _run_with_a_terminal_as_stderr(["demo", "--n", "20000", "-q"])
-    assert b"test accuracy" in out and err == b""
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    assert cli.main(["demo", "--n", "20000", "-q"]) == 0
+    assert "test accuracy" in capsys.readouterr().out and sys.stderr.getvalue() == ""
+    assert cli.main(["demo", "--n", "2000"]) == 0  # the stand-in terminal gets the bar without -q
+    assert "\rtraining [" in sys.stderr.getvalue()
 
 
 def test_a_value_that_overflows_the_standardisation_is_reported_at_its_line(tmp_path, capsys):

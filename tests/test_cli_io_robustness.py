@@ -106,18 +106,10 @@ def test_broken_gzip_is_a_value_error_naming_the_file(tmp_path, train_file):
                 list(datasets.iter_svmlight(path, chunk_size=7, **kwargs))
 
 
-def test_cli_reports_broken_gzip_in_one_line(tmp_path, train_file):
+def test_cli_reports_broken_gzip_in_one_line(tmp_path, train_file, capsys):
     for path in _broken_gzip_files(tmp_path, train_file):
-        r = subprocess.run(
-            [sys.executable, "-m", "budgetkernel", "train", str(path), "-o", str(tmp_path / "m.bkm"), "-q"],
-            capture_output=True,
-            text=True,
-            env=ENV,
-            timeout=120,
-            check=False,  # the exit code is the test
-        )
-        assert r.returncode == 2
-        _one_line_error(r.stderr, path.name, "gzip")
+        assert cli.main(["train", str(path), "-o", str(tmp_path / "m.bkm"), "-q"]) == 2
+        _one_line_error(capsys.readouterr().err, path.name, "gzip")
 
 
 # ---------------------------------------------------------------------------
@@ -223,19 +215,11 @@ def test_demo_checks_the_plot_path_before_training(tmp_path, capsys):
         assert captured.out == ""  # failed up front: no banner, no training
 
 
-def test_demo_plot_is_written_to_the_path_it_names(tmp_path):
+def test_demo_plot_is_written_to_the_path_it_names(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = tmp_path / "figure"  # no extension: PNG, at exactly this path
-    r = subprocess.run(
-        [sys.executable, "-m", "budgetkernel", "demo", "--n", "2000", "-q", "--plot", str(path)],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=120,
-        check=False,  # asserted below, with stderr in the message
-    )
-    assert r.returncode == 0, r.stderr
-    assert f"plot written to {path}\n" in r.stdout
+    assert cli.main(["demo", "--n", "2000", "-q", "--plot", str(path)]) == 0, capsys.readouterr().err
+    assert f"plot written to {path}\n" in capsys.readouterr().out
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (tmp_path / "figure.png").exists()
 

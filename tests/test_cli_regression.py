@@ -2,9 +2,6 @@
 train on LIBSVM files whose labels are real-valued targets, report MSE, MAE and R^2, predict
 real values, and --tune searches them by prequential MSE."""
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
@@ -202,14 +199,16 @@ def test_standardize_is_stored_and_applied_by_predict(files, capsys):
     np.testing.assert_array_equal(np.loadtxt(out), reg.predict((Xt - mean) / scale))
 
 
-def test_a_pipe_needs_only_the_width(files):
+def test_a_pipe_needs_only_the_width(files, pipe_fed_with, capsys):
     d, X, y, *_ = files
     data = (d / "train.svm").read_bytes()
-    cmd = [sys.executable, "-m", "budgetkernel", "train", "/dev/stdin", "-o", str(d / "m.bkm"), "--learner", "krls"]
-    p = subprocess.run(cmd + ["-q"], input=data, capture_output=True, check=False)
-    assert p.returncode == 2 and b"--n-features" in p.stderr
-    p = subprocess.run(cmd + ["-q", "--n-features", "2"], input=data, capture_output=True, check=False)
-    assert p.returncode == 0, p.stderr
+
+    def train(*options):
+        pipe, _ = pipe_fed_with(data)  # a pipe, as /dev/stdin is in `... | budgetkernel train /dev/stdin`
+        return cli.main(["train", pipe, "-o", str(d / "m.bkm"), "--learner", "krls", "-q", *options])
+
+    assert train() == 2 and "--n-features" in capsys.readouterr().err
+    assert train("--n-features", "2") == 0, capsys.readouterr().err
     ref = _stream(budgetkernel.KRLSRegressor(), X, y, 10_000)
     _same_model(budgetkernel.load(d / "m.bkm"), ref, X)
 
