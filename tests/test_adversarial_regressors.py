@@ -103,7 +103,8 @@ def test_a_search_over_a_diverging_eta_is_refused_not_ranked_best():
     ],
 )
 def test_a_search_ranks_nan_errors_last(errors, best_first):
-    assert _schedule.keep(errors, 1) == best_first
+    # eta = 1 keeps all but the worst (a rung always drops one): the NaN goes first
+    assert _schedule.keep(errors, 1) == best_first[:-1]
 
 
 # ------------------------------------------------ item 7: averaged models grow, as documented
