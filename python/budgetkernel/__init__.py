@@ -37,7 +37,27 @@ _PUBLIC = {
 }
 _SUBPACKAGES = ("datasets",)
 
-__all__ = sorted([*_PUBLIC, *_SUBPACKAGES, "__version__"])
+__all__ = [
+    "BOGDClassifier",
+    "BudgetedPAClassifier",
+    "BudgetedPARegressor",
+    "BudgetedSGDClassifier",
+    "BudgetedSGDRegressor",
+    "IncrementalSVC",
+    "KLMSRegressor",
+    "KRLSRegressor",
+    "KernelPerceptron",
+    "LinearPegasosClassifier",
+    "ReservoirSVC",
+    "SlidingWindowKRLSRegressor",
+    "SparsePAClassifier",
+    "TwinVectorMachine",
+    "__version__",
+    "combine",
+    "datasets",
+    "load",
+]
+assert set(__all__) == {*_PUBLIC, *_SUBPACKAGES, "__version__"}, "__all__ and the lazy table must agree"
 
 TYPE_CHECKING = False  # as typing's (mypy and pyright know the name), without importing typing
 if TYPE_CHECKING:  # what static analysis and IDEs see: the same names, imported eagerly
