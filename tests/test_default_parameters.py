@@ -64,3 +64,20 @@ def test_merge_under_another_kernel_is_still_an_error():
         BudgetedSGDClassifier(kernel="linear", maintenance="merge").fit(X, y)
     with pytest.raises(ValueError, match="maintenance must be one of"):
         BudgetedSGDClassifier(maintenance="automatic").fit(X, y)
+
+
+def test_combine_takes_auto_and_the_rule_it_resolves_to():
+    # a default (maintenance='auto') model and one naming 'merge' are the same learner under rbf
+    import numpy as np
+
+    from budgetkernel import BudgetedSGDClassifier, combine
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(200, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    a = BudgetedSGDClassifier(budget=10, gamma=1.0, random_state=0).fit(X[:100], y[:100])
+    b = BudgetedSGDClassifier(budget=10, gamma=1.0, maintenance="merge", random_state=0).fit(X[100:], y[100:])
+    c = BudgetedSGDClassifier(budget=10, gamma=1.0, maintenance="merge", random_state=0).fit(X[:100], y[:100])
+    assert np.array_equal(combine([a, b]).decision_function(X), combine([c, b]).decision_function(X))
+    with pytest.raises(ValueError, match="combine needs equal parameters"):
+        combine([a, BudgetedSGDClassifier(budget=10, gamma=1.0, maintenance="project", random_state=0).fit(X, y)])

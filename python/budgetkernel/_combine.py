@@ -149,10 +149,10 @@ def _check_models(models):
         if not hasattr(type(m._model), "combine"):
             why = _NOT_COMBINED.get(cls.__name__)
             raise TypeError(f"{cls.__name__} models cannot be combined" + (f": {why}" if why else ""))
-    ref = {k: v for k, v in models[0].get_params(deep=False).items() if k not in _PYTHON_ONLY}
+    ref = _compared_params(models[0])
     for i, m in enumerate(models[1:], 1):
-        for k, v in m.get_params(deep=False).items():
-            if k not in _PYTHON_ONLY and not _same(v, ref.get(k)):
+        for k, v in _compared_params(m).items():
+            if not _same(v, ref.get(k)):
                 raise ValueError(f"models[{i}] has {k}={v!r}, models[0] {k}={ref.get(k)!r}: combine needs equal parameters")
         if m.n_features_in_ != models[0].n_features_in_:
             raise ValueError(
@@ -161,6 +161,15 @@ def _check_models(models):
     _feature_names(models)
     _key_order(models)
     return models
+
+
+def _compared_params(model):
+    """The parameters that must agree: a BSGD model's 'auto' maintenance as the rule it
+    resolves to, so that a default model and one naming that rule combine."""
+    params = {k: v for k, v in model.get_params(deep=False).items() if k not in _PYTHON_ONLY}
+    if hasattr(model, "_maintenance"):
+        params["maintenance"] = model._maintenance()
+    return params
 
 
 def _feature_names(models):
