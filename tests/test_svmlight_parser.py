@@ -371,3 +371,13 @@ def test_an_index_that_makes_n_features_beyond_int64_is_a_clear_error(tmp_path):
     for read in (libsvm.load_svmlight, lambda p: list(libsvm.iter_svmlight(p))):
         with pytest.raises(ValueError, match=r"wide\.svm.*n_features=9223372036854775808 is more columns"):
             read(path)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_an_index_too_wide_to_allocate_names_its_line(tmp_path, gz):
+    # 2^42 columns cannot be allocated on any machine: the error names the line with the index
+    text = b"1 1:0.5 2:1\n-1 3:1 4398046511104:1 # wide\n1 2:1\n"
+    path = tmp_path / ("wide.svm.gz" if gz else "wide.svm")
+    path.write_bytes(gzip.compress(text) if gz else text)
+    with pytest.raises(MemoryError, match=r"line 2 holds feature index 4398046511104, so a chunk of 3 rows"):
+        libsvm.load_svmlight(path)

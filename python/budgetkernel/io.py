@@ -67,6 +67,17 @@ def _open_binary(path):
             yield raw
 
 
+def _line_with_index(path, index):
+    """The number of the first line of ``path`` with feature ``index`` (written without
+    leading zeros), or None."""
+    token = f"{index}:".encode()
+    with _open_binary(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if any(t.startswith(token) for t in line.split(b"#", 1)[0].split()[1:]):
+                return lineno
+    return None
+
+
 def _read_block(fh, path):
     """The next block of bytes (``b''`` at the end), failing with the file on gzip data
     that is corrupt or truncated."""
@@ -345,7 +356,21 @@ class _PlannedRead:
         if into is not None and self.filled + m <= into.shape[0]:
             self.filled += m
             return into[self.filled - m:self.filled]
-        return np.zeros((m, self.n_features), dtype=self.x_dtype)
+        try:
+            return np.zeros((m, self.n_features), dtype=self.x_dtype)
+        except MemoryError:
+            raise MemoryError(self._block_too_large(m)) from None
+
+    def _block_too_large(self, m):
+        """Why a chunk's dense block cannot be allocated: its width, and the line that made it
+        (found by a second look at a file that can be read again; only on this failure)."""
+        index = self.n_features - 1 + self.offset
+        lineno = _line_with_index(self.path, index) if _can_reread(self.path) else None
+        at = f"line {lineno} holds feature index {index}, so " if lineno else ""
+        gib = m * self.n_features * np.dtype(self.x_dtype).itemsize / 2**30
+        return (f"svmlight file {os.fspath(self.path)!r}: {at}a chunk of {m} rows x {self.n_features} columns "
+                f"({gib:.1f} GiB) does not fit in memory; check the file's feature indices, or read fewer "
+                "rows at a time (chunk_size)")
 
     def accept(self, parsed):
         if self.too_wide:
