@@ -58,6 +58,9 @@ def test_sigint_during_demo_exits_130_without_traceback():
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=ENV,
+        # a shell without job control starts background jobs with SIGINT ignored, and the
+        # child would inherit that (Python then installs no KeyboardInterrupt handler)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         # the banner (flushed at once although stdout is a pipe) comes right before training;
