@@ -152,7 +152,7 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
     double slope = 0.0, slope0 = 0.0;
     detail::regression_loss(m_p.loss, m_p.epsilon, y - pred, &slope);
     const double loss0 = (std::max)(m_loss0, detail::regression_loss(m_p.loss, m_p.epsilon, y - m_bias, &slope0));
-    if (slope0 != 0.0 && !(loss0 >= std::numeric_limits<double>::min())) {
+    if (slope0 != 0.0 && !(loss0 >= (std::numeric_limits<double>::min)())) {
       --m_count.examples;  // nothing of this example is learned
       refuse_tiny_targets(y - m_bias);
     }
