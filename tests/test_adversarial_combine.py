@@ -395,6 +395,35 @@ def test_a_worker_killed_at_any_time_gives_the_model_or_a_runtime_error(process_
     assert "same model" in outcomes, outcomes  # a lost worker is recovered from, not only reported
 
 
+def test_a_worker_killed_while_predicting_changes_nothing(process_client):
+    """predict / score read the model as a node of the graph, which the scheduler computes again
+    when the worker holding it dies: a kill while the blocks run gives the estimator's own
+    labels and accuracy (no scattered copy to wait for or lose)."""
+    X, y = datasets.noisy_checkerboard(20000, random_state=7)
+    est = _sgd(budget=100).fit(X[:4000], y[:4000])
+    dX, dy = _darray(X, y, 500)  # 40 blocks
+    for delay in (0.05, 0.3):
+        victim = _live_worker_pids(process_client, 1, set())[0]
+        out = {}
+
+        def run(out=out):
+            try:
+                out["labels"] = bkd.predict(est, dX).compute()
+                out["score"] = bkd.score(est, dX, dy)
+            except Exception as e:  # noqa: BLE001 - the test checks which
+                out["error"] = e
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        time.sleep(delay)
+        os.kill(victim, signal.SIGKILL)
+        thread.join(120)
+        assert not thread.is_alive(), f"dask.predict hung after a kill {delay} s in"
+        assert "error" not in out, repr(out.get("error"))
+        np.testing.assert_array_equal(out["labels"], est.predict(X))
+        assert out["score"] == est.score(X, y)
+
+
 def _live_worker_pids(client, n, dead, timeout=60):
     """The pids of at least n worker processes, none of them killed before (the scheduler may
     list a killed worker a moment after its death)."""

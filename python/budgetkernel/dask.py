@@ -5,7 +5,7 @@ A budgeted model is tiny (B support vectors) while its stream is huge, so only m
 combines the copies (:func:`budgetkernel.combine`) into the next round's model: iterative
 parameter mixing (McDonald, Hall & Mann 2010), the mixing step compressed back to the budget by
 the learner's own maintenance (Kamp et al. 2019). ``predict`` / ``decision_function`` /
-``score`` broadcast a fitted model once and map it over the blocks.
+``score`` put a fitted model in the graph once and map it over the blocks.
 
 This module imports dask (``pip install budgetkernel[dask]``); ``import budgetkernel`` does not.
 Without a ``client``, ``fit`` runs on a ``LocalCluster`` with one worker process per core,
@@ -558,7 +558,7 @@ def _train_round(payload, block, start, stop, classes):
 def predict(estimator, X):
     """Predicted labels (a regressor's predicted values) of a dask array (a dask array of shape
     (n_samples,)) or DataFrame (a dask Series, the partitions' index). The fitted model is
-    broadcast once.
+    one node of the graph, which every block reads.
 
     Examples
     --------
@@ -573,11 +573,11 @@ def predict(estimator, X):
     >>> labels.shape, bool((labels.compute() == clf.predict(X)).all())
     ((2000,), True)
     """
-    model = _broadcast(estimator)
+    model = _shared(estimator)
     dtype = np.dtype(np.float64) if _is_regressor(estimator) else estimator.classes_.dtype
     if isinstance(X, da.Array):
         _x_partitions(X)
-        return X.map_blocks(_predict_block, model, drop_axis=1, dtype=dtype)
+        return X.map_blocks(_predict_block, model, drop_axis=1, dtype=dtype, meta=np.empty((0,), dtype))
     _x_partitions(X)
     import pandas as pd
 
@@ -602,13 +602,14 @@ def decision_function(estimator, X):
     """
     if _is_regressor(estimator):
         raise TypeError(f"{type(estimator).__name__} is a regressor: it has no decision_function (use predict)")
-    model = _broadcast(estimator)
+    model = _shared(estimator)
     k = len(estimator.classes_)
     _x_partitions(X)
     if isinstance(X, da.Array):
         if k == 2:
-            return X.map_blocks(_decide_block, model, drop_axis=1, dtype=np.float64)
-        return X.map_blocks(_decide_block, model, chunks=(X.chunks[0], (k,)), dtype=np.float64)
+            return X.map_blocks(_decide_block, model, drop_axis=1, dtype=np.float64, meta=np.empty((0,)))
+        return X.map_blocks(_decide_block, model, chunks=(X.chunks[0], (k,)), dtype=np.float64,
+                            meta=np.empty((0, 0)))
     import pandas as pd
 
     meta = pd.Series(dtype=np.float64) if k == 2 else pd.DataFrame(
@@ -634,7 +635,7 @@ def score(estimator, X, y):
     >>> accuracy == clf.score(X_test, y_test)
     True
     """
-    model = _broadcast(estimator)
+    model = _shared(estimator)
     x_parts, y_parts = _partitions(X, y)
     if _is_regressor(estimator):
         return _r2(dask.compute(*[dask.delayed(_squares)(model, xp, yp) for xp, yp in zip(x_parts, y_parts)]))
@@ -645,16 +646,13 @@ def score(estimator, X, y):
     return sum(c[0] for c in counts) / n
 
 
-def _broadcast(estimator):
-    """The fitted estimator once for every task: scattered to every worker of the current
-    client, or one node of the graph without one."""
+def _shared(estimator):
+    """The fitted estimator as one node of the graph, which every block's task reads. Not
+    scattered: the scheduler moves a graph node to the workers that need it as any other
+    dependency, and computes it again when the worker holding it dies, where a broadcast
+    scatter waits for every worker to hold its copy and a lost copy cannot be made again."""
     check_is_fitted(estimator, "_model")
-    try:
-        client = default_client()
-    except ValueError:  # no client: dask's local scheduler shares the one object in memory
-        return estimator
-    [shared] = client.scatter([estimator], broadcast=True, hash=False)
-    return shared
+    return dask.delayed(estimator, pure=True, traverse=False)
 
 
 def _predict_block(X, model):
