@@ -14,6 +14,8 @@ from _terminal import read_until_closed
 
 import budgetkernel
 from budgetkernel import cli, datasets
+from budgetkernel import io as bk_io
+from budgetkernel.preprocessing import StreamingStandardizer
 from budgetkernel.cli import _options, _training
 
 
@@ -21,8 +23,8 @@ from budgetkernel.cli import _options, _training
 def libsvm_files(tmp_path):
     X, y = datasets.noisy_checkerboard(3000, random_state=0)
     Xt, yt = datasets.checkerboard(1000, random_state=1)
-    datasets.dump_svmlight(X, y, tmp_path / "train.libsvm")
-    datasets.dump_svmlight(Xt, yt, tmp_path / "test.libsvm")
+    bk_io.dump_svmlight(X, y, tmp_path / "train.libsvm")
+    bk_io.dump_svmlight(Xt, yt, tmp_path / "test.libsvm")
     return tmp_path, X, y, Xt, yt
 
 
@@ -100,10 +102,10 @@ def test_demo_small_with_plot(tmp_path, capsys):
 def _zero_based_pair(d):
     """A zero-based training file and a test file that never uses index 0."""
     X, y = datasets.checkerboard(3000, random_state=0)
-    datasets.dump_svmlight(X, y, d / "tr", zero_based=True)
+    bk_io.dump_svmlight(X, y, d / "tr", zero_based=True)
     Xt, yt = datasets.checkerboard(200, random_state=1)
     Xt[:, 0] = 0.0
-    datasets.dump_svmlight(Xt, yt, d / "te", zero_based=True)
+    bk_io.dump_svmlight(Xt, yt, d / "te", zero_based=True)
     return Xt, yt
 
 
@@ -129,7 +131,7 @@ def test_predict_reads_test_files_with_the_training_index_base(tmp_path, capsys)
 def test_zero_based_option_overrides_detection_for_training(tmp_path, capsys):
     X, y = datasets.checkerboard(500, random_state=0)
     X[:, 0] = 0.0  # a zero-based file that never uses index 0: 'auto' says one-based
-    datasets.dump_svmlight(X, y, tmp_path / "tr", zero_based=True)
+    bk_io.dump_svmlight(X, y, tmp_path / "tr", zero_based=True)
     model = str(tmp_path / "m.bkm")
     assert cli.main(["train", str(tmp_path / "tr"), "-o", model, "-q"]) == 0
     auto = budgetkernel.load(model)
@@ -138,7 +140,7 @@ def test_zero_based_option_overrides_detection_for_training(tmp_path, capsys):
     stated = budgetkernel.load(model)
     assert stated.n_features_in_ == 2 and stated._svmlight_zero_based is True
     # and an index 0 in a file declared one-based is an error, not a shift
-    datasets.dump_svmlight(*datasets.checkerboard(50, random_state=0), tmp_path / "zb", zero_based=True)
+    bk_io.dump_svmlight(*datasets.checkerboard(50, random_state=0), tmp_path / "zb", zero_based=True)
     assert cli.main(["train", str(tmp_path / "zb"), "-o", model, "-q", "--no-zero-based"]) == 2
     assert "index 0" in capsys.readouterr().err
 
@@ -150,7 +152,7 @@ def test_model_without_stored_base_keeps_auto_detection(tmp_path):
     clf.save(tmp_path / "py.bkm")  # trained in Python: no LIBSVM base recorded
     out = tmp_path / "pred.txt"
     assert cli.main(["predict", str(tmp_path / "py.bkm"), str(tmp_path / "te"), "-o", str(out)]) == 0
-    auto_X, _ = datasets.load_svmlight(tmp_path / "te", n_features=2)  # 'auto': one-based here
+    auto_X, _ = bk_io.load_svmlight(tmp_path / "te", n_features=2)  # 'auto': one-based here
     np.testing.assert_array_equal(np.loadtxt(out), clf.predict(auto_X))
 
 
@@ -165,7 +167,7 @@ def test_classes_option_keeps_integer_labels():
 
 def test_predict_prints_integer_classes_given_with_classes(tmp_path):
     X, y = datasets.waveform(600, random_state=0)
-    datasets.dump_svmlight(X, y, tmp_path / "w")
+    bk_io.dump_svmlight(X, y, tmp_path / "w")
     model, out = str(tmp_path / "m.bkm"), tmp_path / "pred.txt"
     assert cli.main(["train", str(tmp_path / "w"), "-o", model, "--classes", "0,1,2", "-q"]) == 0
     assert budgetkernel.load(model).classes_.dtype.kind == "i"
@@ -213,7 +215,7 @@ def test_train_and_predict_on_a_pipe(libsvm_files, capsys):
 
 def test_predict_into_a_closed_pipe_is_quiet(tmp_path):
     X, y = datasets.checkerboard(60_000, random_state=0)  # ~180 kB of predictions > a pipe buffer
-    datasets.dump_svmlight(X, y, tmp_path / "d")
+    bk_io.dump_svmlight(X, y, tmp_path / "d")
     model = tmp_path / "m.bkm"
     budgetkernel.BudgetedSGDClassifier(budget=10, random_state=0).fit(X[:500], y[:500]).save(model)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
@@ -235,7 +237,7 @@ def test_predict_into_a_closed_pipe_is_quiet(tmp_path):
 def test_evaluate_checks_the_test_file_before_training(libsvm_files, capsys):
     d, *_ = libsvm_files
     X, y = datasets.waveform(20, random_state=0)
-    datasets.dump_svmlight(X, y, d / "wide.libsvm")
+    bk_io.dump_svmlight(X, y, d / "wide.libsvm")
     assert cli.main(["evaluate", str(d / "train.libsvm"), "--test", str(d / "wide.libsvm"), "-q"]) == 2
     captured = capsys.readouterr()
     assert "n_features=2" in captured.err and "wide.libsvm" in captured.err
@@ -284,7 +286,7 @@ def _with_bad_value_on_line_11(path):
     square overflows the kernel's arithmetic); a comment and a blank line come first, so the
     row of the example (8) is neither the line nor the line - 1."""
     X, y = datasets.checkerboard(20, random_state=0)
-    datasets.dump_svmlight(X, y, path)
+    bk_io.dump_svmlight(X, y, path)
     rows = path.read_text().splitlines(keepends=True)
     rows[8] = "1 1:1e200 2:0.5\n"
     path.write_text("# header\n\n" + "".join(rows))
@@ -313,7 +315,7 @@ def test_predict_reports_a_rejected_value_at_its_file_line(tmp_path, capsys):
     assert cli.main(["predict", str(model), str(data), "--chunk-size", "3"]) == 2
     err = _error_line(capsys.readouterr().err)
     assert f"'{data}', line 11: the example contains values too large" in err and "row" not in err
-    datasets.dump_svmlight(X, y, tmp_path / "good.svm")
+    bk_io.dump_svmlight(X, y, tmp_path / "good.svm")
     argv = ["evaluate", str(tmp_path / "good.svm"), "--test", str(data), "-q", "--chunk-size", "5"]
     assert cli.main(argv) == 2
     assert f"'{data}', line 11: the example" in _error_line(capsys.readouterr().err)
@@ -448,7 +450,7 @@ def breast_cancer(tmp_path):
 
     X, y = load_breast_cancer(return_X_y=True)
     path = tmp_path / "bc.svm"
-    datasets.dump_svmlight(X, 2 * y - 1, path)
+    bk_io.dump_svmlight(X, 2 * y - 1, path)
     return path, X, 2 * y - 1
 
 
@@ -476,7 +478,7 @@ def test_standardize_helps_on_raw_breast_cancer_and_predict_applies_it(breast_ca
     assert round(float(np.mean(pred == y)), 4) == standardized
     # the same statistics as the library's standardiser on the first chunk (the whole file here)
     clf = budgetkernel.load(model)
-    scaler = datasets.StreamingStandardizer(n_warmup=10_000).partial_fit(X)
+    scaler = StreamingStandardizer(n_warmup=10_000).partial_fit(X)
     mean, scale = clf._standardize_stats
     np.testing.assert_array_equal(mean, scaler.mean_)
     np.testing.assert_array_equal(scale, scaler.scale_)
@@ -494,7 +496,7 @@ def test_standardize_warmup_takes_its_statistics_from_the_first_n_examples(breas
     assert cli.main([*argv, "--standardize-warmup", "100"]) == 0  # implies --standardize
     clf = budgetkernel.load(model)
     # fitted chunk by chunk, as the CLI reads them: 64 examples, then 36 of the next chunk
-    ref = datasets.StreamingStandardizer(n_warmup=100).partial_fit(X[:64]).partial_fit(X[64:128])
+    ref = StreamingStandardizer(n_warmup=100).partial_fit(X[:64]).partial_fit(X[64:128])
     assert ref.n_seen_ == 100
     np.testing.assert_array_equal(clf._standardize_stats[0], ref.mean_)
     np.testing.assert_array_equal(clf._standardize_stats[1], ref.scale_)
@@ -506,7 +508,7 @@ def test_standardize_warmup_takes_its_statistics_from_the_first_n_examples(breas
     np.testing.assert_array_equal(clf.dual_coef_, expected.dual_coef_)
     # --standardize alone: the first chunk (64 examples)
     assert cli.main([*argv, "--standardize"]) == 0
-    first_chunk = datasets.StreamingStandardizer(n_warmup=64).partial_fit(X[:64])
+    first_chunk = StreamingStandardizer(n_warmup=64).partial_fit(X[:64])
     np.testing.assert_array_equal(budgetkernel.load(model)._standardize_stats[0], first_chunk.mean_)
 
 
@@ -515,7 +517,7 @@ def test_standardize_with_several_epochs_keeps_the_first_pass_statistics(breast_
     model = path.parent / "m.bkm"
     argv = ["train", str(path), "-o", str(model), "-q", "--standardize-warmup", "50", "--epochs", "3"]
     assert cli.main(argv) == 0
-    ref = datasets.StreamingStandardizer(n_warmup=50).partial_fit(X[:50])  # within the first chunk
+    ref = StreamingStandardizer(n_warmup=50).partial_fit(X[:50])  # within the first chunk
     np.testing.assert_array_equal(budgetkernel.load(model)._standardize_stats[1], ref.scale_)
     assert budgetkernel.load(model).counters_["examples"] == 3 * len(X)
 
@@ -602,10 +604,10 @@ def test_predict_prints_the_accuracy_of_a_labelled_file(libsvm_files, capsys):
     assert cli.main(["predict", str(model), str(d / "test.libsvm"), "-q"]) == 0
     assert capsys.readouterr().err == ""
     # placeholder labels that are no class: no accuracy; some unknown labels: said so
-    datasets.dump_svmlight(Xt, np.zeros(len(Xt), dtype=int), d / "unlabelled.libsvm")
+    bk_io.dump_svmlight(Xt, np.zeros(len(Xt), dtype=int), d / "unlabelled.libsvm")
     assert cli.main(["predict", str(model), str(d / "unlabelled.libsvm")]) == 0
     assert capsys.readouterr().err == ""
-    datasets.dump_svmlight(Xt[:10], np.r_[yt[:6], [0, 0, 0, 0]], d / "partly.libsvm")
+    bk_io.dump_svmlight(Xt[:10], np.r_[yt[:6], [0, 0, 0, 0]], d / "partly.libsvm")
     assert cli.main(["predict", str(model), str(d / "partly.libsvm")]) == 0
     err = capsys.readouterr().err
     assert "on the 6 labelled examples" in err and "(4 others have labels the model does not know)" in err

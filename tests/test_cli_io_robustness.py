@@ -15,6 +15,7 @@ import pytest
 
 import budgetkernel
 from budgetkernel import cli, datasets
+from budgetkernel import io as bk_io
 from budgetkernel.cli import _options, _training
 
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), OPENBLAS_NUM_THREADS="1")
@@ -23,7 +24,7 @@ ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), OPENBLAS_NUM_THREAD
 @pytest.fixture()
 def train_file(tmp_path):
     X, y = datasets.noisy_checkerboard(3000, random_state=0)
-    datasets.dump_svmlight(X, y, tmp_path / "train.libsvm")
+    bk_io.dump_svmlight(X, y, tmp_path / "train.libsvm")
     return tmp_path / "train.libsvm"
 
 
@@ -104,9 +105,9 @@ def test_broken_gzip_is_a_value_error_naming_the_file(tmp_path, train_file):
     for path in _broken_gzip_files(tmp_path, train_file):
         for kwargs in ({}, {"n_features": 2, "zero_based": False, "label_dtype": np.int64}):
             with pytest.raises(ValueError, match=rf"{path.name}.*gzip"):
-                datasets.load_svmlight(path, **kwargs)
+                bk_io.load_svmlight(path, **kwargs)
             with pytest.raises(ValueError, match=rf"{path.name}.*gzip"):
-                list(datasets.iter_svmlight(path, chunk_size=7, **kwargs))
+                list(bk_io.iter_svmlight(path, chunk_size=7, **kwargs))
 
 
 def test_cli_reports_broken_gzip_in_one_line(tmp_path, train_file, capsys):
@@ -126,23 +127,23 @@ def test_dump_svmlight_sums_duplicate_sparse_entries_and_leaves_input_alone(tmp_
     X = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([2, 0, 2]), np.array([0, 3])), shape=(1, 3))
     indices = X.indices.copy()
     buf = io.StringIO()
-    datasets.dump_svmlight(X, np.array([1]), buf)
+    bk_io.dump_svmlight(X, np.array([1]), buf)
     assert buf.getvalue() == "1 1:2 3:4\n"
     np.testing.assert_array_equal(X.indices, indices)  # the caller's matrix is not re-sorted
     path = tmp_path / "dup.svm"
-    datasets.dump_svmlight(X, np.array([1]), path)
-    np.testing.assert_array_equal(datasets.load_svmlight(path)[0], X.toarray())
+    bk_io.dump_svmlight(X, np.array([1]), path)
+    np.testing.assert_array_equal(bk_io.load_svmlight(path)[0], X.toarray())
 
 
 def test_dump_svmlight_writes_integer_labels_exactly(tmp_path):
     buf = io.StringIO()
-    datasets.dump_svmlight(np.ones((2, 1)), np.array([2**63, 7], dtype=np.uint64), buf)
+    bk_io.dump_svmlight(np.ones((2, 1)), np.array([2**63, 7], dtype=np.uint64), buf)
     assert buf.getvalue() == "9223372036854775808 1:1\n7 1:1\n"  # not wrapped to -2^63
     buf = io.StringIO()
-    datasets.dump_svmlight(np.ones((2, 1)), np.array([True, False]), buf)
+    bk_io.dump_svmlight(np.ones((2, 1)), np.array([True, False]), buf)
     assert buf.getvalue() == "1 1:1\n0 1:1\n"
     with pytest.raises(ValueError, match="y"):
-        datasets.dump_svmlight(np.ones((1, 1)), np.array([1 + 2j]), io.StringIO())
+        bk_io.dump_svmlight(np.ones((1, 1)), np.array([1 + 2j]), io.StringIO())
 
 
 # ---------------------------------------------------------------------------
@@ -164,10 +165,10 @@ def test_label_outside_label_dtype_is_an_error(tmp_path, text, label_dtype, line
     path.write_text(text)
     for chunk_size in (1, 100):
         with pytest.raises(ValueError, match=rf"labels\.svm.*line {line}.*label"):
-            list(datasets.iter_svmlight(path, label_dtype=label_dtype, chunk_size=chunk_size))
+            list(bk_io.iter_svmlight(path, label_dtype=label_dtype, chunk_size=chunk_size))
     # labels that fit still read exactly
     path.write_text("1 1:1\n-3 1:2\n")
-    assert datasets.load_svmlight(path, label_dtype=np.int8)[1].tolist() == [1, -3]
+    assert bk_io.load_svmlight(path, label_dtype=np.int8)[1].tolist() == [1, -3]
 
 
 @pytest.mark.parametrize(
@@ -184,10 +185,10 @@ def test_huge_integers_are_malformed_lines(tmp_path, text, fragment):
     path.write_text(text)
     for kwargs in ({}, {"n_features": 3, "zero_based": False, "label_dtype": np.float64}):
         with pytest.raises(ValueError, match=rf"huge\.svm.*line 2: .*{fragment}"):
-            datasets.load_svmlight(path, **kwargs)
+            bk_io.load_svmlight(path, **kwargs)
     # leading zeros and a sign are still an ordinary index
     path.write_text("1 +0000000000000000000000003:2.5\n")
-    np.testing.assert_array_equal(datasets.load_svmlight(path)[0], [[0.0, 0.0, 2.5]])
+    np.testing.assert_array_equal(bk_io.load_svmlight(path)[0], [[0.0, 0.0, 2.5]])
 
 
 # ---------------------------------------------------------------------------

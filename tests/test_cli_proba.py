@@ -7,14 +7,15 @@ import pytest
 
 import budgetkernel
 from budgetkernel import cli, datasets
+from budgetkernel import io as bk_io
 
 
 @pytest.fixture()
 def files(tmp_path):
     X, y = datasets.checkerboard(1500, random_state=0)
     Xt, yt = datasets.checkerboard(300, random_state=1)
-    datasets.dump_svmlight(X, y, tmp_path / "train.svm")
-    datasets.dump_svmlight(Xt, yt, tmp_path / "test.svm")
+    bk_io.dump_svmlight(X, y, tmp_path / "train.svm")
+    bk_io.dump_svmlight(Xt, yt, tmp_path / "test.svm")
     return tmp_path, Xt
 
 

@@ -7,7 +7,8 @@ import pytest
 from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
 
 import budgetkernel
-from budgetkernel import cli, datasets
+from budgetkernel import cli
+from budgetkernel import io as bk_io
 from budgetkernel.cli import _training
 from budgetkernel.model_selection import PrequentialSearch
 
@@ -45,8 +46,8 @@ def _function(n, seed):
 def files(tmp_path):
     X, y = _function(2000, 0)
     Xt, yt = _function(500, 1)
-    datasets.dump_svmlight(X, y, tmp_path / "train.svm")
-    datasets.dump_svmlight(Xt, yt, tmp_path / "test.svm")
+    bk_io.dump_svmlight(X, y, tmp_path / "train.svm")
+    bk_io.dump_svmlight(Xt, yt, tmp_path / "test.svm")
     return tmp_path, X, y, Xt, yt
 
 
@@ -128,7 +129,7 @@ def test_fractional_targets_and_epochs(files, capsys):
 
 def test_integer_targets_are_targets_too(tmp_path, capsys):
     X, y = _function(300, 2)
-    datasets.dump_svmlight(X, np.round(3 * y), tmp_path / "int.svm")
+    bk_io.dump_svmlight(X, np.round(3 * y), tmp_path / "int.svm")
     argv = ["train", str(tmp_path / "int.svm"), "-o", str(tmp_path / "m.bkm"), "--learner", "krls", "-q"]
     assert cli.main(argv) == 0
     out = tmp_path / "p.txt"

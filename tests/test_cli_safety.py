@@ -14,6 +14,7 @@ from _terminal import read_until_closed
 
 import budgetkernel
 from budgetkernel import cli, datasets
+from budgetkernel import io as bk_io
 from budgetkernel.cli import _commands
 
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), OPENBLAS_NUM_THREADS="1")
@@ -23,9 +24,9 @@ ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), OPENBLAS_NUM_THREAD
 def files(tmp_path):
     """A training file, a test file and a model trained on the first."""
     X, y = datasets.checkerboard(400, random_state=0)
-    datasets.dump_svmlight(X, y, tmp_path / "train.svm")
+    bk_io.dump_svmlight(X, y, tmp_path / "train.svm")
     Xt, yt = datasets.checkerboard(100, random_state=1)
-    datasets.dump_svmlight(Xt, yt, tmp_path / "test.svm")
+    bk_io.dump_svmlight(Xt, yt, tmp_path / "test.svm")
     model = tmp_path / "m.bkm"
     assert cli.main(["train", str(tmp_path / "train.svm"), "-o", str(model), "--gamma", "2", "-q"]) == 0
     return tmp_path, model, Xt

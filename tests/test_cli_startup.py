@@ -12,6 +12,7 @@ from sklearn.base import clone
 
 import budgetkernel
 from budgetkernel import BudgetedSGDClassifier, cli, datasets
+from budgetkernel import io as bk_io
 from budgetkernel.model_selection import PrequentialSearch
 
 _HEAVY = ("sklearn", "scipy", "pandas", "matplotlib", "dask")
@@ -67,7 +68,7 @@ def test_load_registers_every_estimator_before_it_looks_one_up():
 @pytest.fixture()
 def svm_file(tmp_path):
     X, y = datasets.checkerboard(300, random_state=0)
-    datasets.dump_svmlight(X, y, tmp_path / "train.svm")
+    bk_io.dump_svmlight(X, y, tmp_path / "train.svm")
     assert cli.main(["train", str(tmp_path / "train.svm"), "-o", str(tmp_path / "m.bkm"), "-q"]) == 0
     return tmp_path
 
@@ -141,7 +142,7 @@ def test_the_table_ranks_the_survivors_by_the_window_error_it_prints():
 
 def test_train_tune_prints_the_ranking_column(svm_file, capsys):
     X, y = datasets.noisy_checkerboard(3000, random_state=1)
-    datasets.dump_svmlight(X, y, svm_file / "big.svm")
+    bk_io.dump_svmlight(X, y, svm_file / "big.svm")
     capsys.readouterr()
     argv = ["train", str(svm_file / "big.svm"), "-o", str(svm_file / "t.bkm"), "-q", "--budget", "20"]
     assert cli.main([*argv, "--tune-grid", "gamma=1,4", "--tune-grid", "lam=1e-4,1e-2", "--tune-eta", "2"]) == 0

@@ -7,6 +7,7 @@ import pytest
 
 import budgetkernel
 from budgetkernel import cli, datasets
+from budgetkernel import io as bk_io
 from budgetkernel.cli import _training
 from budgetkernel.model_selection import PrequentialSearch
 from budgetkernel.preprocessing import StreamingStandardizer
@@ -18,8 +19,8 @@ CHUNK = 400
 def files(tmp_path):
     X, y = datasets.noisy_checkerboard(1500, random_state=0)
     Xt, yt = datasets.checkerboard(500, random_state=1)
-    datasets.dump_svmlight(X, y, tmp_path / "train.svm")
-    datasets.dump_svmlight(Xt, yt, tmp_path / "test.svm")
+    bk_io.dump_svmlight(X, y, tmp_path / "train.svm")
+    bk_io.dump_svmlight(Xt, yt, tmp_path / "test.svm")
     return tmp_path, X, y, Xt, yt
 
 
@@ -177,8 +178,8 @@ def test_a_malformed_tune_option_is_an_argument_error(files, capsys, argv, fragm
 def test_standardize_with_tune_keeps_the_statistics_in_the_file(files, capsys):
     d, X, y, Xt, yt = files
     X, Xt = 100.0 * X + 5.0, 100.0 * Xt + 5.0  # far from standardised
-    datasets.dump_svmlight(X, y, d / "raw.svm")
-    datasets.dump_svmlight(Xt, yt, d / "raw_test.svm")
+    bk_io.dump_svmlight(X, y, d / "raw.svm")
+    bk_io.dump_svmlight(Xt, yt, d / "raw_test.svm")
     common = [str(d / "raw.svm"), "--budget", "30", "--chunk-size", str(CHUNK), "--standardize", "-q"]
     assert cli.main(["train", *common, "-o", str(d / "plain.bkm")]) == 0
     assert cli.main(["train", *common, "-o", str(d / "tuned.bkm"), "--tune"]) == 0

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from budgetkernel import datasets
+from budgetkernel import io as bk_io
+from budgetkernel.preprocessing import StreamingStandardizer
 from budgetkernel.datasets._bayes import _waveform_log_likelihood
 
 NAMES = ["checkerboard", "noisy_checkerboard", "two_gaussians", "waveform"]
@@ -319,9 +321,9 @@ def test_svmlight_round_trip_exact(tmp_path):
         for zero_based in (False, True):
             for suffix in (".txt", ".txt.gz"):
                 path = tmp_path / f"data_{y.dtype.kind}_{zero_based}{suffix}"
-                datasets.dump_svmlight(X, y, path, zero_based=zero_based)
+                bk_io.dump_svmlight(X, y, path, zero_based=zero_based)
                 for zb in (zero_based, "auto"):
-                    X2, y2 = datasets.load_svmlight(path, zero_based=zb)
+                    X2, y2 = bk_io.load_svmlight(path, zero_based=zb)
                     assert X2.dtype == np.float64 and X2.shape == X.shape
                     np.testing.assert_array_equal(X2, X)
                     np.testing.assert_array_equal(y2, y)
@@ -334,15 +336,15 @@ def test_svmlight_round_trip_exact(tmp_path):
 def test_svmlight_format_details(tmp_path):
     X = np.array([[0.0, 2.5, 0.0], [0.1, 0.0, 0.0]])
     buf = io.StringIO()
-    datasets.dump_svmlight(X, np.array([1, -1]), buf)
+    bk_io.dump_svmlight(X, np.array([1, -1]), buf)
     assert buf.getvalue() == "1 2:2.5\n-1 1:0.10000000000000001\n"
     bbuf = io.BytesIO()
-    datasets.dump_svmlight(X, np.array([0.5, 2.0]), bbuf, zero_based=True)
+    bk_io.dump_svmlight(X, np.array([0.5, 2.0]), bbuf, zero_based=True)
     assert bbuf.getvalue() == b"0.5 1:2.5\n2.0 0:0.10000000000000001\n"
     with pytest.raises(ValueError):
-        datasets.dump_svmlight(np.array([[np.nan]]), np.array([1]), io.StringIO())
+        bk_io.dump_svmlight(np.array([[np.nan]]), np.array([1]), io.StringIO())
     with pytest.raises(ValueError):
-        datasets.dump_svmlight(X, np.array([1]), io.StringIO())
+        bk_io.dump_svmlight(X, np.array([1]), io.StringIO())
 
 
 def test_svmlight_comments_qid_blank_lines_and_padding(tmp_path):
@@ -352,36 +354,36 @@ def test_svmlight_comments_qid_blank_lines_and_padding(tmp_path):
                     "\n"
                     "-1\n"
                     "2 2:-4e-3\n")
-    X, y = datasets.load_svmlight(path)
+    X, y = bk_io.load_svmlight(path)
     np.testing.assert_array_equal(X, [[2.0, 0.0, 1.5], [0.0, 0.0, 0.0], [0.0, -4e-3, 0.0]])
     np.testing.assert_array_equal(y, [1, -1, 2])
     assert y.dtype == np.int64
-    X5, _ = datasets.load_svmlight(path, n_features=5)
+    X5, _ = bk_io.load_svmlight(path, n_features=5)
     assert X5.shape == (3, 5) and np.array_equal(X5[:, :3], X)
     with pytest.raises(ValueError, match="n_features"):
-        datasets.load_svmlight(path, n_features=2)
+        bk_io.load_svmlight(path, n_features=2)
     # Empty file.
     empty = tmp_path / "empty.svm"
     empty.write_text("")
-    Xe, ye = datasets.load_svmlight(empty, n_features=4)
+    Xe, ye = bk_io.load_svmlight(empty, n_features=4)
     assert Xe.shape == (0, 4) and ye.shape == (0,)
-    assert list(datasets.iter_svmlight(empty)) == []
+    assert list(bk_io.iter_svmlight(empty)) == []
 
 
 def test_svmlight_chunked_equals_whole(tmp_path):
     X = _sparse_data(n=101, seed=3)
     y = np.arange(101) % 3 - 1
     path = tmp_path / "chunks.svm.gz"
-    datasets.dump_svmlight(X, y, path)
-    Xw, yw = datasets.load_svmlight(path)
+    bk_io.dump_svmlight(X, y, path)
+    Xw, yw = bk_io.load_svmlight(path)
     for chunk_size in (1, 7, 100, 101, 1000):
-        chunks = list(datasets.iter_svmlight(path, chunk_size=chunk_size))
+        chunks = list(bk_io.iter_svmlight(path, chunk_size=chunk_size))
         assert all(c[0].shape[0] == chunk_size for c in chunks[:-1])
         Xc, yc, _ = _concat(chunks)
         np.testing.assert_array_equal(Xc, Xw)
         np.testing.assert_array_equal(yc, yw)
     # Single-pass mode (everything given) gives the same result.
-    single = datasets.iter_svmlight(path, n_features=9, zero_based=False,
+    single = bk_io.iter_svmlight(path, n_features=9, zero_based=False,
                                     label_dtype=np.int64, chunk_size=10)
     Xs, ys, _ = _concat(single)
     np.testing.assert_array_equal(Xs, Xw)
@@ -392,16 +394,16 @@ def test_svmlight_float32(tmp_path):
     X = np.random.default_rng(0).standard_normal((50, 4))
     X[X < 0.3] = 0.0
     path = tmp_path / "f32.svm"
-    datasets.dump_svmlight(X, np.ones(50, dtype=int), path)
-    X32, _ = datasets.load_svmlight(path, dtype=np.float32)
+    bk_io.dump_svmlight(X, np.ones(50, dtype=int), path)
+    X32, _ = bk_io.load_svmlight(path, dtype=np.float32)
     assert X32.dtype == np.float32
     np.testing.assert_array_equal(X32, X.astype(np.float32))
     X[7, 2] = 1e300
-    datasets.dump_svmlight(X, np.ones(50, dtype=int), path)
+    bk_io.dump_svmlight(X, np.ones(50, dtype=int), path)
     with pytest.raises(ValueError, match="line 8.*overflows"):
-        datasets.load_svmlight(path, dtype=np.float32)
+        bk_io.load_svmlight(path, dtype=np.float32)
     with pytest.raises(ValueError):
-        datasets.load_svmlight(path, dtype=np.int64)
+        bk_io.load_svmlight(path, dtype=np.int64)
 
 
 MALFORMED = [
@@ -429,11 +431,11 @@ def test_svmlight_malformed_lines_name_file_and_line(tmp_path, text, kwargs, lin
     path = tmp_path / "bad_file.svm"
     path.write_text(text)
     with pytest.raises(ValueError) as info:
-        datasets.load_svmlight(path, **kwargs)
+        bk_io.load_svmlight(path, **kwargs)
     msg = str(info.value)
     assert "bad_file.svm" in msg and f"line {line}" in msg and fragment in msg, msg
     with pytest.raises(ValueError, match=f"line {line}"):
-        list(datasets.iter_svmlight(path, chunk_size=1, **kwargs))
+        list(bk_io.iter_svmlight(path, chunk_size=1, **kwargs))
 
 
 def test_svmlight_malformed_gzip(tmp_path):
@@ -441,13 +443,13 @@ def test_svmlight_malformed_gzip(tmp_path):
     with gzip.open(path, "wt") as fh:
         fh.write("1 1:2\n1 1:3\n1 2\n")
     with pytest.raises(ValueError, match=r"bad\.svm\.gz.*line 3"):
-        datasets.load_svmlight(path)
+        bk_io.load_svmlight(path)
 
 
 def test_svmlight_float_labels(tmp_path):
     path = tmp_path / "f.svm"
     path.write_text("1 1:1\n0.5 2:1\n-2 1:3\n")
-    _, y = datasets.load_svmlight(path)
+    _, y = bk_io.load_svmlight(path)
     assert y.dtype == np.float64
     np.testing.assert_array_equal(y, [1.0, 0.5, -2.0])
 
@@ -461,14 +463,14 @@ def test_svmlight_streams_a_pipe_in_single_pass(compress, tmp_path, pipe_fed_wit
     X = _sparse_data(n=300, seed=4)
     y = np.arange(300) % 3 - 1
     path = tmp_path / "data.svm"
-    datasets.dump_svmlight(X, y, path, zero_based=True)
+    bk_io.dump_svmlight(X, y, path, zero_based=True)
     data = path.read_bytes()
     if compress:
         data = gzip.compress(data)
     # The first part is one byte: the gzip magic must be peeked at, not consumed,
     # and a pipe may deliver it in pieces.
     pipe, thread = pipe_fed_with(data[:1], data[1:5000], data[5000:])
-    chunks = datasets.iter_svmlight(pipe, n_features=9, zero_based=True,
+    chunks = bk_io.iter_svmlight(pipe, n_features=9, zero_based=True,
                                     label_dtype=np.int64, chunk_size=64)
     Xs, ys, sizes = _concat(chunks)
     thread.join(timeout=10)
@@ -476,7 +478,7 @@ def test_svmlight_streams_a_pipe_in_single_pass(compress, tmp_path, pipe_fed_wit
     np.testing.assert_array_equal(ys, y)
     assert sizes == [64] * 4 + [44]
     pipe, thread = pipe_fed_with(data)
-    Xl, yl = datasets.load_svmlight(pipe, n_features=9, zero_based=True, label_dtype=np.int64)
+    Xl, yl = bk_io.load_svmlight(pipe, n_features=9, zero_based=True, label_dtype=np.int64)
     thread.join(timeout=10)
     np.testing.assert_array_equal(Xl, X)
     np.testing.assert_array_equal(yl, y)
@@ -486,31 +488,31 @@ def test_svmlight_streams_a_pipe_in_single_pass(compress, tmp_path, pipe_fed_wit
 def test_svmlight_pipe_without_single_pass_arguments_is_an_error(pipe_fed_with):
     pipe, _ = pipe_fed_with(b"1 1:2\n")
     with pytest.raises(ValueError, match=r"read only once.*missing: zero_based, label_dtype"):
-        datasets.iter_svmlight(pipe, n_features=3)
+        bk_io.iter_svmlight(pipe, n_features=3)
     with pytest.raises(ValueError,
                        match=r"read only once.*missing: n_features, zero_based, label_dtype"):
-        datasets.load_svmlight(pipe)
+        bk_io.load_svmlight(pipe)
     # with all three it streams
-    X, _ = datasets.load_svmlight(pipe, n_features=3, zero_based=False, label_dtype=np.int64)
+    X, _ = bk_io.load_svmlight(pipe, n_features=3, zero_based=False, label_dtype=np.int64)
     np.testing.assert_array_equal(X, [[2.0, 0.0, 0.0]])
 
 
 def test_svmlight_byte_order_mark_and_bad_utf8(tmp_path):
     bom = tmp_path / "bom.svm"
     bom.write_bytes(b"\xef\xbb\xbf1 1:2\n-1 2:3\n")
-    X, y = datasets.load_svmlight(bom)
+    X, y = bk_io.load_svmlight(bom)
     np.testing.assert_array_equal(X, [[2.0, 0.0], [0.0, 3.0]])
     np.testing.assert_array_equal(y, [1, -1])
     assert y.dtype == np.int64
     with gzip.open(tmp_path / "bom.svm.gz", "wb") as fh:
         fh.write(b"\xef\xbb\xbf1 1:2\n")
-    np.testing.assert_array_equal(datasets.load_svmlight(tmp_path / "bom.svm.gz")[1], [1])
+    np.testing.assert_array_equal(bk_io.load_svmlight(tmp_path / "bom.svm.gz")[1], [1])
     # A Latin-1 byte far beyond the decoder's first block still names its own line.
     bad = tmp_path / "latin1.svm"
     bad.write_bytes(b"1 1:2\n" * 5000 + b"-1 2:3 # caf\xe9\n" + b"1 1:2\n")
     for kwargs in ({}, {"n_features": 2, "zero_based": False, "label_dtype": np.int64}):
         with pytest.raises(ValueError, match=r"latin1\.svm.*line 5001.*0xe9.*UTF-8"):
-            datasets.load_svmlight(bad, **kwargs)
+            bk_io.load_svmlight(bad, **kwargs)
 
 
 # ---------------------------------------------------------------------------
@@ -527,7 +529,7 @@ def _std_data(n=5000, seed=0):
 
 def test_standardizer_matches_numpy_on_warmup_prefix_and_freezes():
     X = _std_data()
-    s = datasets.StreamingStandardizer(n_warmup=1000)
+    s = StreamingStandardizer(n_warmup=1000)
     for start in range(0, 3000, 137):  # chunk boundaries do not align with 1000
         s.partial_fit(X[start:start + 137])
         if start + 137 >= 1000:
@@ -553,7 +555,7 @@ def test_standardizer_fit_transform_stream():
     X = _std_data(n=4321, seed=1)
     y = np.arange(X.shape[0])
     chunks = [(X[i:i + 300], y[i:i + 300]) for i in range(0, X.shape[0], 300)]
-    s = datasets.StreamingStandardizer(n_warmup=1000)
+    s = StreamingStandardizer(n_warmup=1000)
     out = list(s.fit_transform_stream(iter(chunks)))
     assert [o[0].shape for o in out] == [c[0].shape for c in chunks]
     for (_, yo), (_, yc) in zip(out, chunks):
@@ -565,7 +567,7 @@ def test_standardizer_fit_transform_stream():
     np.testing.assert_allclose(Xt, (X - prefix.mean(axis=0)) / scale, rtol=1e-12, atol=1e-12)
     assert s.n_seen_ == 1000
     # Bare arrays are accepted too; a stream shorter than the warm-up uses all of it.
-    s2 = datasets.StreamingStandardizer(n_warmup=10_000)
+    s2 = StreamingStandardizer(n_warmup=10_000)
     out2 = list(s2.fit_transform_stream([X[:500], X[500:800]]))
     assert s2.n_seen_ == 800 and not s2.frozen_
     np.testing.assert_allclose(np.concatenate(out2)[:, [0, 1, 3]],
@@ -574,7 +576,7 @@ def test_standardizer_fit_transform_stream():
 
 
 def test_standardizer_with_generated_stream():
-    s = datasets.StreamingStandardizer(n_warmup=2500)
+    s = StreamingStandardizer(n_warmup=2500)
     src = datasets.stream("waveform", 12_000, chunk_size=1000, random_state=0)
     Xt, _, sizes = _concat(s.fit_transform_stream(src))
     X, _ = datasets.waveform(12_000, random_state=0)
@@ -585,7 +587,7 @@ def test_standardizer_with_generated_stream():
 
 
 def test_standardizer_errors():
-    s = datasets.StreamingStandardizer(n_warmup=10)
+    s = StreamingStandardizer(n_warmup=10)
     with pytest.raises(ValueError, match="not fitted"):
         s.transform(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="NaN"):
@@ -603,9 +605,9 @@ def test_standardizer_errors():
     with pytest.raises(ValueError, match="NaN"):
         s.transform(np.array([[0.0, 0.0, -np.inf]]))
     with pytest.raises(ValueError):
-        list(datasets.StreamingStandardizer(5).fit_transform_stream([np.array([[np.nan]])]))
+        list(StreamingStandardizer(5).fit_transform_stream([np.array([[np.nan]])]))
     with pytest.raises(ValueError):
-        datasets.StreamingStandardizer(n_warmup=0)
+        StreamingStandardizer(n_warmup=0)
 
 
 @pytest.mark.parametrize("X", [[[1e200], [-1e200]],
@@ -613,7 +615,7 @@ def test_standardizer_errors():
                                [[-1.7976931348623157e308], [1.7976931348623157e308]]])
 def test_standardizer_huge_values_do_not_overflow(X):
     X = np.array(X)
-    s = datasets.StreamingStandardizer(n_warmup=10).partial_fit(X)
+    s = StreamingStandardizer(n_warmup=10).partial_fit(X)
     unit = 2.0 ** 1000  # the reference is computed in scaled space, where it is exact
     np.testing.assert_allclose(s.mean_, (X / unit).mean(axis=0) * unit, rtol=1e-15)
     np.testing.assert_allclose(s.scale_, (X / unit).std(axis=0) * unit, rtol=1e-15)
@@ -624,20 +626,9 @@ def test_standardizer_scaled_moments_merge_across_chunks():
     # Chunks with very different magnitudes: the moments of the small chunk are
     # carried over to the unit of the huge one.
     X = np.array([[1.0, 0.5], [3.0, 0.25], [1e300, 0.75], [-2e300, 1.0]])
-    s = datasets.StreamingStandardizer(n_warmup=10)
+    s = StreamingStandardizer(n_warmup=10)
     s.partial_fit(X[:2]).partial_fit(X[2:])
     np.testing.assert_allclose(s.mean_, [-2.5e299, 0.625], rtol=1e-15)
     np.testing.assert_allclose(s.scale_[0], (X[:, 0] / 1e300).std() * 1e300, rtol=1e-15)
     np.testing.assert_allclose(s.scale_[1], X[:, 1].std(), rtol=1e-15)
     assert s.var_[0] == np.inf  # 1.6e600 has no float64
-
-
-def test_io_and_preprocessing_names_stay_importable_from_datasets():
-    # LIBSVM I/O moved to budgetkernel.io and StreamingStandardizer to budgetkernel.preprocessing;
-    # budgetkernel.datasets re-exports the very same objects, so old imports keep working.
-    from budgetkernel import io, preprocessing
-
-    for name in ("iter_svmlight", "load_svmlight", "dump_svmlight"):
-        assert getattr(datasets, name) is getattr(io, name)
-    assert datasets.StreamingStandardizer is preprocessing.StreamingStandardizer
-    assert set(datasets.__all__) >= {"iter_svmlight", "load_svmlight", "dump_svmlight", "StreamingStandardizer"}

@@ -25,12 +25,12 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
 def _public_modules():
-    # Private modules are documented through the public names they export; the deprecated
-    # budgetkernel.sparse warns on import; the CLI's modules are tested through its commands.
+    # Private modules are documented through the public names they export; the CLI's modules
+    # are tested through its commands.
     names = ["budgetkernel"]
     for info in pkgutil.iter_modules(budgetkernel.__path__, "budgetkernel."):
         last = info.name.rsplit(".", 1)[-1]
-        if last.startswith("_") or last in ("sparse", "cli"):
+        if last.startswith("_") or last == "cli":
             continue
         names.append(info.name)
     return names

@@ -7,6 +7,7 @@ import pytest
 
 import budgetkernel
 from budgetkernel import BudgetedPAClassifier, cli, datasets
+from budgetkernel import io as bk_io
 
 VARIANTS = ["simple", "nn", "project", "random"]
 
@@ -191,7 +192,7 @@ def test_bad_input_raises():
 
 def test_cli_trains_pa_and_perceptron(tmp_path, capsys):
     X, y = datasets.noisy_checkerboard(2000, random_state=0)
-    datasets.dump_svmlight(X, y, tmp_path / "train.libsvm")
+    bk_io.dump_svmlight(X, y, tmp_path / "train.libsvm")
     argv = ["train", str(tmp_path / "train.libsvm"), "--budget", "30", "--gamma", "2", "-q"]
     assert cli.main(argv + ["-o", str(tmp_path / "pa.bkm"), "--learner", "pa", "--variant", "nn", "--C", "0.5"]) == 0
     ref = BudgetedPAClassifier(budget=30, variant="nn", C=0.5, gamma=2.0, random_state=0).fit(X, y)

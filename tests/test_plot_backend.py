@@ -19,9 +19,10 @@ SCRIPT = textwrap.dedent(
     import matplotlib.pyplot as plt
 
     from budgetkernel import BudgetedSGDClassifier, datasets
+    from budgetkernel.preprocessing import StreamingStandardizer
     from budgetkernel.plot import plot_accuracy_curve, plot_decision_boundary, plot_demo
 
-    scaler = datasets.StreamingStandardizer(n_warmup=200)
+    scaler = StreamingStandardizer(n_warmup=200)
     clf = BudgetedSGDClassifier(budget=20, gamma=2.0, random_state=0)
     for X, y in scaler.fit_transform_stream(datasets.stream("checkerboard", 2000, chunk_size=500, random_state=0)):
         clf.partial_fit(X, y, classes=[-1, 1])

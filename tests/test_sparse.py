@@ -7,6 +7,7 @@ import pytest
 
 import budgetkernel
 from budgetkernel import BOGDClassifier, BudgetedPAClassifier, SparsePAClassifier, datasets
+from budgetkernel import io as bk_io
 from budgetkernel._native import core
 
 from test_passive_aggressive import rbf
@@ -255,7 +256,7 @@ def test_bad_input_raises():
 @pytest.mark.parametrize("learner", ["spa", "bogd"])
 def test_cli_trains_spa_and_bogd(tmp_path, capsys, learner):
     X, y = datasets.noisy_checkerboard(2000, random_state=0)
-    datasets.dump_svmlight(X, y, tmp_path / "train.libsvm")
+    bk_io.dump_svmlight(X, y, tmp_path / "train.libsvm")
     model = tmp_path / "m.bkm"
     argv = ["train", str(tmp_path / "train.libsvm"), "-o", str(model), "--learner", learner, "--gamma", "2", "-q"]
     assert budgetkernel.cli.main(argv) == 0
@@ -288,17 +289,3 @@ def test_expected_budget_mode_names_an_overflowing_beta():
     X, y = datasets.noisy_checkerboard(100, random_state=0)
     with pytest.raises(ValueError, match="target_svs=1 .* not a finite number"):
         SparsePAClassifier(alpha=1e300, target_svs=1, stream_length=2**62).fit(X, y)
-
-
-def test_old_module_name_is_a_deprecated_alias():
-    # SPA and BOGD moved from budgetkernel/sparse.py to sparse_pa.py and bogd.py; the old
-    # import path still gives the same classes, with a DeprecationWarning on first import.
-    import importlib
-    import sys
-
-    sys.modules.pop("budgetkernel.sparse", None)
-    with pytest.warns(DeprecationWarning, match="budgetkernel.sparse is deprecated"):
-        old = importlib.import_module("budgetkernel.sparse")
-    assert old.SparsePAClassifier is SparsePAClassifier and old.BOGDClassifier is BOGDClassifier
-    assert SparsePAClassifier.__module__ == "budgetkernel.sparse_pa"
-    assert BOGDClassifier.__module__ == "budgetkernel.bogd"

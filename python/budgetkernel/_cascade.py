@@ -45,6 +45,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._labels import class_set
+from ._partition_stats import _block_stats, _gamma_of_all
 
 __all__ = ["cascade_fit"]
 
@@ -159,8 +160,6 @@ def _scan(client, blocks, classes, scale):
     ``scale``, gamma='scale' of all the data as dask.fit resolves it (pooled moments; one
     block: _scale_gamma itself on its worker, so that the cascade of one block is plain fit
     bit for bit)."""
-    from .dask import _block_stats, _gamma_of_all
-
     stats = client.gather([client.submit(_block_stats, b, True, scale, pure=False) for b in blocks])
     sizes = np.array([s["n"] for s in stats], dtype=np.int64)
     dims = {s["d"] for s in stats}

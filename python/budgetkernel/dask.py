@@ -23,7 +23,8 @@ from concurrent.futures import CancelledError
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import check_array
+from sklearn.utils.validation import _get_feature_names, check_is_fitted, validate_data
 
 try:
     import dask
@@ -33,6 +34,15 @@ except ImportError as e:  # pragma: no cover - the extra is missing
     raise ImportError(
         f"budgetkernel.dask needs dask.distributed ({e}); install it with: pip install 'budgetkernel[dask]'"
     ) from e
+
+from . import _combine
+from ._base import OnlineClassifierMixin
+from ._cascade import cascade_fit
+from ._labels import class_set, same_class_set
+from ._partition_stats import _block_stats, _gamma_of_all
+from ._proba import _calibrates
+from ._regressor import OnlineRegressorMixin
+from .svm import IncrementalSVC
 
 __all__ = ["decision_function", "fit", "predict", "score"]
 
@@ -161,8 +171,6 @@ def fit(estimator, X, y, *, classes=None, client=None, sync_every=None, n_epochs
             stats = _results(client, futures, timeout, "reading the partitions")
             start, classes = _starting_model(estimator, classes, stats)
             if cascade:
-                from ._cascade import cascade_fit
-
                 model = cascade_fit(start, blocks, client, classes)
             else:
                 model = _mix(client, start, blocks, [s["n"] for s in stats], sync_every, n_epochs, classes, timeout)
@@ -179,7 +187,6 @@ def _feature_names(X):
     if not _is_frame(X):
         return None
     import pandas as pd
-    from sklearn.utils.validation import _get_feature_names
 
     return _get_feature_names(pd.DataFrame(columns=X.columns))
 
@@ -189,8 +196,6 @@ def _checked_names(estimator, X):
     n_features_in_ as partial_fit checks a chunk (scikit-learn's messages: a DataFrame with
     other columns, or in another order, is refused). The mixture then travels without them
     (its partitions are arrays) and the result gets them back."""
-    from sklearn.utils.validation import validate_data
-
     if _is_frame(X):
         validate_data(estimator, X._meta, reset=False, skip_check_array=True)  # the columns, no rows
     elif not np.isnan(X.shape[1]):  # (an unknown width is checked on the partitions: _starting_model)
@@ -217,29 +222,22 @@ def _check_counts(sync_every, n_epochs):
 
 
 def _check_estimator(estimator):
-    from ._base import OnlineClassifierMixin
-    from ._combine import _NOT_COMBINED
-
     if not isinstance(estimator, OnlineClassifierMixin) and not _is_regressor(estimator):
         raise TypeError(f"estimator must be a budgetkernel estimator; got {type(estimator).__name__}")
     # refused before any work (every round combines); the cascade's IncrementalSVC aside. A
     # core class without to_bytes stands for several cores (KLMSRegressor's): combine checks it.
     core = None if _is_cascade(estimator) else estimator._core_class()
-    why = _NOT_COMBINED.get(type(estimator).__name__)
+    why = _combine._NOT_COMBINED.get(type(estimator).__name__)
     if why or (core is not None and hasattr(core, "to_bytes") and not hasattr(core, "combine")):
         raise TypeError(f"dask.fit mixes models with budgetkernel.combine, which does not combine "
                         f"{type(estimator).__name__}" + (f": {why}" if why else ""))
 
 
 def _is_regressor(estimator):
-    from ._regressor import OnlineRegressorMixin
-
     return isinstance(estimator, OnlineRegressorMixin)
 
 
 def _is_cascade(estimator):
-    from .svm import IncrementalSVC
-
     return isinstance(estimator, IncrementalSVC)
 
 
@@ -315,8 +313,6 @@ def _as_block(X, y, index, regressor):
     """A partition as the tasks use it: (X float64 C-contiguous, y 1-D ndarray), checked as
     fit checks its X (scikit-learn's check_array: numbers, finite, no complex values) and a
     regressor's y (finite numbers); a ValueError names the partition."""
-    from sklearn.utils import check_array
-
     try:
         X = check_array(X, dtype=np.float64, order="C", ensure_all_finite=True, ensure_min_samples=0,
                         input_name="X")
@@ -331,27 +327,10 @@ def _as_block(X, y, index, regressor):
     return X, y
 
 
-def _block_stats(block, labels, moments):
-    """What the driver needs of a partition without its data: its length and width, its labels
-    when the classes are to be found, and the moments of its values for gamma='scale'."""
-    from ._kernel_params import _scale_gamma
-
-    X, y = block
-    n = X.shape[0]
-    stats = {"n": n, "d": X.shape[1]}
-    if labels:
-        stats["labels"] = np.unique(y) if n else y[:0]
-    if moments and n:
-        stats.update(mean=float(X.mean()), var=float(X.var()), scale_gamma=_scale_gamma(X))
-    return stats
-
-
 # ------------------------------------------------------------ the first model
 def _starting_model(estimator, classes, stats):
     """(round 0's mixture, classes): a copy of a fitted estimator, else an unfitted clone with
     gamma='scale' resolved from all the data. A regressor's classes are None."""
-    from ._labels import class_set, same_class_set
-
     if not sum(s["n"] for s in stats):
         raise ValueError("X has no rows")
     live = [(i, s) for i, s in enumerate(stats) if s["n"]]
@@ -407,26 +386,6 @@ def _scales(estimator):
     return isinstance(gamma, str) and gamma == "scale"
 
 
-def _gamma_of_all(stats):
-    """gamma='scale' as fit resolves it on all the data: 1 / (n_features * X.var()), the
-    variance pooled from the partitions' means and variances (Chan, Golub & LeVeque's parallel
-    formula); one partition gives fit's own value."""
-    live = [s for s in stats if s["n"]]
-    if len(live) == 1:
-        return live[0]["scale_gamma"]
-    d = live[0]["d"]
-    sizes = np.array([s["n"] * d for s in live], dtype=np.float64)
-    means = np.array([s["mean"] for s in live])
-    var_s = np.array([s["var"] for s in live])
-    mean = float(sizes @ means) / sizes.sum()
-    with np.errstate(over="ignore", invalid="ignore"):
-        var = (float(sizes @ var_s) + float(sizes @ (means - mean) ** 2)) / sizes.sum()
-    if not np.isfinite(var):  # values near overflow: the core rejects their rows anyway
-        return 1.0 / d
-    gamma = 1.0 / d / var if var > 0.0 else 1.0
-    return gamma if np.isfinite(gamma) else 1.0
-
-
 # --------------------------------------------------------------------- mixing
 def _mix(client, start, blocks, lengths, sync_every, n_epochs, classes, timeout):
     """The rounds of iterative parameter mixing; returns the last mixture with its history."""
@@ -451,8 +410,6 @@ def _mix(client, start, blocks, lengths, sync_every, n_epochs, classes, timeout)
 def _round(client, r, mixture, fitted, blocks, spans, classes, timeout):
     """One round: a task per partition, each given the pickled mixture, then combine. Returns
     the new mixture and the round's record."""
-    from . import _combine
-
     t0 = time.perf_counter()
     payload = pickle.dumps(mixture, protocol=pickle.HIGHEST_PROTOCOL)
     serialise = time.perf_counter() - t0
@@ -489,12 +446,6 @@ def _round(client, r, mixture, fitted, blocks, spans, classes, timeout):
         wall_s=t3 - t0,
     )
     return mixed, record
-
-
-def _calibrates(est):
-    from ._proba import _calibrates
-
-    return _calibrates(est)
 
 
 # Fetches of a result tried when the connection to its worker is lost (the scheduler

@@ -13,7 +13,7 @@ from io import TextIOBase  # the standard library's io (this module is budgetker
 
 import numpy as np
 
-from ._counts import _check_n_samples
+from .datasets._sampling import _check_n_samples
 
 __all__ = ["dump_svmlight", "iter_svmlight", "load_svmlight"]
 

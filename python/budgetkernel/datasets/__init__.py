@@ -1,4 +1,4 @@
-"""Synthetic data streams (and, re-exported, LIBSVM/svmlight I/O and streaming standardisation).
+"""Synthetic data streams and the reference accuracies of their Bayes classifiers.
 
 This package reproduces the synthetic benchmarks used in the budgeted online
 kernel learning literature and provides the small amount of plumbing needed to
@@ -16,15 +16,12 @@ feed real data sets to the learners chunk by chunk:
   with an independent test set;
 * :func:`two_gaussians_bayes_accuracy` and :func:`waveform_bayes_accuracy`
   give the reference accuracy of the Bayes-optimal classifier;
-* :func:`iter_svmlight`, :func:`load_svmlight` and :func:`dump_svmlight` read
-  and write the LIBSVM text format (optionally gzip compressed); they live in
-  :mod:`budgetkernel.io` and are importable from here as well;
-* :class:`StreamingStandardizer` standardises a stream with statistics frozen
-  after a warm-up prefix; it lives in :mod:`budgetkernel.preprocessing` and is
-  importable from here as well.
+* the LIBSVM text format is read and written by :mod:`budgetkernel.io`, and
+  :mod:`budgetkernel.preprocessing` standardises a stream.
 
 The generators are in ``_synthetic.py`` (:func:`gaussian_classes` in ``_classes.py``, the
-time series in ``_series.py``), the Bayes accuracies (their mathematics) in ``_bayes.py``.
+time series in ``_series.py``), their seeding and blocks in ``_sampling.py``, the Bayes
+accuracies (their mathematics) in ``_bayes.py``.
 
 Reproducibility
 ---------------
@@ -75,12 +72,9 @@ The reference accuracies :func:`two_gaussians_bayes_accuracy` and
 :func:`waveform_bayes_accuracy` are integrals of ``exp`` and ``erfc`` and are not bit-exact:
 they agree across CPUs to about 1e-12.
 
-Only NumPy and the standard library are required (and, for reading LIBSVM
-files, the package's compiled core).
+Only NumPy and the standard library are required.
 """
 
-from ..io import dump_svmlight, iter_svmlight, load_svmlight
-from ..preprocessing import StreamingStandardizer
 from ._bayes import two_gaussians_bayes_accuracy, waveform_bayes_accuracy
 from ._classes import gaussian_classes
 from ._series import embed_series, mackey_glass
@@ -111,8 +105,4 @@ __all__ = [
     "STREAM_NAMES",
     "stream",
     "make_stream_and_test",
-    "iter_svmlight",
-    "load_svmlight",
-    "dump_svmlight",
-    "StreamingStandardizer",
 ]

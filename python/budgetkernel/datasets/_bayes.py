@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .._counts import _check_n_samples
+from ._sampling import _check_n_samples
 from ._synthetic import (
     _TWO_GAUSSIANS_MEAN_NEG,
     _TWO_GAUSSIANS_PRIOR_POS,

@@ -9,8 +9,7 @@ import numbers
 
 import numpy as np
 
-from .._counts import _check_n_samples
-from ._synthetic import _as_seed_sequence, _draw
+from ._sampling import _as_seed_sequence, _check_n_samples, _draw
 
 _DEFAULT_INFORMATIVE = 8
 

@@ -12,8 +12,7 @@ import numbers
 
 import numpy as np
 
-from .._counts import _check_n_samples
-from ._synthetic import _as_seed_sequence
+from ._sampling import _as_seed_sequence, _check_n_samples
 
 # Runge-Kutta step (time units). Part of the reproducibility contract: changing it changes
 # every series. tau, delta_t and transient are whole multiples of it.

@@ -5,53 +5,11 @@ See :mod:`budgetkernel.datasets` for the reproducibility contract these function
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
-from .._counts import _check_n_samples
-
-# Number of examples generated from one sub-seed.  Part of the reproducibility
-# contract: changing it changes every generated data set.
-_BLOCK_SIZE = 4096
-
-
-# ---------------------------------------------------------------------------
-# Seeding helpers
-# ---------------------------------------------------------------------------
-
-
-def _as_seed_sequence(random_state):
-    """Convert ``random_state`` to a root :class:`numpy.random.SeedSequence`."""
-    if random_state is None:
-        return np.random.SeedSequence()
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state
-    if isinstance(random_state, np.random.Generator):
-        entropy = random_state.integers(0, 2**63, size=4, dtype=np.int64)
-        return np.random.SeedSequence([int(e) for e in entropy])
-    if isinstance(random_state, (bool, np.bool_)):
-        raise TypeError("random_state must be None, an int, a SeedSequence or a "
-                        "numpy.random.Generator, got a bool")
-    if isinstance(random_state, numbers.Integral):
-        seed = int(random_state)
-        if seed < 0:
-            raise ValueError(f"random_state must be a non-negative integer, got {seed}")
-        return np.random.SeedSequence(seed)
-    raise TypeError("random_state must be None, an int, a SeedSequence or a "
-                    f"numpy.random.Generator, got {type(random_state).__name__}")
-
-
-def _child(ss, *keys):
-    """Deterministic child of ``ss`` (same as ``ss.spawn`` would give for ``keys``)."""
-    return np.random.SeedSequence(entropy=ss.entropy,
-                                  spawn_key=tuple(ss.spawn_key) + tuple(keys),
-                                  pool_size=ss.pool_size)
-
-
-def _block_rng(ss, k):
-    return np.random.default_rng(_child(ss, k))
-
+from ._classes import _resolve_classes
+from ._sampling import _as_seed_sequence, _check_n_samples, _child, _draw, _iter_blocks
 
 # ---------------------------------------------------------------------------
 # Block generators: (rng, n, **params) -> (X, y)
@@ -134,8 +92,6 @@ def _resolve(name, kwargs):
         _reject_kwargs(name, kwargs)
         return _block_waveform, {}
     if name == "gaussian_classes":
-        from ._classes import _resolve_classes  # imports this module: import here, not above
-
         return _resolve_classes(kwargs)
     raise ValueError(f"unknown data set {name!r}; expected one of {STREAM_NAMES}")
 
@@ -158,31 +114,6 @@ def _check_noise(noise):
 
 #: Names accepted by :func:`stream` and :func:`make_stream_and_test`.
 STREAM_NAMES = ("checkerboard", "noisy_checkerboard", "two_gaussians", "waveform", "gaussian_classes")
-
-
-def _iter_blocks(block_fn, params, ss, n_samples):
-    """Yield the blocks of a stream, the last one truncated to ``n_samples``."""
-    produced = 0
-    k = 0
-    while n_samples is None or produced < n_samples:
-        X, y = block_fn(_block_rng(ss, k), _BLOCK_SIZE, **params)
-        k += 1
-        if n_samples is not None and produced + _BLOCK_SIZE > n_samples:
-            m = n_samples - produced
-            X, y = X[:m], y[:m]
-        produced += X.shape[0]
-        yield X, y
-
-
-def _draw(block_fn, params, ss, n_samples):
-    blocks = list(_iter_blocks(block_fn, params, ss, n_samples))
-    if not blocks:
-        X, y = block_fn(_block_rng(ss, 0), 0, **params)
-        return X, y
-    if len(blocks) == 1:
-        return np.ascontiguousarray(blocks[0][0]), blocks[0][1].copy()
-    return (np.concatenate([b[0] for b in blocks]),
-            np.concatenate([b[1] for b in blocks]))
 
 
 def _rechunk(blocks, chunk_size):
