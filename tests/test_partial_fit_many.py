@@ -1,4 +1,4 @@
-"""partial_fit_many (python/src/many.cpp): one chunk through many core learners at once, in
+"""partial_fit_many (python/src/partial_fit_many.cpp): one chunk through many core learners at once, in
 parallel with the GIL released, as the candidates of a self-tuning search are trained.
 
 Each model's result is exactly that of its own partial_fit on the chunk (the same bytes and

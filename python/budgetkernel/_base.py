@@ -8,7 +8,7 @@ composed of focused parts:
 - _labels: checks of ``classes`` / ``y``, labels encoded as the core's indices;
 - _memory: a budgeted model's memory, checked before anything is allocated;
 - _publish: the fitted state built privately and published whole (threads);
-- _single: learn_one / predict_one, dict and Series examples;
+- _learn_one: learn_one / predict_one, dict and Series examples;
 - _persistence: save / load / pickling;
 - _kernel_params: the kernel parameters and the fitted views of kernel expansions;
 - _proba: predict_proba / predict_log_proba and the ``probability`` switch.
@@ -17,7 +17,7 @@ This module holds the chunk path itself. A chunk given to partial_fit goes one w
 ``partial_fit`` -> (first call: ``_publish_new``, on a private copy) -> ``_chunk`` ->
 ``_chunk_data`` (validated once; the first chunk builds the model, ``_init_model``) ->
 ``encode`` -> ``_learn_chunk`` -> the core. fit: ``fit`` -> ``_refit`` -> ``_publish_new`` ->
-``_fit_passes`` -> ``_fit_data`` -> ``_learn_chunk`` per pass. learn_one (_single):
+``_fit_passes`` -> ``_fit_data`` -> ``_learn_chunk`` per pass. learn_one (_learn_one):
 ``learn_one`` -> (first call: ``_publish_new`` -> ``_first_one``) -> ``_learn_one`` -> the core.
 """
 
@@ -32,7 +32,7 @@ from ._memory import _MemoryPlanMixin
 from ._persistence import _PersistenceMixin, load, register
 from ._proba import _ProbabilityMixin
 from ._publish import _PublishedStateMixin
-from ._single import _SingleExampleMixin
+from ._learn_one import _SingleExampleMixin
 from ._validation import _check_bool, _check_positive, _check_random_state, _shuffler, plain_chunk, validated
 
 __all__ = ["OnlineClassifierMixin", "load", "register"]

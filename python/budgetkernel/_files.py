@@ -1,9 +1,9 @@
 """Files that are replaced whole or not at all: model files (``save``) and the CLI's outputs
 (predictions, plots).
 
-A fixed ``<path>.tmp`` was shared by concurrent writers (one raised FileNotFoundError, the
-other renamed a file still being written, leaving a corrupt model), and writing the target
-directly lost the old file when a run failed halfway. Here every write goes to a temporary
+A fixed ``<path>.tmp`` would be shared by concurrent writers (one raising FileNotFoundError,
+the other renaming a file still being written: a corrupt model), and writing the target
+directly would lose the old file when a run fails halfway. So every write goes to a temporary
 file of a unique name in the target's directory, which is fsynced and renamed over the target
 (atomic within one directory, also on Windows); the directory is fsynced after the rename
 where the platform can (POSIX), so a crash right after the call returned cannot lose the new
@@ -36,8 +36,8 @@ def written_in_place(path):
 @contextlib.contextmanager
 def replacing(path):
     """Yields the name to write ``path`` (str, bytes or os.PathLike) under: a new temporary
-    file next to path's final target (a symlink is written through: its target gets the data;
-    the rename used to replace the link itself with a regular file), renamed over the target
+    file next to path's final target (a symlink is written through: its target gets the data,
+    where a rename onto the link would replace the link itself with a regular file), renamed over the target
     once the block succeeds. The temporary name keeps path's extension (matplotlib picks the
     image format by it). A device or FIFO is yielded as it is, written in place."""
     path = os.fspath(path)

@@ -1,7 +1,7 @@
 """The memory a budgeted model needs, checked before anything is allocated.
 
-A large budget used to fail with a bare MemoryError('std::bad_alloc') once the first example
-reached a B x B structure (merging's kernel cache: ~7 GB at B = 30,000). The model's memory
+Unchecked, a large budget fails with a bare MemoryError('std::bad_alloc') once the first
+example reaches a B x B structure (merging's kernel cache holds B^2 float64). The model's memory
 at a full budget is estimated from its parameters (each learner lists its structures in
 ``_memory_plan``) and checked against what the process can get before anything is
 allocated; a std::bad_alloc that still happens (a limit we cannot see) gets the same

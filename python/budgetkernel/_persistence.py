@@ -274,17 +274,17 @@ def _load_core_file(data, learner, where):
     tell their models apart there: ``_params_from_core`` returns None for another's."""
     classes = list(dict.fromkeys(_registry().values()))
     # a class driving more than one core learner lists every kind in _learner_kinds (KLMSRegressor)
-    kin = [cls for cls in classes if learner in getattr(cls, "_learner_kinds", (getattr(cls, "_learner_kind", None),))]
-    if kin:
+    readers = [cls for cls in classes if learner in getattr(cls, "_learner_kinds", (getattr(cls, "_learner_kind", None),))]
+    if readers:
         try:
-            model = kin[0]._core_class().from_bytes(data)
-            for cls in kin:
+            model = readers[0]._core_class().from_bytes(data)
+            for cls in readers:
                 found = cls._params_from_core(model)
                 if found is not None:
                     return _restore_from_core(cls, model, *found)
         except (RuntimeError, ValueError, MemoryError) as e:
             raise ValueError(f"{where}: {e}") from None
-        names = ", ".join(cls.__name__ for cls in kin)
+        names = ", ".join(cls.__name__ for cls in readers)
         raise ValueError(f"{where}: a '{learner}' model that none of {names} can be rebuilt from")
     # every estimator declares its learner kind (a test checks it), so only a file of a
     # learner this version does not know gets here

@@ -45,10 +45,10 @@ class _ProbabilityMixin:
     """predict_proba / predict_log_proba of an OnlineClassifierMixin, and what ``probability``
     changes elsewhere: the core's switch, the memory plan and the saved parameters."""
 
-    # Parameters added after model files existed, with the default that leaves a file as it
-    # was: save() writes them only when they differ (a file written with the defaults is then
-    # byte-identical to one written before they existed); load() takes their absence as it.
-    _LATER_PARAMS = {"probability": False}
+    # Parameters a model file holds only when they differ from these defaults (format version
+    # 1 makes them optional, so a model with the defaults has one file whichever version of
+    # the estimators wrote it); load() takes their absence as the default.
+    _SAVED_ONLY_OFF_DEFAULT = {"probability": False}
 
     @available_if(_check_proba)
     def predict_proba(self, X):
@@ -158,7 +158,7 @@ class _ProbabilityMixin:
 
     def _saved_params(self):
         params = super()._saved_params()
-        for name, default in self._LATER_PARAMS.items():
+        for name, default in self._SAVED_ONLY_OFF_DEFAULT.items():
             if name in params and params[name] == default and type(params[name]) is type(default):
                 del params[name]
         return params

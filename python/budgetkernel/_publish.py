@@ -6,9 +6,9 @@ Calls on one estimator from several threads must act as if they ran one after an
 from a finaliser). What that lock cannot cover is which learner the estimator holds, and the
 Python state that goes with it (classes_ and the label map, n_features_in_, feature names,
 the prequential curve): the first call has no learner yet to lock, and fit() replaces the
-learner by a new one. That state used to change one attribute at a time: two first calls at
-once each built a model and one chunk was lost; a predict during fit saw a model not yet
-trained (or the new classes_ with the old model: wrong labels).
+learner by a new one. Changed one attribute at a time, that state would break: two first
+calls at once would each build a model and one chunk would be lost; a predict during fit would
+see a model not yet trained (or the new classes_ with the old model: wrong labels).
 
 So the calls that build a model (fit, a first partial_fit / learn_one) run on a private copy
 of the estimator and publish its ``__dict__`` whole, by one assignment, once it holds a

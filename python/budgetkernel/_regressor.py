@@ -4,7 +4,7 @@ A regressor drives one core learner of ``budgetkernel._core`` (an OnlineRegresso
 learners/regressor_base.hpp) exactly as a classifier does: the chunk runs in C++ with the GIL
 released and stops at Ctrl-C, the model is built privately and published whole (_publish),
 save / load / pickling carry the core's bytes (_persistence), learn_one / predict_one take
-arrays, dicts and Series (_single), and parameters are validated once (_validation). What
+arrays, dicts and Series (_learn_one), and parameters are validated once (_validation). What
 differs is the target: a finite real number per row instead of a label, no classes, and the
 prequential record is the sum of squared (and absolute) errors instead of mistakes.
 
@@ -25,7 +25,7 @@ from ._base import OnlineClassifierMixin
 from ._memory import _MemoryPlanMixin
 from ._persistence import _PersistenceMixin
 from ._publish import _PublishedStateMixin
-from ._single import _first_row, _SingleExampleMixin
+from ._learn_one import _first_row, _SingleExampleMixin
 from ._validation import plain_chunk, validated
 
 __all__ = ["OnlineRegressorMixin"]

@@ -90,8 +90,8 @@ def _check_choice(name, value, choices):
 
 
 def _check_bool(name, value):
-    """Only True / False (numpy's too): a str such as 'False' is true in an `if`, so
-    shuffle='False' used to shuffle, and None or 1 passed silently."""
+    """Only True / False (numpy's too): a str such as 'False' is true in an `if`
+    (shuffle='False' would shuffle), and None or 1 would pass silently."""
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False; got {value!r}")
 
@@ -99,8 +99,8 @@ def _check_bool(name, value):
 def _check_random_state(value):
     """What scikit-learn's check_random_state takes (None, an int, a RandomState), plus a numpy
     Generator, with ints limited to what the core's 64-bit seed holds: [0, 2^64 - 1]. Values
-    used to be taken mod 2^64 (2**64 gave the model of 0), and the estimators that draw no
-    seed (IncrementalSVC, LinearPegasosClassifier) accepted anything unless shuffle=True.
+    are not taken mod 2^64 (2**64 would give the model of 0), and the estimators that draw no
+    seed (IncrementalSVC, LinearPegasosClassifier) check it too, whatever shuffle is.
     bool is refused although it is an int to Python (True is a mistake for a seed, e.g. for
     shuffle=True), as every numeric parameter here refuses it."""
     if value is None or isinstance(value, (np.random.RandomState, np.random.Generator)):

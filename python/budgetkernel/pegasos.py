@@ -281,7 +281,7 @@ class BudgetedSGDClassifier(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelEx
         )
 
     _core_name, _params_name = "KernelPegasos", "BSGDParams"
-    _LATER_PARAMS = {"probability": False, "loss": "hinge"}
+    _SAVED_ONLY_OFF_DEFAULT = {"probability": False, "loss": "hinge"}
 
     # budgetkernel.load of a model file without Python metadata (written by C++).
     _learner_kind = "bsgd"

@@ -112,10 +112,10 @@ class StreamingStandardizer:
             self._mean = np.zeros(X.shape[1])
             self._m2 = np.zeros(X.shape[1])
             self._unit = np.ones(X.shape[1])
-        take = min(X.shape[0], self.n_warmup - self.n_seen_)
-        if take <= 0:
+        n_warmup_rows = min(X.shape[0], self.n_warmup - self.n_seen_)
+        if n_warmup_rows <= 0:
             return self
-        B = X[:take]
+        B = X[:n_warmup_rows]
         # The moments are kept in units of a per-feature power of two close to
         # the largest |value| seen, so neither the sums nor the squared
         # deviations overflow (they would for |values| beyond ~1e154, giving an
@@ -128,7 +128,7 @@ class StreamingStandardizer:
         self._m2 = self._m2 * (ratio * ratio)  # may underflow: then it is negligible
         self._unit = unit
         B = B / unit
-        nb = take
+        nb = n_warmup_rows
         mb = B.mean(axis=0)
         m2b = ((B - mb) ** 2).sum(axis=0)
         na = self.n_seen_

@@ -134,8 +134,8 @@ def evaluate_prequential(estimator, chunks, *, classes, test=None, progress=Fals
     seconds = 0.0
     n = 0
     # An estimator trained before: its counters and curve already hold that training. The
-    # results describe this stream only (as "examples" always did), so everything is counted
-    # from where the estimator stood: its online error used to mix in the earlier training.
+    # results describe this stream only, so everything is counted from where the estimator
+    # stood (its online error would otherwise mix in the earlier training).
     # (From its counters: learn_one samples the curve, whose last point can lag behind them.)
     fitted = hasattr(estimator, "_model")
     start = len(estimator.prequential_curve_) if fitted else 0

@@ -28,7 +28,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "many.hpp"        // register_many: the learner classes partial_fit_many takes
+#include "partial_fit_many.hpp"  // register_many: the learner classes partial_fit_many takes
 #include "model_lock.hpp"  // UseGuard, run_guarded, read_guarded, write_released
 
 namespace py = pybind11;

@@ -51,9 +51,9 @@ namespace bk = budgetkernel;
 ///
 /// Python code can run in the thread that holds a use: an accessor that builds a dict can set
 /// off the garbage collector, whose finalizers (__del__, weakref callbacks) run right there.
-/// Such code calling the same model used to deadlock for good when a writer was waiting (its
-/// read queued behind the writer, which waited for the read that ran the finalizer; found
-/// with a __del__ that predicted). So a thread remembers the uses it holds: a nested read
+/// Such code calling the same model would deadlock for good while a writer waits (its read
+/// queued behind the writer, which waits for the read that runs the finalizer, e.g. a
+/// __del__ that predicts). So a thread remembers the uses it holds: a nested read
 /// under its own read starts at once (the outer read already keeps writers out), and any
 /// other nesting (a change while the thread reads or writes, a read while it writes) raises
 /// RuntimeError instead of waiting for itself. With those, a waiting thread holds no use, so
@@ -61,8 +61,8 @@ namespace bk = budgetkernel;
 /// learners at lower addresses than the one it waits for: a lock order, which forms none.)
 ///
 /// A wait is also interruptible as a Python lock's acquire is: Ctrl-C in a main thread that
-/// waits behind a long chunk of another thread raises KeyboardInterrupt there (it used to be
-/// seen only once the chunk ended), and the wait is abandoned cleanly.
+/// waits behind a long chunk of another thread raises KeyboardInterrupt there (not only once
+/// the chunk ends), and the wait is abandoned cleanly.
 class UseGuard {
  public:
   UseGuard(const void* learner, bool write) : m_learner(learner), m_write(write) {

@@ -30,8 +30,8 @@ from ._options import (
 )
 
 # Demo settings for the standardised noisy checkerboard, picked from a gamma x lam grid at
-# 10^5 and 10^6 examples (`python -m budgetkernel demo` gives test accuracy 0.9897 at 10^6).
-# Chosen on the noisy checkerboard only: other data need their own gamma and lam.
+# 10^5 and 10^6 examples (the demo's accuracy: docs/benchmarks.md). Chosen on the noisy
+# checkerboard only: other data need their own gamma and lam.
 DEMO_GAMMA = 4.0
 DEMO_LAM = 3e-3
 

@@ -1,5 +1,5 @@
 #pragma once
-// What partial_fit_many (many.cpp) needs of a learner of any bound class. def_learner_common
+// What partial_fit_many (partial_fit_many.cpp) needs of a learner of any bound class. def_learner_common
 // registers every learner class it binds here, so a new learner class is trained by
 // partial_fit_many with nothing more to write.
 #include <budgetkernel/common.hpp>
