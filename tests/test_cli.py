@@ -17,6 +17,7 @@ from budgetkernel import cli, datasets
 from budgetkernel import io as bk_io
 from budgetkernel.preprocessing import StreamingStandardizer
 from budgetkernel.cli import _options, _training
+from budgetkernel.cli._training import recorded_reading
 
 
 @pytest.fixture()
@@ -115,7 +116,7 @@ def test_predict_reads_test_files_with_the_training_index_base(tmp_path, capsys)
     common = ["--budget", "40", "--gamma", "2", "--lam", "1e-2", "-q"]
     assert cli.main(["train", str(tmp_path / "tr"), "-o", str(model), *common]) == 0
     clf = budgetkernel.load(model)
-    assert clf._svmlight_zero_based is True
+    assert recorded_reading(clf)[0] is True
     assert cli.main(["predict", str(model), str(tmp_path / "te"), "-o", str(out)]) == 0
     np.testing.assert_array_equal(np.loadtxt(out), clf.predict(Xt))  # not Xt shifted by one column
     # evaluate --test reads the test file with the training base too
@@ -135,10 +136,10 @@ def test_zero_based_option_overrides_detection_for_training(tmp_path, capsys):
     model = str(tmp_path / "m.bkm")
     assert cli.main(["train", str(tmp_path / "tr"), "-o", model, "-q"]) == 0
     auto = budgetkernel.load(model)
-    assert auto.n_features_in_ == 1 and auto._svmlight_zero_based is False
+    assert auto.n_features_in_ == 1 and recorded_reading(auto)[0] is False
     assert cli.main(["train", str(tmp_path / "tr"), "-o", model, "-q", "--zero-based"]) == 0
     stated = budgetkernel.load(model)
-    assert stated.n_features_in_ == 2 and stated._svmlight_zero_based is True
+    assert stated.n_features_in_ == 2 and recorded_reading(stated)[0] is True
     # and an index 0 in a file declared one-based is an error, not a shift
     bk_io.dump_svmlight(*datasets.checkerboard(50, random_state=0), tmp_path / "zb", zero_based=True)
     assert cli.main(["train", str(tmp_path / "zb"), "-o", model, "-q", "--no-zero-based"]) == 2
@@ -204,7 +205,7 @@ def test_train_and_predict_on_a_pipe(libsvm_files, capsys):
     clf = budgetkernel.load(model)
     ref = budgetkernel.BudgetedSGDClassifier(budget=40, gamma=2.0, lam=1e-2, random_state=0).fit(X, y)
     np.testing.assert_array_equal(clf.dual_coef_, ref.dual_coef_)
-    assert clf._svmlight_zero_based is False
+    assert recorded_reading(clf)[0] is False
     r, pipe = _feed_pipe((d / "test.libsvm").read_bytes())
     try:
         assert cli.main(["predict", model, pipe, "-o", str(out)]) == 0
@@ -479,14 +480,14 @@ def test_standardize_helps_on_raw_breast_cancer_and_predict_applies_it(breast_ca
     # the same statistics as the library's standardiser on the first chunk (the whole file here)
     clf = budgetkernel.load(model)
     scaler = StreamingStandardizer(n_warmup=10_000).partial_fit(X)
-    mean, scale = clf._standardize_stats
+    mean, scale = recorded_reading(clf)[1]
     np.testing.assert_array_equal(mean, scaler.mean_)
     np.testing.assert_array_equal(scale, scaler.scale_)
     np.testing.assert_array_equal(pred, clf.predict(scaler.transform(X)))
     # a model trained without --standardize predicts on the raw features
     assert cli.main(["train", str(path), "-o", str(model), *common]) == 0
     plain = budgetkernel.load(model)
-    assert getattr(plain, "_standardize_stats", None) is None and b"standardize" not in plain._model.metadata
+    assert recorded_reading(plain)[1] is None and b"standardize" not in plain._model.metadata
 
 
 def test_standardize_warmup_takes_its_statistics_from_the_first_n_examples(breast_cancer, capsys):
@@ -498,8 +499,8 @@ def test_standardize_warmup_takes_its_statistics_from_the_first_n_examples(breas
     # fitted chunk by chunk, as the CLI reads them: 64 examples, then 36 of the next chunk
     ref = StreamingStandardizer(n_warmup=100).partial_fit(X[:64]).partial_fit(X[64:128])
     assert ref.n_seen_ == 100
-    np.testing.assert_array_equal(clf._standardize_stats[0], ref.mean_)
-    np.testing.assert_array_equal(clf._standardize_stats[1], ref.scale_)
+    np.testing.assert_array_equal(recorded_reading(clf)[1][0], ref.mean_)
+    np.testing.assert_array_equal(recorded_reading(clf)[1][1], ref.scale_)
     # the estimator learned exactly the standardised stream
     chunks = [ref.transform(X[i : i + 64]) for i in range(0, len(X), 64)]
     expected = budgetkernel.BudgetedSGDClassifier(random_state=0)
@@ -509,7 +510,7 @@ def test_standardize_warmup_takes_its_statistics_from_the_first_n_examples(breas
     # --standardize alone: the first chunk (64 examples)
     assert cli.main([*argv, "--standardize"]) == 0
     first_chunk = StreamingStandardizer(n_warmup=64).partial_fit(X[:64])
-    np.testing.assert_array_equal(budgetkernel.load(model)._standardize_stats[0], first_chunk.mean_)
+    np.testing.assert_array_equal(recorded_reading(budgetkernel.load(model))[1][0], first_chunk.mean_)
 
 
 def test_standardize_with_several_epochs_keeps_the_first_pass_statistics(breast_cancer):
@@ -518,7 +519,7 @@ def test_standardize_with_several_epochs_keeps_the_first_pass_statistics(breast_
     argv = ["train", str(path), "-o", str(model), "-q", "--standardize-warmup", "50", "--epochs", "3"]
     assert cli.main(argv) == 0
     ref = StreamingStandardizer(n_warmup=50).partial_fit(X[:50])  # within the first chunk
-    np.testing.assert_array_equal(budgetkernel.load(model)._standardize_stats[1], ref.scale_)
+    np.testing.assert_array_equal(recorded_reading(budgetkernel.load(model))[1][1], ref.scale_)
     assert budgetkernel.load(model).counters_["examples"] == 3 * len(X)
 
 
@@ -546,13 +547,13 @@ def _rewrite_standardize_entry(path, entry):
         ({"mean": [[0.0, 0.0]], "scale": [1.0, 1.0]}, "must hold 2 means"),
     ],
 )
-def test_a_corrupt_standardize_entry_is_refused_on_load(libsvm_files, capsys, entry, fragment):
+def test_a_corrupt_standardize_entry_is_refused(libsvm_files, capsys, entry, fragment):
     d, *_ = libsvm_files
     model = d / "m.bkm"
     assert cli.main(["train", str(d / "train.libsvm"), "-o", str(model), "-q", "--standardize"]) == 0
     _rewrite_standardize_entry(model, entry)
     with pytest.raises(ValueError, match=rf"m\.bkm.*corrupt file: its standardize entry.*{fragment}"):
-        budgetkernel.load(model)
+        recorded_reading(budgetkernel.load(model), str(model))
     assert cli.main(["predict", str(model), str(d / "test.libsvm")]) == 2
     assert "corrupt file" in _error_line(capsys.readouterr().err)
 
@@ -564,7 +565,7 @@ def test_the_standardize_entry_round_trips_exactly(libsvm_files):
     clf = budgetkernel.load(model)
     clf.save(d / "again.bkm")
     again = budgetkernel.load(d / "again.bkm")
-    for a, b in zip(clf._standardize_stats, again._standardize_stats):
+    for a, b in zip(recorded_reading(clf)[1], recorded_reading(again)[1]):
         np.testing.assert_array_equal(a, b)
     assert (d / "again.bkm").read_bytes() == model.read_bytes()
 

@@ -11,6 +11,7 @@ from budgetkernel import cli
 from budgetkernel import io as bk_io
 from budgetkernel.cli import _training
 from budgetkernel.model_selection import PrequentialSearch
+from budgetkernel.cli._training import recorded_reading
 
 # test id -> (--learner, its options in this test, the estimator they make)
 LEARNERS = {
@@ -194,7 +195,7 @@ def test_standardize_is_stored_and_applied_by_predict(files, capsys):
     argv = ["train", str(d / "train.svm"), "-o", str(model), "--learner", "sliding-krls", "--standardize", "-q"]
     assert cli.main(argv) == 0
     reg = budgetkernel.load(model)
-    mean, scale = reg._standardize_stats
+    mean, scale = recorded_reading(reg)[1]
     out = d / "p.txt"
     assert cli.main(["predict", str(model), str(d / "test.svm"), "-o", str(out), "-q"]) == 0
     np.testing.assert_array_equal(np.loadtxt(out), reg.predict((Xt - mean) / scale))

@@ -11,6 +11,7 @@ from budgetkernel import io as bk_io
 from budgetkernel.cli import _training
 from budgetkernel.model_selection import PrequentialSearch
 from budgetkernel.preprocessing import StreamingStandardizer
+from budgetkernel.cli._training import recorded_reading
 
 CHUNK = 400
 
@@ -192,8 +193,8 @@ def test_standardize_with_tune_keeps_the_statistics_in_the_file(files, capsys):
     Xs = np.vstack([Xc for Xc, _ in scaler.fit_transform_stream(_chunks(X, y))])
     search = _python_search(budgetkernel.BudgetedSGDClassifier(budget=30, random_state=0), Xs, y)
     tuned = budgetkernel.load(d / "tuned.bkm")
-    np.testing.assert_array_equal(tuned._standardize_stats[0], scaler.mean_)
-    np.testing.assert_array_equal(tuned._standardize_stats[1], scaler.scale_)
+    np.testing.assert_array_equal(recorded_reading(tuned)[1][0], scaler.mean_)
+    np.testing.assert_array_equal(recorded_reading(tuned)[1][1], scaler.scale_)
     assert _core_bytes(tuned) == _core_bytes(search.best_estimator_)
     # and predict applies the transform
     pred = d / "pred.txt"

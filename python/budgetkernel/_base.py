@@ -29,10 +29,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._labels import check_targets, class_set, encode, same_class_set
 from ._memory import _MemoryPlanMixin
+from ._learn_one import _SingleExampleMixin
+from ._native import _CoreLearnerMixin
 from ._persistence import _PersistenceMixin, load, register
 from ._proba import _ProbabilityMixin
 from ._publish import _PublishedStateMixin
-from ._learn_one import _SingleExampleMixin
 from ._validation import _check_bool, _check_positive, _check_random_state, _shuffler, plain_chunk, validated
 
 __all__ = ["OnlineClassifierMixin", "load", "register"]
@@ -41,6 +42,7 @@ __all__ = ["OnlineClassifierMixin", "load", "register"]
 class OnlineClassifierMixin(
     _ProbabilityMixin,
     _SingleExampleMixin,
+    _CoreLearnerMixin,
     _PersistenceMixin,
     _PublishedStateMixin,
     _MemoryPlanMixin,

@@ -16,4 +16,18 @@ if os.environ.get("BUDGETKERNEL_SIMD", "auto").lower() != "baseline" and _baseli
     except ImportError:  # a build without the AVX2 module (non-x86, or turned off)
         core = _baseline
 
+
+
+class _CoreLearnerMixin:
+    """The core learner class an estimator drives, named by the class's ``_core_name`` and
+    looked up in the core selected above (an estimator driving several overrides
+    ``_core_class``): what builds its learner, reads its model's bytes and combines models."""
+
+    _core_name = None
+
+    @classmethod
+    def _core_class(cls):
+        return getattr(core, cls._core_name)
+
+
 __all__ = ["core"]

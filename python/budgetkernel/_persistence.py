@@ -48,7 +48,14 @@ def register(cls):
 
 
 class _PersistenceMixin:
-    """save and pickling of an OnlineClassifierMixin (its model as the core's bytes)."""
+    """save and pickling of an OnlineClassifierMixin (its model as the core's bytes).
+
+    An application that trains models can record its own entries in the model file: a dict
+    of JSON values set as the estimator's ``_app_metadata`` is written by save() after the
+    estimator's own entries (whose names it may not use), and load() gives back every entry
+    of a file that is not the estimator's own in ``_app_metadata``. The command line records
+    there how it read its training file (``cli/_training.py``); an estimator without it
+    writes the estimator's entries only."""
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -90,13 +97,6 @@ class _PersistenceMixin:
             "n_features_in_"
         )
 
-    # The core learner class this estimator drives: its name in budgetkernel._core.
-    _core_name = None
-
-    @classmethod
-    def _core_class(cls):
-        return getattr(_core, cls._core_name)
-
     def save(self, path):
         """Writes the model (enough to predict and to resume training) to ``path``.
 
@@ -121,14 +121,10 @@ class _PersistenceMixin:
             "fitted": {k: _jsonable(v) for k, v in self._extra_fitted().items()},
             **self._curve_meta(),
         }
-        if getattr(self, "_svmlight_zero_based", None) is not None:
-            # the index base of the LIBSVM file the CLI trained on, so that `predict` reads
-            # test files the same way (auto-detection can disagree on a sparse file)
-            meta["svmlight_zero_based"] = bool(self._svmlight_zero_based)
-        if getattr(self, "_standardize_stats", None) is not None:
-            # the CLI's --standardize: the model learned (X - mean) / scale, so `predict` applies it
-            mean, scale = self._standardize_stats
-            meta["standardize"] = {"mean": [float(v) for v in mean], "scale": [float(v) for v in scale]}
+        app = self.__dict__.get("_app_metadata") or {}
+        if not _OWN_ENTRIES.isdisjoint(app):
+            raise ValueError(f"_app_metadata may not hold the estimator's own entries {sorted(_OWN_ENTRIES & set(app))}")
+        meta.update(app)
         self._model.metadata = json.dumps(meta, default=_jsonable).encode()
         write_atomically(path, self._model.to_bytes())
 
@@ -312,6 +308,13 @@ def _restore_from_core(cls, model, params, fitted):
     return est
 
 
+# The metadata entries save() writes of the estimator itself (a regressor has no classes and
+# no curve); every other entry of a file is an application's (_app_metadata).
+_OWN_ENTRIES = frozenset({
+    "format", "estimator", "params", "classes", "classes_dtype", "n_features_in", "feature_names_in",
+    "feature_order", "fitted", "curve",
+})
+
 # fitted attributes that save() writes in their own metadata entries, never in "fitted"
 _RECORDED_ELSEWHERE = frozenset({"classes_", "n_features_in_", "feature_names_in_", "prequential_curve_"})
 
@@ -340,23 +343,7 @@ def _restore_metadata(cls, meta):
         setattr(est, k, v)
     est._validate_params()  # parameters the estimator could not have been built with
     est._restore_curve(meta)
-    if meta.get("svmlight_zero_based") is not None:
-        est._svmlight_zero_based = bool(meta["svmlight_zero_based"])
-    if meta.get("standardize") is not None:
-        est._standardize_stats = _standardize_stats(meta["standardize"], est.n_features_in_)
+    app = {k: v for k, v in meta.items() if k not in _OWN_ENTRIES}
+    if app:
+        est._app_metadata = app
     return est
-
-
-def _standardize_stats(entry, n_features):
-    """The (mean, scale) arrays of a model file's "standardize" entry, checked: a corrupt
-    entry must fail here, not turn every prediction into NaN or a silent shift."""
-    try:
-        mean = np.array(entry["mean"], dtype=np.float64)
-        scale = np.array(entry["scale"], dtype=np.float64)
-    except (TypeError, ValueError, KeyError) as e:
-        raise ValueError(f"corrupt file: its standardize entry is not two lists of numbers ({e})") from None
-    if mean.shape != (n_features,) or scale.shape != (n_features,):
-        raise ValueError(f"corrupt file: its standardize entry must hold {n_features} means and scales")
-    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
-        raise ValueError("corrupt file: its standardize entry must hold finite means and positive finite scales")
-    return mean, scale

@@ -22,10 +22,11 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import OnlineClassifierMixin
+from ._learn_one import _first_row, _SingleExampleMixin
 from ._memory import _MemoryPlanMixin
+from ._native import _CoreLearnerMixin
 from ._persistence import _PersistenceMixin
 from ._publish import _PublishedStateMixin
-from ._learn_one import _first_row, _SingleExampleMixin
 from ._validation import plain_chunk, validated
 
 __all__ = ["OnlineRegressorMixin"]
@@ -34,7 +35,13 @@ _classifier = OnlineClassifierMixin  # the task-independent pieces are shared fr
 
 
 class OnlineRegressorMixin(
-    _SingleExampleMixin, _PersistenceMixin, _PublishedStateMixin, _MemoryPlanMixin, RegressorMixin, BaseEstimator
+    _SingleExampleMixin,
+    _CoreLearnerMixin,
+    _PersistenceMixin,
+    _PublishedStateMixin,
+    _MemoryPlanMixin,
+    RegressorMixin,
+    BaseEstimator,
 ):
     """Base of the budgetkernel regressors.
 

@@ -19,7 +19,7 @@ from ..preprocessing import StreamingStandardizer
 from ..stream import ProgressBar, peak_memory_mb
 from ._options import _estimator
 from ._predicting import _Accuracy, _predict_chunks, _reading_args
-from ._training import _interactive, _plan_training, _RegressionMetrics, _train_stream
+from ._training import _interactive, _plan_training, _RegressionMetrics, _train_stream, recorded_reading
 from ._tuning import _build_search, _search_report, _tune_stream
 
 
@@ -138,11 +138,11 @@ def cmd_predict(args):
     if args.output:
         _check_output_path(args.output, "-o", inputs)
     clf = load(args.model)
+    stored, stats = recorded_reading(clf, args.model)
     # --zero-based overrides the base the model was trained with; a model saved without
-    # it (older files, or trained in Python) falls back to detecting it from the file.
+    # it (trained in Python) falls back to detecting it from the file.
     zero_based = args.zero_based
     if zero_based is None:
-        stored = getattr(clf, "_svmlight_zero_based", None)
         zero_based = "auto" if stored is None else stored
     regression = is_regressor(clf)
     if args.proba:
@@ -155,7 +155,8 @@ def cmd_predict(args):
     def write(out):
         if args.proba:  # LIBSVM's svm-predict -b 1 layout: a header of the classes, then label p_1 .. p_k
             out.write("labels " + " ".join(map(str, clf.classes_)) + "\n")
-        for pred, y, *proba in _predict_chunks(clf, args.data, args.chunk_size, reading, proba=args.proba):
+        chunks = _predict_chunks(clf, args.data, args.chunk_size, reading, proba=args.proba, stats=stats)
+        for pred, y, *proba in chunks:
             out.write("".join(map(_proba_line, pred, *proba) if proba else map(line, pred)))
             accuracy.add(pred, y)
         out.flush()  # a closed pipe (`| head`) shows up here, inside main's handler
@@ -215,7 +216,7 @@ def cmd_evaluate(args):
         _print_test_regression(clf, args, test_reading)
     elif args.test:
         correct = total = 0
-        for pred, y in _predict_chunks(clf, args.test, args.chunk_size, test_reading):
+        for pred, y in _predict_chunks(clf, args.test, args.chunk_size, test_reading, stats=recorded_reading(clf)[1]):
             correct += int(np.sum(pred == y))
             total += len(y)
         print(f"test accuracy       {correct / total:.4f}" if total else "test accuracy       n/a (no test examples)")
@@ -225,7 +226,7 @@ def cmd_evaluate(args):
 def _print_test_regression(reg, args, reading):
     """evaluate --test of a regressor: test MSE, MAE and R^2 on the file's targets."""
     m = _RegressionMetrics()
-    for pred, y in _predict_chunks(reg, args.test, args.chunk_size, reading):
+    for pred, y in _predict_chunks(reg, args.test, args.chunk_size, reading, stats=recorded_reading(reg)[1]):
         m.add(pred, y)
     if m.n == 0:
         print("test MSE            n/a (no test examples)")

@@ -10,10 +10,10 @@ from ..io import _can_reread, _plan_svmlight, iter_svmlight
 from ._training import _check_standardized, _locate_row_error
 
 
-def _standardized(clf, X, path, lines):
-    """X as the model saw it in training: --standardize's transform, the same expression
-    (hence the same bits) as StreamingStandardizer.transform."""
-    stats = getattr(clf, "_standardize_stats", None)
+def _standardized(stats, X, path, lines):
+    """X as the model saw it in training: --standardize's transform of the recorded (mean,
+    scale) ``stats`` (None: X as it is), the same expression (hence the same bits) as
+    StreamingStandardizer.transform."""
     if stats is None:
         return X
     mean, scale = stats
@@ -40,16 +40,16 @@ def _reading_args(path, n_features, zero_based, regression=False):
     return {"n_features": n_features, "zero_based": zero_based is True, "label_dtype": np.float64}
 
 
-def _predict_chunks(clf, path, chunk_size, reading, proba=False):
-    """(predictions, labels) of each chunk of a LIBSVM file, an estimator's row error named
-    by its file line; with proba, (predictions, labels, class probabilities)."""
+def _predict_chunks(clf, path, chunk_size, reading, proba=False, stats=None):
+    """(predictions, labels) of each chunk of a LIBSVM file, standardised by ``stats`` (see
+    _standardized), an estimator's row error named by its file line; with proba,
+    (predictions, labels, class probabilities)."""
     for X, y, lines in iter_svmlight(path, chunk_size=chunk_size, return_lines=True, **reading):
-        X = _standardized(clf, X, path, lines)
+        X = _standardized(stats, X, path, lines)
         try:
             pred = clf.predict(X)
         except ValueError as e:
-            standardized = getattr(clf, "_standardize_stats", None) is not None
-            raise _locate_row_error(e, path, lines, standardized) from None
+            raise _locate_row_error(e, path, lines, stats is not None) from None
         yield (pred, y, clf.predict_proba(X)) if proba else (pred, y)
 
 

@@ -240,12 +240,50 @@ def _scaler(args):
 
 
 def _record_reading(clf, plan, scaler):
-    """What the model file keeps of how the training file was read (train and train --tune alike)."""
-    # Saved with the model, so that `predict` reads test files with the same index base
-    # (guessing it per file shifts the features of a sparse file that never uses index 0).
-    clf._svmlight_zero_based = plan[1]
-    # Saved with the model too (only the CLI applies them: see _standardized)
-    clf._standardize_stats = None if scaler is None else (scaler.mean_, scaler.scale_)
+    """What the model file keeps of how the training file was read (train and train --tune
+    alike), as entries of its metadata (the estimator's ``_app_metadata``: save() writes them,
+    load() gives them back; read by :func:`recorded_reading`)."""
+    app = {}
+    if plan[1] is not None:
+        # so that `predict` reads test files with the same index base (guessing it per file
+        # shifts the features of a sparse file that never uses index 0)
+        app["svmlight_zero_based"] = bool(plan[1])
+    if scaler is not None:
+        # --standardize: the model learned (X - mean) / scale, which only the CLI applies
+        # (see _standardized); float64 through JSON's repr comes back exactly
+        app["standardize"] = {"mean": [float(v) for v in scaler.mean_], "scale": [float(v) for v in scaler.scale_]}
+    clf._app_metadata = app
+
+
+def recorded_reading(clf, where="the model file"):
+    """(zero_based, standardize) that ``train`` recorded in a loaded model: the index base of
+    its training file (None: not recorded, e.g. a model trained in Python) and the (mean,
+    scale) arrays of --standardize (None without it). A corrupt entry is a ValueError naming
+    ``where``."""
+    app = clf.__dict__.get("_app_metadata") or {}
+    zero_based = app.get("svmlight_zero_based")
+    stats = app.get("standardize")
+    if stats is not None:
+        try:
+            stats = _standardize_stats(stats, clf.n_features_in_)
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+    return (None if zero_based is None else bool(zero_based)), stats
+
+
+def _standardize_stats(entry, n_features):
+    """The (mean, scale) arrays of a model file's "standardize" entry, checked: a corrupt
+    entry must fail here, not turn every prediction into NaN or a silent shift."""
+    try:
+        mean = np.array(entry["mean"], dtype=np.float64)
+        scale = np.array(entry["scale"], dtype=np.float64)
+    except (TypeError, ValueError, KeyError) as e:
+        raise ValueError(f"corrupt file: its standardize entry is not two lists of numbers ({e})") from None
+    if mean.shape != (n_features,) or scale.shape != (n_features,):
+        raise ValueError(f"corrupt file: its standardize entry must hold {n_features} means and scales")
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
+        raise ValueError("corrupt file: its standardize entry must hold finite means and positive finite scales")
+    return mean, scale
 
 
 def _train_stream(clf, args, path, plan, progress):
