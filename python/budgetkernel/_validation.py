@@ -26,6 +26,15 @@ from sklearn.utils.validation import check_random_state, validate_data
 __all__ = ["NO_Y", "plain_chunk", "validated"]
 
 
+def _store_params(est, arguments):
+    """An estimator's ``__init__``: every constructor argument stored unchanged under its
+    name, as scikit-learn requires (get_params and clone read them back; checks happen in
+    ``_validate_params``). ``arguments`` is the constructor's ``locals()``, taken first thing."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(est, name, value)
+
+
 def _check_positive(name, value, *, integer=False, allow_none=False):
     if value is None and allow_none:
         return

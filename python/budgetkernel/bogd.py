@@ -7,7 +7,7 @@ import math
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _real
+from ._validation import _check_bool, _check_choice, _check_positive, _real, _store_params
 from ._native import core as _core
 
 __all__ = ["BOGDClassifier"]
@@ -103,20 +103,7 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
         random_state=None,
         probability=False,
     ):
-        self.budget = budget
-        self.sampling = sampling
-        self.eta = eta
-        self.lam = lam
-        self.max_coef = max_coef
-        self.averaged = averaged
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.probability = probability
+        _store_params(self, locals())
 
     def _validate_params(self):
         # Python's: types, None for no budget / no bound, the option names; the ranges of eta,

@@ -16,7 +16,7 @@ from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._native import core as _core
 from ._persistence import register
 from ._regressor import OnlineRegressorMixin
-from ._validation import _check_positive, _real
+from ._validation import _check_positive, _real, _store_params
 
 __all__ = ["KLMSRegressor", "KRLSRegressor", "SlidingWindowKRLSRegressor"]
 
@@ -130,15 +130,7 @@ class KLMSRegressor(_KAFRegressor):
         shuffle=False,
         random_state=None,
     ):
-        self.eta = eta
-        self.epsilon = epsilon
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
+        _store_params(self, locals())
 
     def _core_fields(self, gamma):
         return dict(**self._kernel_fields(gamma), eta=_real(self.eta), epsilon=_real(self.epsilon))
@@ -243,16 +235,7 @@ class KRLSRegressor(_KAFRegressor):
         random_state=None,
         budget=None,
     ):
-        self.nu = nu
-        self.lam = lam
-        self.budget = budget
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
+        _store_params(self, locals())
 
     #: Without a budget, a RuntimeWarning when a chunk takes the dictionary past this size.
     WARN_DICTIONARY = 1000
@@ -352,15 +335,7 @@ class SlidingWindowKRLSRegressor(_KAFRegressor):
         shuffle=False,
         random_state=None,
     ):
-        self.budget = budget
-        self.lam = lam
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
+        _store_params(self, locals())
 
     def _validate_params(self):
         _check_positive("budget", self.budget, integer=True)

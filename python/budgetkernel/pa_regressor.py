@@ -9,7 +9,7 @@ from ._memory import _projection_memory
 from ._native import core as _core
 from ._persistence import register
 from ._regressor import OnlineRegressorMixin
-from ._validation import _check_bool, _check_choice, _check_positive, _integer, _real, _seed
+from ._validation import _check_bool, _check_choice, _check_positive, _integer, _real, _seed, _store_params
 
 __all__ = ["BudgetedPARegressor"]
 
@@ -130,23 +130,7 @@ class BudgetedPARegressor(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMi
         shuffle=False,
         random_state=None,
     ):
-        self.budget = budget
-        self.variant = variant
-        self.pa_type = pa_type
-        self.C = C
-        self.epsilon = epsilon
-        self.sampling = sampling
-        self.alpha = alpha
-        self.beta = beta
-        self.averaged = averaged
-        self.fit_intercept = fit_intercept
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
+        _store_params(self, locals())
 
     def _validate_params(self):
         # Python's: types, None for no budget, the option names; every range (C, pa_type,

@@ -9,7 +9,7 @@ from ._base import OnlineClassifierMixin, _curve_point
 from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _integer, _real
+from ._validation import _check_bool, _check_choice, _check_positive, _integer, _real, _store_params
 from ._native import core as _core
 
 __all__ = ["BudgetedPAClassifier"]
@@ -120,20 +120,7 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
         random_state=None,
         probability=False,
     ):
-        self.budget = budget
-        self.variant = variant
-        self.loss = loss
-        self.pa_type = pa_type
-        self.C = C
-        self.averaged = averaged
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.probability = probability
+        _store_params(self, locals())
 
     def _validate_params(self):
         # Python's: types, None for no budget, the option names; the ranges of pa_type and C

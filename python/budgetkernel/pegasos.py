@@ -9,7 +9,7 @@ from ._base import OnlineClassifierMixin
 from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_choice, _check_positive, _real
+from ._validation import _check_choice, _check_positive, _real, _store_params
 from ._native import core as _core
 
 __all__ = ["BudgetedSGDClassifier", "LinearPegasosClassifier"]
@@ -210,20 +210,7 @@ class BudgetedSGDClassifier(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelEx
         loss="hinge",
         probability=False,
     ):
-        self.loss = loss
-        self.budget = budget
-        self.maintenance = maintenance
-        self.lam = lam
-        self.average = average
-        self.average_decay = average_decay
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.probability = probability
+        _store_params(self, locals())
 
     def _validate_params(self):
         # Python's: types, None for no budget, the option names, `average` as True / False / a
@@ -355,12 +342,7 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
     """
 
     def __init__(self, lam=1e-4, batch_size=1, n_epochs=1, shuffle=False, random_state=None, probability=False):
-        self.lam = lam
-        self.batch_size = batch_size
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.probability = probability
+        _store_params(self, locals())
 
     def _validate_params(self):
         # lam's range is the core's: LinearPegasos has no Params struct, so the constructor

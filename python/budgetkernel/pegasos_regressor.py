@@ -9,7 +9,7 @@ from ._native import core as _core
 from ._persistence import register
 from .pegasos import _AutoMaintenanceMixin
 from ._regressor import OnlineRegressorMixin
-from ._validation import _check_bool, _check_choice, _check_positive, _real, _seed
+from ._validation import _check_bool, _check_choice, _check_positive, _real, _seed, _store_params
 
 __all__ = ["BudgetedSGDRegressor"]
 
@@ -127,20 +127,7 @@ class BudgetedSGDRegressor(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelExp
         shuffle=False,
         random_state=None,
     ):
-        self.budget = budget
-        self.maintenance = maintenance
-        self.loss = loss
-        self.epsilon = epsilon
-        self.lam = lam
-        self.t0 = t0
-        self.fit_intercept = fit_intercept
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
+        _store_params(self, locals())
 
     def _validate_params(self):
         # Python's: types, None for no budget, the option names; every range (lam, epsilon,

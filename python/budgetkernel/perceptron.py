@@ -6,7 +6,7 @@ from ._base import OnlineClassifierMixin
 from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._persistence import register
-from ._validation import _check_choice, _check_positive, _real
+from ._validation import _check_choice, _check_positive, _real, _store_params
 from ._native import core as _core
 
 __all__ = ["KernelPerceptron"]
@@ -92,18 +92,7 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         random_state=None,
         probability=False,
     ):
-        self.budget = budget
-        self.maintenance = maintenance
-        self.eta = eta
-        self.beta = beta
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.probability = probability
+        _store_params(self, locals())
 
     def _validate_params(self):
         # Python's: types, None for no budget, the rule's name; the ranges of eta and beta are

@@ -9,7 +9,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
-from ._validation import _check_bool, _check_positive, _real, _seed
+from ._validation import _check_bool, _check_positive, _real, _seed, _store_params
 from ._native import core as _core
 
 __all__ = ["SparsePAClassifier"]
@@ -114,20 +114,7 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         random_state=None,
         probability=False,
     ):
-        self.alpha = alpha
-        self.beta = beta
-        self.eta = eta
-        self.averaged = averaged
-        self.target_svs = target_svs
-        self.stream_length = stream_length
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.probability = probability
+        _store_params(self, locals())
 
     def _validate_params(self):
         # Python's: types, target_svs and stream_length (beta from the stream's length); the

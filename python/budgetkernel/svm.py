@@ -11,7 +11,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ._base import OnlineClassifierMixin, _recorded
 from ._kernel_params import _KernelParamsMixin
 from ._persistence import register
-from ._validation import _check_bool, _check_choice, _check_positive, _real
+from ._validation import _check_bool, _check_choice, _check_positive, _real, _store_params
 from ._native import core as _core
 
 __all__ = ["IncrementalSVC", "TwinVectorMachine", "ReservoirSVC"]
@@ -147,16 +147,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1, shuffle=False,
                  random_state=None, ridge=0.0, probability=False):
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.probability = probability
-        self.ridge = ridge
+        _store_params(self, locals())
 
     def _validate_params(self):
         # the ranges of C and ridge are the core's
@@ -338,23 +329,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
     def __init__(self, budget=100, C=1.0, m1=1.0, m2=2.0, merge="input", one_sided=True, rejection_eta=0.2,
                  fixed_C_total=True, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1, shuffle=False,
                  random_state=None, ridge=0.0, probability=False):
-        self.budget = budget
-        self.C = C
-        self.m1 = m1
-        self.m2 = m2
-        self.merge = merge
-        self.one_sided = one_sided
-        self.rejection_eta = rejection_eta
-        self.fixed_C_total = fixed_C_total
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.probability = probability
-        self.ridge = ridge
+        _store_params(self, locals())
 
     def _validate_params(self):
         # Python's: types, the merge's name, rejection_eta as a positive number or None (off);
@@ -462,17 +437,7 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
 
     def __init__(self, budget=100, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n_epochs=1,
                  shuffle=False, random_state=None, ridge=0.0, probability=False):
-        self.budget = budget
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.probability = probability
-        self.ridge = ridge
+        _store_params(self, locals())
 
     def _validate_params(self):
         # the ranges of C and ridge are the core's (budget, a 64-bit count, keeps Python's check)

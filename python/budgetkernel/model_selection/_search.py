@@ -28,7 +28,7 @@ from .._native import core as _core
 from .._publish import _PublishedStateMixin
 from .._regressor import OnlineRegressorMixin, _target
 from .._regressor import _targets as _regression_targets
-from .._validation import _check_choice, _check_positive, _check_random_state, _seed, validated
+from .._validation import _check_choice, _check_positive, _check_random_state, _seed, _store_params, validated
 from . import _path, _regression, _remote, _schedule
 from ._grids import build_candidates, candidate_params, default_grid
 from ._report import format_results, results_table
@@ -185,17 +185,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         random_state=None,
         client=None,
     ):
-        self.estimator = estimator
-        self.param_grid = param_grid
-        self.n_candidates = n_candidates
-        self.eta = eta
-        self.first_rung = first_rung
-        self.n_expected = n_expected
-        self.judge = judge
-        self.scoring = scoring
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.client = client
+        _store_params(self, locals())
 
     # ------------------------------------------------------------ parameters
     def _check_params(self):
