@@ -89,10 +89,13 @@ class _KernelParamsMixin:
             fields = self._core_fields(self._checked_gamma())
         _forward(self, getattr(_core, self._params_name), fields)
 
-    def _make_core(self, n_features, n_classes, X):
-        """A fresh core learner from _core_fields, its seed drawn once from random_state."""
+    def _make_core(self, *shape_and_X):
+        """A fresh core learner from _core_fields, its seed drawn once from random_state; the
+        arguments are the bases' (n_features, n_classes, X) of a classifier, (n_features, X) of
+        a regressor: the core's constructor takes that shape first."""
+        *shape, X = shape_and_X
         fields = self._core_fields(self._resolve_gamma(X))
-        return self._core_class()(n_features, n_classes, **fields, seed=_seed(self.random_state))
+        return self._core_class()(*shape, **fields, seed=_seed(self.random_state))
 
     @classmethod
     def _params_from_core(cls, model):

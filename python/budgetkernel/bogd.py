@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ._docs import shared_docs
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
@@ -17,6 +18,7 @@ _SAMPLING = _core.BOGDParams.choices["sampling"]
 
 
 @register
+@shared_docs
 class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, OnlineClassifierMixin):
     """Kernel online gradient descent on the hinge loss, unbudgeted (OGD) or bounded (BOGD).
 
@@ -48,26 +50,13 @@ class BOGDClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, 
     averaged : bool, default=False
         Predict with the mean of every classifier held. With a budget the average keeps
         every discarded SV, so it is not sparse: see ``n_support_average_``.
-        The average grows with the
-        stream: one SV per removal, about (d + c + 2) float64 values in memory and
-        (2 d + 2 c + 1) in the file and pickle (c coefficient columns), and prediction costs
-        O((B + r) d) for r removed SVs (docs/guide/regression.md, "Budgets").
-    kernel : {'rbf', 'linear', 'poly'}, default='rbf'
-    gamma : float or 'scale', default='scale'
-    degree : int, default=3
-    coef0 : float, default=0.0
-        Independent term of the polynomial kernel: >= 0 and ``|coef0|^degree <= 1e300``.
+        {{average_growth}}
+    {{kernel}}
     n_epochs : int, default=1
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None
         Seeds the discards (and shuffling).
-    probability : bool, default=False
-        Whether to calibrate the decision values online for ``predict_proba`` and
-        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
-        Platt-style map refitted on the prequential decision values of the last 1024
-        examples and saved with the model. Off, the model does no calibration work and its
-        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
-        starts over with it).
+    {{probability}}
 
     Notes
     -----

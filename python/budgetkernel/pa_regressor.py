@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from sklearn.utils.validation import check_is_fitted
 
+from ._docs import shared_docs
 from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
 from ._native import core as _core
 from ._persistence import register
 from ._regressor import OnlineRegressorMixin
-from ._validation import _check_bool, _check_choice, _check_positive, _integer, _real, _seed, _store_params
+from ._validation import _check_bool, _check_choice, _check_positive, _integer, _real, _store_params
 
 __all__ = ["BudgetedPARegressor"]
 
@@ -18,6 +19,7 @@ _VARIANTS = _core.PARegressorParams.choices["variant"]
 
 
 @register
+@shared_docs
 class BudgetedPARegressor(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, OnlineRegressorMixin):
     """Kernel Passive-Aggressive regression, unbudgeted, on a budget, or sampled.
 
@@ -59,21 +61,14 @@ class BudgetedPARegressor(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMi
     averaged : bool, default=False
         Predict (online and batch) with the mean of every regressor held, intercepts
         included. With a budget the average keeps every removed SV: see
-        ``n_support_average_``. The average grows with
-        the stream: one SV per removal, about (d + c + 2) float64 values in memory and
-        (2 d + 2 c + 1) in the file and pickle (c coefficient columns), and prediction costs
-        O((B + r) d) for r removed SVs (docs/guide/regression.md, "Budgets").
-    fit_intercept : bool, default=True
-        Predict b + f(x) with b the running mean of the targets seen (not regularised); the
-        kernel expansion then learns the centred target.
+        ``n_support_average_``.
+        {{average_growth}}
+    {{fit_intercept}}
     kernel : {'rbf', 'linear', 'poly'}, default='rbf'
     gamma : float or 'scale', default='scale'
     degree : int, default=3
     coef0 : float, default=0.0
-    n_epochs : int, default=1
-        Passes over the data in ``fit`` (``partial_fit`` always makes one).
-    shuffle : bool, default=False
-        Whether ``fit`` shuffles the data before each pass.
+    {{fit_passes}}
     random_state : int, numpy Generator or None, default=None
         Seeds SPA's draws and shuffling.
 
@@ -157,10 +152,6 @@ class BudgetedPARegressor(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMi
             averaged=bool(self.averaged),
             fit_intercept=bool(self.fit_intercept),
         )
-
-    def _make_core(self, n_features, X):
-        fields = self._core_fields(self._resolve_gamma(X))
-        return self._core_class()(n_features, **fields, seed=_seed(self.random_state))
 
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)

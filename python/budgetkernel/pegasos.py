@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ._docs import shared_docs
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
@@ -69,6 +70,7 @@ class _AutoMaintenanceMixin:
 
 
 @register
+@shared_docs
 class BudgetedSGDClassifier(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelExpansionMixin, OnlineClassifierMixin):
     """Budgeted SGD: kernel Pegasos with at most ``budget`` support vectors.
 
@@ -137,13 +139,7 @@ class BudgetedSGDClassifier(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelEx
         example has a nonzero logistic gradient, so each adds an SV and the budget is
         maintained at every step after the first B (more maintenance steps than the hinge
         loss, which adds only margin errors).
-    probability : bool, default=False
-        Whether to calibrate the decision values online for ``predict_proba`` and
-        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
-        Platt-style map refitted on the prequential decision values of the last 1024
-        examples and saved with the model. Off, the model does no calibration work and its
-        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
-        starts over with it).
+    {{probability}}
         With ``loss='log'`` the probabilities are the model's own (native), whatever
         this is.
 
@@ -293,6 +289,7 @@ class BudgetedSGDClassifier(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelEx
 
 
 @register
+@shared_docs
 class LinearPegasosClassifier(OnlineClassifierMixin):
     """Linear Pegasos (Shalev-Shwartz, Singer & Srebro 2007) with mini-batches.
 
@@ -312,13 +309,7 @@ class LinearPegasosClassifier(OnlineClassifierMixin):
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None
         Seeds shuffling only.
-    probability : bool, default=False
-        Whether to calibrate the decision values online for ``predict_proba`` and
-        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
-        Platt-style map refitted on the prequential decision values of the last 1024
-        examples and saved with the model. Off, the model does no calibration work and its
-        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
-        starts over with it).
+    {{probability}}
 
     Attributes
     ----------

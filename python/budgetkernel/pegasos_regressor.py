@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from sklearn.utils.validation import check_is_fitted
 
+from ._docs import shared_docs
 from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._native import core as _core
 from ._persistence import register
 from .pegasos import _AutoMaintenanceMixin
 from ._regressor import OnlineRegressorMixin
-from ._validation import _check_bool, _check_choice, _check_positive, _real, _seed, _store_params
+from ._validation import _check_bool, _check_choice, _check_positive, _real, _store_params
 
 __all__ = ["BudgetedSGDRegressor"]
 
@@ -19,6 +20,7 @@ _LOSSES = _core.BSGDRegressorParams.choices["loss"]
 
 
 @register
+@shared_docs
 class BudgetedSGDRegressor(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelExpansionMixin, OnlineRegressorMixin):
     """Budgeted SGD regression: kernel Pegasos on a regression loss, with at most ``budget``
     support vectors.
@@ -59,19 +61,14 @@ class BudgetedSGDRegressor(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelExp
         (about ``1 / lam``) overshoot the targets when lam is small; ``t0`` around
         ``1 / lam`` starts near 1, as KLMS's step. Saved in model files (files from before it
         existed load with 0).
-    fit_intercept : bool, default=True
-        Predict b + f(x) with b the running mean of the targets seen (not regularised); the
-        kernel expansion then learns the centred target.
+    {{fit_intercept}}
     kernel : {'rbf', 'linear', 'poly'}, default='rbf'
     gamma : float or 'scale', default='scale'
         Kernel coefficient; 'scale' as for the classifiers (1 / (n_features * X.var()) of the
         first chunk, 1 / n_features for a single first example).
     degree : int, default=3
     coef0 : float, default=0.0
-    n_epochs : int, default=1
-        Passes over the data in ``fit`` (``partial_fit`` always makes one).
-    shuffle : bool, default=False
-        Whether ``fit`` shuffles the data before each pass.
+    {{fit_passes}}
     random_state : int, numpy Generator or None, default=None
         Seeds random removal and shuffling.
 
@@ -150,10 +147,6 @@ class BudgetedSGDRegressor(_AutoMaintenanceMixin, _KernelParamsMixin, _KernelExp
             epsilon=_real(self.epsilon),
             fit_intercept=bool(self.fit_intercept),
         )
-
-    def _make_core(self, n_features, X):
-        fields = self._core_fields(self._resolve_gamma(X))
-        return self._core_class()(n_features, **fields, seed=_seed(self.random_state))
 
     def _memory_plan(self, budget, n_features, n_classes):
         plan = super()._memory_plan(budget, n_features, n_classes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._docs import shared_docs
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _KernelExpansionMixin, _KernelParamsMixin
 from ._memory import _projection_memory
@@ -16,6 +17,7 @@ _MAINTENANCE = _core.PerceptronParams.choices["maintenance"]
 
 
 @register
+@shared_docs
 class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifierMixin):
     """Kernel perceptron (Rosenblatt 1958), unbudgeted or on a budget of support vectors.
 
@@ -46,13 +48,7 @@ class KernelPerceptron(_KernelParamsMixin, _KernelExpansionMixin, OnlineClassifi
         Margin threshold of 'max-margin' (0 = mistakes only).
     kernel, gamma, degree, coef0, n_epochs, shuffle, random_state
         As in :class:`budgetkernel.BudgetedSGDClassifier`.
-    probability : bool, default=False
-        Whether to calibrate the decision values online for ``predict_proba`` and
-        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
-        Platt-style map refitted on the prequential decision values of the last 1024
-        examples and saved with the model. Off, the model does no calibration work and its
-        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
-        starts over with it).
+    {{probability}}
 
     Notes
     -----

@@ -6,6 +6,7 @@ import math
 
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
+from ._docs import shared_docs
 from ._base import OnlineClassifierMixin
 from ._kernel_params import _AveragedMixin, _KernelExpansionMixin, _KernelParamsMixin
 from ._persistence import register
@@ -16,6 +17,7 @@ __all__ = ["SparsePAClassifier"]
 
 
 @register
+@shared_docs
 class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMixin, OnlineClassifierMixin):
     """Sparse Passive-Aggressive learning with kernels (SPA).
 
@@ -44,22 +46,12 @@ class SparsePAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedMix
         ``beta`` is then ignored; the value used is ``beta_``.
     stream_length : int or None, default=None
         T for ``target_svs`` when learning with ``partial_fit`` / ``learn_one``.
-    kernel : {'rbf', 'linear', 'poly'}, default='rbf'
-    gamma : float or 'scale', default='scale'
-    degree : int, default=3
-    coef0 : float, default=0.0
-        Independent term of the polynomial kernel: >= 0 and ``|coef0|^degree <= 1e300``.
+    {{kernel}}
     n_epochs : int, default=1
     shuffle : bool, default=False
     random_state : int, numpy Generator or None, default=None
         Seeds the sampling (and shuffling).
-    probability : bool, default=False
-        Whether to calibrate the decision values online for ``predict_proba`` and
-        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
-        Platt-style map refitted on the prequential decision values of the last 1024
-        examples and saved with the model. Off, the model does no calibration work and its
-        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
-        starts over with it).
+    {{probability}}
 
     Attributes
     ----------

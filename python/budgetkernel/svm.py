@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
+from ._docs import shared_docs
 from ._base import OnlineClassifierMixin, _recorded
 from ._kernel_params import _KernelParamsMixin
 from ._persistence import register
@@ -69,6 +70,7 @@ class _ExpansionViews:
 
 
 @register
+@shared_docs
 class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
     """The exact soft-margin SVM, kept at its optimum as examples arrive or leave.
 
@@ -104,13 +106,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         10 / C at a large C, e.g. 1e-4 at C = 1e5) is the way out of the numerical breakdown
         (``RuntimeError``) on a numerically rank-deficient kernel matrix, e.g. RBF with gamma
         far below 1 / spread**2 and a large C.
-    probability : bool, default=False
-        Whether to calibrate the decision values online for ``predict_proba`` and
-        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
-        Platt-style map refitted on the prequential decision values of the last 1024
-        examples and saved with the model. Off, the model does no calibration work and its
-        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
-        starts over with it).
+    {{probability}}
 
     Notes
     -----
@@ -267,6 +263,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
 
 
 @register
+@shared_docs
 class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
     """Twin Vector Machine: an exact SVM on B weighted twin vectors (Wang & Vucetic, SDM 2009).
 
@@ -293,13 +290,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
     ridge : float, default=0.0
         As in :class:`IncrementalSVC` (K + ridge * I; 0 = the exact SVM).
         Each side of a twin is a stored example of the machine and gets the ridge.
-    probability : bool, default=False
-        Whether to calibrate the decision values online for ``predict_proba`` and
-        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
-        Platt-style map refitted on the prequential decision values of the last 1024
-        examples and saved with the model. Off, the model does no calibration work and its
-        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
-        starts over with it).
+    {{probability}}
 
     Notes
     -----
@@ -399,6 +390,7 @@ class TwinVectorMachine(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMix
 
 
 @register
+@shared_docs
 class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
     """The TVM paper's "Random" baseline: an exact SVM on a reservoir sample of B examples.
 
@@ -415,13 +407,7 @@ class ReservoirSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin):
         As in :class:`budgetkernel.BudgetedSGDClassifier`.
     ridge : float, default=0.0
         As in :class:`IncrementalSVC` (K + ridge * I; 0 = the exact SVM).
-    probability : bool, default=False
-        Whether to calibrate the decision values online for ``predict_proba`` and
-        ``predict_log_proba``, which exist only then (as with scikit-learn's ``SVC``): a
-        Platt-style map refitted on the prequential decision values of the last 1024
-        examples and saved with the model. Off, the model does no calibration work and its
-        file has no calibration. It cannot change between ``partial_fit`` calls (``fit``
-        starts over with it).
+    {{probability}}
 
     Examples
     --------
