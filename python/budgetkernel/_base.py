@@ -174,7 +174,7 @@ class OnlineClassifierMixin(
         X, y = validated(self, X, y, reset=True)
         check_targets(y)
         self._init_model(X, np.unique(y))
-        return X, encode(self.__dict__, y)
+        return X, encode(y, self.classes_, self._label_index)
 
     def _epochs(self, n):
         """Row orders of fit's n_epochs passes (shuffled when ``shuffle``)."""
@@ -201,8 +201,9 @@ class OnlineClassifierMixin(
     def _partial_fit(self, X, y, classes, learn=None):
         """partial_fit's path: a first call builds the model and learns the chunk on a private
         copy, published whole (_publish_new); every other call, and a first call that found a
-        model built meanwhile, hands its chunk to the published model. ``learn(est, X, yi, d)``
-        gives the checked chunk to the model (default: _learn_chunk)."""
+        model built meanwhile, hands its chunk to the published model. ``learn(est, X, yi,
+        model, curve)`` gives the checked chunk to the model and ends the curve (default:
+        _learn_chunk)."""
         if "_model" not in self.__dict__ and self._publish_new(lambda new: new._chunk(X, y, classes, learn)):
             return self
         self._chunk(X, y, classes, learn)
@@ -211,11 +212,12 @@ class OnlineClassifierMixin(
     def _chunk(self, X, y, classes, learn):
         d = self.__dict__  # one state throughout (see _publish): labels encoded for its model
         X, y = self._chunk_data(X, y, classes)
-        yi = encode(d, y)
+        yi = encode(y, d["classes_"], d["_label_index"])
+        model, curve = d["_model"], d["prequential_curve_"]
         if learn is None:
-            self._learn_chunk(X, yi, d=d)
+            self._learn_chunk(X, yi, model=model, curve=curve)
         else:
-            learn(self, X, yi, d)
+            learn(self, X, yi, model, curve)
 
     def _chunk_data(self, X, y, classes, method="partial_fit"):
         """A streaming chunk's validation, the only one on the Python side (y may be None:
@@ -242,13 +244,15 @@ class OnlineClassifierMixin(
             same_class_set(classes, self.classes_)
         return X, y
 
-    def _learn_chunk(self, X, yi, record=False, d=None):
-        d = self.__dict__ if d is None else d
-        model = d["_model"]
+    def _learn_chunk(self, X, yi, record=False, model=None, curve=None):
+        """One chunk through the core ``model`` (default: the estimator's), its point added to
+        ``curve`` (that model's prequential curve)."""
+        model = self._model if model is None else model
+        curve = self.prequential_curve_ if curve is None else curve
         try:
-            return _recorded(model, d, lambda: model.partial_fit(X, yi, record))
+            return _recorded(model, curve, lambda: model.partial_fit(X, yi, record))
         except MemoryError as e:  # a cache reached its full size (e.g. projection's on activation)
-            self._explain_memory_error(e, d)
+            self._explain_memory_error(e, model)
 
     # ------------------------------------------------------------ prediction
     def decision_function(self, X):
@@ -291,28 +295,27 @@ class OnlineClassifierMixin(
         return dict(self._model.counters)
 
 
-def _recorded(model, d, learn):
-    """Runs ``learn()``, one chunk through ``model`` (of state d), and ends the prequential curve
-    at what the model has learned: after it returns, and after it raised (_curve_point_after)."""
+def _recorded(model, curve, learn):
+    """Runs ``learn()``, one chunk through ``model``, and ends its prequential ``curve`` at
+    what the model has learned: after it returns, and after it raised (_curve_point_after)."""
     try:
         out = learn()
     except BaseException as e:
-        _curve_point_after(e, model, d)
+        _curve_point_after(e, model, curve)
         raise
     c = model.counters
-    d["prequential_curve_"].append((c["examples"], c["mistakes"]))
+    curve.append((c["examples"], c["mistakes"]))
     return out
 
 
-def _curve_point(model, d):
-    """Adds the curve point of what model has learned, unless the curve already ends there."""
+def _curve_point(model, curve):
+    """Adds to ``curve`` the point of what model has learned, unless it already ends there."""
     c = model.counters
-    curve = d["prequential_curve_"]
     if c["examples"] != curve[-1][0]:
         curve.append((c["examples"], c["mistakes"]))
 
 
-def _curve_point_after(error, model, d):
+def _curve_point_after(error, model, curve):
     """The curve point of a chunk call that raised ``error``: Ctrl-C during a chunk stops it
     between two examples (KeyboardInterrupt; the rows before the stop stay learned), and its
     point was lost (the curve ended before rows the model had learned); an exact SVM can fail
@@ -320,7 +323,7 @@ def _curve_point_after(error, model, d):
     of the model (the core marks it: nothing ran, and reading the counters would wait for that
     use)."""
     if not getattr(error, "_budgetkernel_not_run", False):
-        _curve_point(model, d)
+        _curve_point(model, curve)
 
 
 def _same_param(a, b):

@@ -105,9 +105,9 @@ def check_targets(y):
     check_classification_targets(y)
 
 
-def encode(d, y):
-    """Maps labels to 0..c-1 (those of state d); raises ValueError naming unseen labels."""
-    classes_, label_index = d["classes_"], d["_label_index"]
+def encode(y, classes_, label_index):
+    """Maps labels to 0..c-1, the indices of ``classes_`` (``label_index`` maps each class to
+    its index); raises ValueError naming unseen labels."""
     y = np.asarray(y)
     if y.ndim != 1:
         y = y.ravel()

@@ -181,7 +181,7 @@ class _SingleExampleMixin:
         try:
             model.learn_one(v, yi)  # the core checks x's length (and says what it expected)
         except MemoryError as e:
-            self._explain_memory_error(e, d)
+            self._explain_memory_error(e, model)
         # The curve's sampling: see learn_one's Notes (one counter, no per-example query).
         due = d.get("_curve_due", 1) - 1
         if due <= 0:

@@ -170,11 +170,13 @@ class _MemoryPlanMixin:
                 hi = mid - 1
         return lo or None
 
-    def _explain_memory_error(self, error, d):
-        """Raises the core's std::bad_alloc while learning (model of state d) as _memory_message
+    def _explain_memory_error(self, error, model):
+        """Raises the core's std::bad_alloc while the core ``model`` learns as _memory_message
         explains it, for a budgeted model (whose caches reach their full size while it learns).
         Any other MemoryError (numpy's "Unable to allocate ...", an unbudgeted model's growing
         store) is raised as it is."""
-        if str(error) != "std::bad_alloc" or self._memory_budget(d["n_features_in_"]) is None:
+        n_features = model.n_features
+        if str(error) != "std::bad_alloc" or self._memory_budget(n_features) is None:
             raise error
-        raise MemoryError(self._memory_message(d["n_features_in_"], len(d["classes_"]))) from None
+        # (a regressor's model has no classes: its plan is that of two, as _init_model's check)
+        raise MemoryError(self._memory_message(n_features, getattr(model, "n_classes", 2))) from None

@@ -131,9 +131,9 @@ class OnlineRegressorMixin(
         return self
 
     def _chunk(self, X, y):
-        d = self.__dict__  # one state throughout (see _publish)
+        model = self.__dict__.get("_model")  # one state throughout (see _publish)
         X, y = self._chunk_data(X, y)
-        self._learn_chunk(X, y, d=d)
+        self._learn_chunk(X, y, model=model)
 
     def _chunk_data(self, X, y):
         """A streaming chunk's validation; the first chunk builds the model."""
@@ -147,12 +147,13 @@ class OnlineRegressorMixin(
         self._check_params_unchanged()
         return X, _targets(y)
 
-    def _learn_chunk(self, X, y, d=None):
-        d = self.__dict__ if d is None else d
+    def _learn_chunk(self, X, y, model=None):
+        """One chunk through the core ``model`` (default: the estimator's)."""
+        model = self._model if model is None else model
         try:
-            d["_model"].partial_fit(X, y)
+            model.partial_fit(X, y)
         except MemoryError as e:
-            self._explain_memory_error(e, d)
+            self._explain_memory_error(e, model)
 
     # ------------------------------------------------------------ one example
     def learn_one(self, x, y):
@@ -185,11 +186,11 @@ class OnlineRegressorMixin(
         self._learn_one(v, y)
 
     def _learn_one(self, v, y):
-        d = self.__dict__
+        model = self._model
         try:
-            d["_model"].learn_one(v, y)  # the core checks x (and says what it expected)
+            model.learn_one(v, y)  # the core checks x (and says what it expected)
         except MemoryError as e:
-            self._explain_memory_error(e, d)
+            self._explain_memory_error(e, model)
 
     def predict_one(self, x):
         """Prediction for one example; 0.0 before any learning (river's convention)."""

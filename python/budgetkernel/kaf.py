@@ -248,11 +248,11 @@ class KRLSRegressor(_KAFRegressor):
         budget = 0 if self.budget is None else int(self.budget)
         return dict(**self._kernel_fields(gamma), nu=_real(self.nu), lam=_real(self.lam), budget=budget)
 
-    def _learn_chunk(self, X, y, d=None):
-        d = self.__dict__ if d is None else d
-        before = d["_model"].n_support
-        super()._learn_chunk(X, y, d)
-        self._warn_growth(before, d["_model"].n_support)
+    def _learn_chunk(self, X, y, model=None):
+        model = self._model if model is None else model
+        before = model.n_support
+        super()._learn_chunk(X, y, model)
+        self._warn_growth(before, model.n_support)
 
     def _learn_one(self, v, y):
         before = self.__dict__["_model"].n_support

@@ -213,5 +213,5 @@ class BudgetedPAClassifier(_KernelParamsMixin, _KernelExpansionMixin, _AveragedM
             finally:
                 # the curve's point also when the oracle failed mid-chunk: it ends at the
                 # examples the model has seen (n_seen_), not at the previous chunk
-                _curve_point(model, d)
+                _curve_point(model, d["prequential_curve_"])
         return queried

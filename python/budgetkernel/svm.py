@@ -185,7 +185,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
         # the base chunk path; the weights are checked against the validated chunk (after a
         # first chunk built the model: a failed first call publishes nothing)
         return self._partial_fit(
-            X, y, classes, lambda est, X, yi, d: est._learn_weighted(X, yi, est._weights(sample_weight, X), d)
+            X, y, classes, lambda est, X, yi, model, curve: est._learn_weighted(X, yi, est._weights(sample_weight, X), model, curve)
         )
 
     @staticmethod
@@ -195,9 +195,11 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
             raise ValueError("sample_weight contains NaN or infinity")
         return np.ascontiguousarray(w)
 
-    def _learn_weighted(self, X, yi, w, d=None):
-        d = self.__dict__ if d is None else d
-        model = d["_model"]
+    def _learn_weighted(self, X, yi, w, model=None, curve=None):
+        """A weighted chunk through the core ``model`` (default: the estimator's), its point
+        added to ``curve`` (that model's prequential curve)."""
+        model = self._model if model is None else model
+        curve = self.prequential_curve_ if curve is None else curve
         # Zero-weight examples cannot change an SVM (alpha <= C * 0): skip them.
         keep = w > 0
         if not np.all(keep):
@@ -207,7 +209,7 @@ class IncrementalSVC(_KernelParamsMixin, _ExpansionViews, OnlineClassifierMixin)
             if len(yi):  # (all weights 0: nothing to learn, but the chunk still gets its point)
                 model.partial_fit_weighted(np.ascontiguousarray(X), yi, w)
 
-        _recorded(model, d, learn)
+        _recorded(model, curve, learn)
 
     def unlearn(self, example):
         """Forgets example number ``example`` (0-based, in the order learned) exactly.

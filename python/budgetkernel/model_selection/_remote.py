@@ -52,7 +52,7 @@ def _learn_piece(cands, X, y, start, stop, encoded, offset=0):
         try:
             X, y = cands[0]._chunk_data(X, y) if regression else cands[0]._chunk_data(X, y, None)
             if not regression:
-                y = encode(cands[0].__dict__, y)
+                y = encode(y, cands[0].classes_, cands[0]._label_index)
             X = np.ascontiguousarray(X, dtype=np.float64)
             y = np.ascontiguousarray(y, dtype=np.float64 if regression else np.int32)
             if start == 0:

@@ -400,7 +400,8 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
         if self._real_targets:
             yi = np.ascontiguousarray(y, dtype=np.float64)
         else:
-            yi = np.ascontiguousarray(encode(self._lead().__dict__, y), dtype=np.int32)
+            lead = self._lead()
+            yi = np.ascontiguousarray(encode(y, lead.classes_, lead._label_index), dtype=np.int32)
         self._check_chunk(X, yi)
         skip = self._catch_up(X, yi)
         self._split(len(yi) - skip, lambda start, stop: self._run(X[skip + start : skip + stop], yi[skip + start : skip + stop]))
@@ -511,7 +512,7 @@ class PrequentialSearch(_PublishedStateMixin, MetaEstimatorMixin, ClassifierMixi
             now = c._model.counters
             self._seen[i], self._wrong[i] = now["examples"], now[self._counter]
             if not self._real_targets:
-                _curve_point(c._model, c.__dict__)
+                _curve_point(c._model, c.prequential_curve_)
 
     def _errors(self, indices, extra=None):
         """Prequential error of each candidate over its window (_window_start), with
