@@ -1,7 +1,9 @@
 """The C++ LIBSVM parser behind budgetkernel.io.iter_svmlight against the pure-Python
 reader it replaced (tests/_svmlight_oracle.py, kept verbatim): the same arrays bit for bit,
 the same line numbers, the same error messages, on generated files; numbers converted exactly
-as Python's float() does; block boundaries, pipes, gzip and hostile bytes."""
+as Python's float() does; block boundaries, pipes, gzip and hostile bytes. Well-formed files
+are also read and written as scikit-learn's load_svmlight_file / dump_svmlight_file (an
+external oracle) read and write them."""
 
 import contextlib
 import gzip
@@ -381,3 +383,63 @@ def test_an_index_too_wide_to_allocate_names_its_line(tmp_path, gz):
     path.write_bytes(gzip.compress(text) if gz else text)
     with pytest.raises(MemoryError, match=r"line 2 holds feature index 4398046511104, so a chunk of 3 rows"):
         libsvm.load_svmlight(path)
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn's reader and writer as the external oracle (well-formed files)
+# ---------------------------------------------------------------------------
+
+_ROWS = st.lists(st.lists(st.tuples(st.integers(0, 9), st.floats(allow_nan=False, allow_infinity=False)),
+                          max_size=6, unique_by=lambda t: t[0]), min_size=1, max_size=20)
+_LABELS = st.lists(st.one_of(st.integers(-3, 3), st.floats(-1e6, 1e6)), min_size=20, max_size=20)
+# values whose 16 digits (scikit-learn's writer) stay finite
+_BOUNDED_ROWS = st.lists(st.lists(st.tuples(st.integers(0, 9), st.floats(-1e300, 1e300)),
+                                  max_size=6, unique_by=lambda t: t[0]), min_size=1, max_size=20)
+
+
+def _rows_as_text(rows, labels):
+    return "".join(repr(lab) + "".join(f" {i}:{v!r}" for i, v in sorted(row)) + "\n" for row, lab in zip(rows, labels))
+
+
+@settings(SETTINGS, max_examples=50)
+@given(rows=_ROWS, labels=_LABELS, zero_based=st.sampled_from([True, False, "auto"]), wide=st.booleans())
+def test_well_formed_files_read_as_scikit_learn_reads_them(tmp_path_factory, rows, labels, zero_based, wide):
+    from sklearn.datasets import load_svmlight_file
+
+    path = tmp_path_factory.mktemp("sk") / "sk.svm"
+    path.write_text(_rows_as_text(rows, labels))
+    if zero_based is False and any(i == 0 for row in rows for i, _ in row):
+        with pytest.raises(ValueError, match="feature index 0 in a one-based file"):
+            libsvm.load_svmlight(path, zero_based=False)
+        return
+    # (a file without any feature: scikit-learn makes one empty column, this reader none)
+    n_features = 12 if wide or not any(rows) else None
+    X, y = libsvm.load_svmlight(path, zero_based=zero_based, n_features=n_features)
+    Xs, ys = load_svmlight_file(str(path), zero_based=zero_based, n_features=n_features)
+    # bit for bit, but for the sign of a zero value (scikit-learn's dense copy has +0.0 where
+    # the file says -0; this reader keeps -0.0): + 0.0 makes every zero +0.0
+    assert _exact_bytes(X + 0.0) == _exact_bytes(Xs.toarray() + 0.0)
+    assert _exact_bytes(y.astype(np.float64)) == _exact_bytes(ys)
+
+
+@settings(SETTINGS, max_examples=50)
+@given(rows=_BOUNDED_ROWS, labels=_LABELS, zero_based=st.booleans())
+def test_files_written_are_what_scikit_learn_writes_and_reads(tmp_path_factory, rows, labels, zero_based):
+    from sklearn.datasets import dump_svmlight_file, load_svmlight_file
+
+    X = np.zeros((len(rows), 10))
+    for k, row in enumerate(rows):
+        for i, v in row:
+            X[k, i] = v
+    y = np.array(labels[: len(rows)], dtype=np.float64)
+    d = tmp_path_factory.mktemp("skw")
+    libsvm.dump_svmlight(X, y, d / "ours.svm", zero_based=zero_based)
+    dump_svmlight_file(X, y, str(d / "theirs.svm"), zero_based=zero_based)
+    for path in (d / "ours.svm", d / "theirs.svm"):  # each written file, read by both readers
+        Xs, ys = load_svmlight_file(str(path), n_features=10, zero_based=zero_based)
+        Xo, yo = libsvm.load_svmlight(path, n_features=10, zero_based=zero_based)
+        assert _exact_bytes(Xs.toarray() + 0.0) == _exact_bytes(Xo + 0.0)  # (zeros' signs: see above)
+        assert _exact_bytes(ys) == _exact_bytes(yo.astype(np.float64))
+    # ours is exact (the shortest repr of each float64); scikit-learn writes 16 digits ('%.16g')
+    Xo, yo = libsvm.load_svmlight(d / "ours.svm", n_features=10, zero_based=zero_based)
+    assert _exact_bytes(Xo + 0.0) == _exact_bytes(X + 0.0) and _exact_bytes(yo.astype(np.float64)) == _exact_bytes(y)
