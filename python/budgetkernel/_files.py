@@ -9,6 +9,10 @@ file of a unique name in the target's directory, which is fsynced and renamed ov
 where the platform can (POSIX), so a crash right after the call returned cannot lose the new
 name or leave an empty file under it. On any failure (disk full, Ctrl-C, a directory as
 path) the temporary file is removed and a file already at the target stays as it was.
+
+Every file the Python package writes goes through here. The core's ``write_file_bytes``
+(io.hpp) is the writer of C++ programs; Python does not use it, since standard C++ cannot
+fsync and this one does (the file, then its directory).
 """
 
 from __future__ import annotations
@@ -37,9 +41,10 @@ def written_in_place(path):
 def replacing(path):
     """Yields the name to write ``path`` (str, bytes or os.PathLike) under: a new temporary
     file next to path's final target (a symlink is written through: its target gets the data,
-    where a rename onto the link would replace the link itself with a regular file), renamed over the target
-    once the block succeeds. The temporary name keeps path's extension (matplotlib picks the
-    image format by it). A device or FIFO is yielded as it is, written in place."""
+    where a rename onto the link would replace the link itself with a regular file), renamed
+    over the target once the block succeeds. The temporary name keeps path's extension
+    (matplotlib picks the image format by it). A device or FIFO is yielded as it is, written
+    in place."""
     path = os.fspath(path)
     if written_in_place(path):
         yield path
