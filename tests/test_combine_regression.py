@@ -5,8 +5,8 @@ QKLMS's rule), and the KRLS filters, which are refused.
 
 Oracles: the predictions sum_k w_k f_k computed from the models themselves; the RKHS distance
 between the exact union and a reduced one, from Gram matrices; QKLMS's quantisation of the
-union replayed in numpy; the identity combine([m]) == m byte for byte; counters added up by
-hand.
+union replayed in numpy; counters added up by hand. The properties every combinable learner
+shares (a copy of one model, validated weights, persistence, ...) are in tests/test_combine.py.
 """
 
 import pickle
@@ -203,16 +203,6 @@ def test_a_regressor_without_a_budget_refuses_a_smaller_one():
 
 
 # --------------------------------------------------------- copies and counters
-@pytest.mark.parametrize("est", [BudgetedSGDRegressor(budget=30, gamma=GAMMA), KLMSRegressor(gamma=GAMMA),
-                                 KLMSRegressor(epsilon=0.2, gamma=GAMMA)])
-def test_combining_one_model_is_a_copy(est, tmp_path):
-    X, y = _data(500, seed=8)
-    m = est.fit(X, y)
-    out = combine([m])
-    assert out._model.to_bytes() == m._model.to_bytes()
-    m.save(tmp_path / "a.bk")
-    out.save(tmp_path / "b.bk")
-    assert (tmp_path / "a.bk").read_bytes() == (tmp_path / "b.bk").read_bytes()
 
 
 @pytest.mark.parametrize("est", [BudgetedSGDRegressor(budget=20, gamma=GAMMA), KLMSRegressor(gamma=GAMMA),
@@ -234,45 +224,20 @@ def test_mixing_from_a_base_counts_its_examples_once(est):
         assert _rel_err(out.predict(X), _mixed(copies, [1 / 3] * 3, X), copies) < 1e-12
 
 
-@pytest.mark.parametrize("est", [BudgetedSGDRegressor(budget=20, gamma=GAMMA), KLMSRegressor(gamma=GAMMA),
-                                 KLMSRegressor(epsilon=0.2, gamma=GAMMA)])
-def test_a_combined_regressor_saves_loads_pickles_and_keeps_learning(est, tmp_path):
-    X, y = _data(800, seed=11)
-    # the same data twice: every centre of the second model duplicates one of the first
-    models = [est.__class__(**est.get_params()).fit(X[:400], y[:400]) for _ in range(2)]
-    out = combine(models, budget=None)
-    out.save(tmp_path / "m.bk")
-    back = load(tmp_path / "m.bk")
-    np.testing.assert_array_equal(back.predict(X), out.predict(X))
-    clone = pickle.loads(pickle.dumps(out))
-    np.testing.assert_array_equal(clone.predict(X), out.predict(X))
-    before = out.n_seen_
-    out.partial_fit(X[400:], y[400:])
-    assert out.n_seen_ == before + 400
-    assert np.isfinite(out.predict(X)).all()
-    out.save(tmp_path / "n.bk")
-    np.testing.assert_array_equal(load(tmp_path / "n.bk").predict(X), out.predict(X))
-
-
 # ------------------------------------------------------------------- refusals
-def test_models_must_share_class_parameters_and_features():
+def test_models_must_share_class_loss_and_budget():
+    # (the shared refusals, parameters, features and classes: tests/test_combine.py)
     X, y = _data(300, seed=12)
     a = BudgetedSGDRegressor(budget=20, gamma=GAMMA).fit(X, y)
-    with pytest.raises(ValueError, match="lam"):
-        combine([a, BudgetedSGDRegressor(budget=20, gamma=GAMMA, lam=1e-2).fit(X, y)])
     with pytest.raises(ValueError, match="loss"):
         combine([a, BudgetedSGDRegressor(budget=20, gamma=GAMMA, loss="huber").fit(X, y)])
-    with pytest.raises(ValueError, match="features"):
-        combine([a, BudgetedSGDRegressor(budget=20, gamma=GAMMA).fit(np.hstack([X, X]), y)])
     with pytest.raises(TypeError, match="one class"):
         combine([a, KLMSRegressor(gamma=GAMMA).fit(X, y)])
     with pytest.raises(TypeError, match="one class"):
         combine([a, BudgetedSGDClassifier(budget=20, gamma=GAMMA).fit(X, y > 2)])
-    with pytest.raises(ValueError, match="eta"):
-        combine([KLMSRegressor(gamma=GAMMA).fit(X, y), KLMSRegressor(gamma=GAMMA, eta=0.1).fit(X, y)])
     with pytest.raises(ValueError, match="keeps no budget"):
         combine([KLMSRegressor(gamma=GAMMA).fit(X, y)], budget=50)
-    # random_state (and the other Python-only parameters) may differ
+    # the Python-only parameters may differ
     b = BudgetedSGDRegressor(budget=20, gamma=GAMMA, random_state=3, n_epochs=2).fit(X, y)
     assert combine([a, b]).n_support_ <= 20
 
@@ -361,17 +326,6 @@ def test_pa_over_the_budget_reduces_by_its_variant_and_keeps_the_average(variant
     assert mixed.n_support_ <= 30 and mixed.combine_report_["reductions"] > 0
     want = _mixed(avg, w, Xt)
     assert np.abs(mixed.predict(Xt) - want).max() / max(1.0, np.abs(want).max(), _pa_terms(avg)) < 1e-12
-
-
-@pytest.mark.parametrize("kw", [{"variant": v} for v in PA_VARIANTS] + [{"averaged": True}])
-def test_pa_combining_one_model_is_a_copy(kw, tmp_path):
-    X, y = _data(500, seed=25)
-    m = _pa(**kw).fit(X, y)
-    out = combine([m])
-    assert out._model.to_bytes() == m._model.to_bytes()
-    m.save(tmp_path / "a.bk")
-    out.save(tmp_path / "b.bk")
-    assert (tmp_path / "a.bk").read_bytes() == (tmp_path / "b.bk").read_bytes()
 
 
 @pytest.mark.parametrize("kw", [{"variant": "nn"}, {"variant": "project", "averaged": True},

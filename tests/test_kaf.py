@@ -8,7 +8,6 @@ import threading
 import numpy as np
 import pytest
 from sklearn.kernel_ridge import KernelRidge
-from sklearn.utils.estimator_checks import check_estimator
 
 import budgetkernel
 from budgetkernel import KLMSRegressor, KRLSRegressor, SlidingWindowKRLSRegressor
@@ -200,32 +199,3 @@ def test_ctrl_c_stops_partial_fit_and_keeps_the_rows_learned():
     assert 10 < learned < 200_000
     prefix = KLMSRegressor(eta=0.3, gamma=4.0).partial_fit(X[:10], y[:10]).partial_fit(X[10:learned], y[10:learned])
     np.testing.assert_array_equal(est.predict(X[:500]), prefix.predict(X[:500]))
-
-
-# Checks that cannot apply, with the reason (as tests/test_regression.py's).
-NOT_APPLICABLE = {"check_array_api_input": "array API: the core works on numpy float64 buffers"}
-
-
-@pytest.mark.parametrize(
-    "est",
-    [
-        KLMSRegressor(eta=0.5, n_epochs=3, shuffle=True, random_state=0),
-        KLMSRegressor(eta=0.5, epsilon=0.5, n_epochs=3, shuffle=True, random_state=0),
-        KRLSRegressor(),
-        KRLSRegressor(nu=0.0, lam=1e-2),
-        SlidingWindowKRLSRegressor(budget=30),
-    ],
-    ids=["klms", "qklms", "krls", "krls-nu0", "sliding"],
-)
-def test_check_estimator(est):
-    skipped, failed = [], []
-
-    def record(*, estimator, check_name, exception, status, expected_to_fail, expected_to_fail_reason):
-        if status == "skipped":
-            skipped.append(check_name)
-        elif status == "failed":
-            failed.append((check_name, exception))
-
-    check_estimator(est, on_skip=None, on_fail=None, callback=record)
-    assert failed == []
-    assert set(skipped) <= set(NOT_APPLICABLE), skipped

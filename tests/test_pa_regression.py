@@ -10,7 +10,6 @@ import threading
 import numpy as np
 import pytest
 from scipy.optimize import minimize
-from sklearn.utils.estimator_checks import check_estimator
 
 import budgetkernel
 from budgetkernel import BudgetedPARegressor
@@ -255,30 +254,3 @@ def test_ctrl_c_stops_partial_fit_and_keeps_the_rows_learned():
     assert 10 < learned < 200_000
     prefix = BudgetedPARegressor(**kw).partial_fit(X[:10], y[:10]).partial_fit(X[10:learned], y[10:learned])
     np.testing.assert_array_equal(est.predict(X[:500]), prefix.predict(X[:500]))
-
-
-NOT_APPLICABLE = {"check_array_api_input": "array API: the core works on numpy float64 buffers"}
-
-
-@pytest.mark.parametrize(
-    "params",
-    [
-        dict(variant="simple", pa_type=1),
-        dict(variant="nn", pa_type=2, averaged=True),
-        dict(variant="project", pa_type=0),
-        dict(variant="nn", sampling=True, alpha=0.2, beta=0.2),  # 200 examples: sample often
-    ],
-)
-def test_check_estimator(params):
-    skipped, failed = [], []
-
-    def record(*, estimator, check_name, exception, status, expected_to_fail, expected_to_fail_reason):
-        if status == "skipped":
-            skipped.append(check_name)
-        elif status == "failed":
-            failed.append((check_name, exception))
-
-    est = BudgetedPARegressor(budget=40, C=0.5, n_epochs=3, shuffle=True, random_state=0, **params)
-    check_estimator(est, on_skip=None, on_fail=None, callback=record)
-    assert failed == []
-    assert set(skipped) <= set(NOT_APPLICABLE), skipped

@@ -7,7 +7,6 @@ import threading
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import check_estimator
 
 import budgetkernel
 from budgetkernel import BudgetedSGDRegressor
@@ -242,29 +241,3 @@ def test_ctrl_c_stops_partial_fit_and_keeps_the_rows_learned():
     assert 10 < learned < 200_000
     prefix = BudgetedSGDRegressor(**kw).partial_fit(X[:10], y[:10]).partial_fit(X[10:learned], y[10:learned])
     np.testing.assert_array_equal(est.predict(X[:500]), prefix.predict(X[:500]))
-
-
-# Checks that cannot apply, with the reason (as tests/test_estimator_api.py's).
-NOT_APPLICABLE = {"check_array_api_input": "array API: the core works on numpy float64 buffers"}
-
-
-@pytest.mark.parametrize(
-    "maintenance,loss,lam",
-    [("merge", "epsilon_insensitive", 1e-2), ("project", "huber", 1e-3), ("project-exact", "squared", 1e-2)],
-)
-def test_check_estimator(maintenance, loss, lam):
-    skipped, failed = [], []
-
-    def record(*, estimator, check_name, exception, status, expected_to_fail, expected_to_fail_reason):
-        if status == "skipped":
-            skipped.append(check_name)
-        elif status == "failed":
-            failed.append((check_name, exception))
-
-    # scikit-learn's check_regressors_train wants R^2 > 0.5 on its small 10-feature set, in sample
-    est = BudgetedSGDRegressor(
-        budget=40, maintenance=maintenance, loss=loss, lam=lam, n_epochs=3, shuffle=True, random_state=0
-    )
-    check_estimator(est, on_skip=None, on_fail=None, callback=record)
-    assert failed == []
-    assert set(skipped) <= set(NOT_APPLICABLE), skipped
