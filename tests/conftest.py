@@ -208,6 +208,19 @@ def kernel_estimator(request):
     return request.param.make(**SMALL)
 
 
+def write_svmlight_pair(directory, n_train, n_test, noisy=True, suffix=".svm"):
+    """A 4x4 checkerboard training set of n_train rows (with label noise when noisy) and a clean
+    test set of n_test, written to directory/train<suffix> and test<suffix>: the CLI tests'
+    files. Returns (directory, X, y, Xt, yt)."""
+    from budgetkernel import datasets
+
+    X, y = (datasets.noisy_checkerboard if noisy else datasets.checkerboard)(n_train, random_state=0)
+    Xt, yt = datasets.checkerboard(n_test, random_state=1)
+    datasets.dump_svmlight(X, y, directory / f"train{suffix}")
+    datasets.dump_svmlight(Xt, yt, directory / f"test{suffix}")
+    return directory, X, y, Xt, yt
+
+
 @pytest.fixture(scope="session")
 def packages_import_budgetkernel_loads():
     """The top-level packages in sys.modules of a fresh interpreter after ``import budgetkernel``

@@ -15,15 +15,12 @@ from _terminal import read_until_closed
 import budgetkernel
 from budgetkernel import cli, datasets
 from budgetkernel.cli import _options, _training
+from conftest import write_svmlight_pair
 
 
 @pytest.fixture()
 def libsvm_files(tmp_path):
-    X, y = datasets.noisy_checkerboard(3000, random_state=0)
-    Xt, yt = datasets.checkerboard(1000, random_state=1)
-    datasets.dump_svmlight(X, y, tmp_path / "train.libsvm")
-    datasets.dump_svmlight(Xt, yt, tmp_path / "test.libsvm")
-    return tmp_path, X, y, Xt, yt
+    return write_svmlight_pair(tmp_path, 3000, 1000, suffix=".libsvm")
 
 
 def test_train_predict_roundtrip(libsvm_files, capsys):

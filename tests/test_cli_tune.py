@@ -10,17 +10,14 @@ from budgetkernel import cli, datasets
 from budgetkernel.cli import _training
 from budgetkernel.model_selection import PrequentialSearch
 from budgetkernel.preprocessing import StreamingStandardizer
+from conftest import write_svmlight_pair
 
 CHUNK = 400
 
 
 @pytest.fixture()
 def files(tmp_path):
-    X, y = datasets.noisy_checkerboard(1500, random_state=0)
-    Xt, yt = datasets.checkerboard(500, random_state=1)
-    datasets.dump_svmlight(X, y, tmp_path / "train.svm")
-    datasets.dump_svmlight(Xt, yt, tmp_path / "test.svm")
-    return tmp_path, X, y, Xt, yt
+    return write_svmlight_pair(tmp_path, 1500, 500)
 
 
 def _chunks(X, y):
