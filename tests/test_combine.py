@@ -51,7 +51,20 @@ EXTRA = [
     Case("qklms-tiny", KLMSRegressor, {"epsilon": 1e-9}),  # no two models' centres that close: exact
 ]
 CASES = combinable_cases() + EXTRA
-BY_ID = {case.id: case for case in CASES}
+MAINTENANCE = ["merge", "project", "project-exact", "remove-random", "remove-oldest", "remove-smallest"]
+# The weighted average is checked for more configurations still: every budget maintenance rule
+# and loss, whose union is built by code of its own (and an averaged, intercept or sampling state).
+SWEEP = (
+    [Case(f"bsgd-{m}-average-{a}", BudgetedSGDClassifier, {"maintenance": m, "average": a})
+     for m in MAINTENANCE for a in ("auto", False)]
+    + [Case(f"bsgdr-{m}-{loss}-intercept-{i}", BudgetedSGDRegressor, {"maintenance": m, "loss": loss, "fit_intercept": i})
+       for m in MAINTENANCE for loss in ("epsilon_insensitive", "squared") for i in (True, False)]
+    + [Case(f"bpar-{v}-{'-'.join(f'{k}={x}' for k, x in kw.items())}", BudgetedPARegressor, {"variant": v, **kw})
+       for v in ("simple", "nn", "project")
+       for kw in [{}, {"averaged": True}, {"fit_intercept": False, "pa_type": 2}, {"sampling": True, "beta": 2.0},
+                  {"pa_type": 0}]]
+)
+BY_ID = {case.id: case for case in CASES + SWEEP}
 # Not a weighted average: the SVMs, retrained on the pooled twins (test_combine_tvm.py), and
 # QKLMS, whose quantisation folds the union's close centres (test_combine_regression.py).
 AVERAGES = [case for case in CASES if not case.exact_svm and case.id != "qklms"]
@@ -235,21 +248,28 @@ def test_the_combined_model_saves_loads_pickles_and_keeps_learning(case, tmp_pat
 # ---------------------------------------------------------------- the weighted averages
 @pytest.mark.parametrize(
     "case, n_classes",
-    [pytest.param(case, n, id=f"{case.id}-{n}") for case in AVERAGES for n in ([0] if case.regressor else [2, 3])],
+    [pytest.param(case, n, id=f"{case.id}-{n}") for case in AVERAGES + SWEEP for n in ([0] if case.regressor else [2, 3])],
 )
 def test_within_the_budget_it_is_the_weighted_average(case, n_classes):
     models = _fitted(case, n_classes=n_classes, k=3)
     X, _ = _data(case, 300, seed=99)
     out = combine(models, weights=[2.0, 5.0, 3.0], budget=_whole(models[0]))
-    want = sum(wk * _scores(m, X) for wk, m in zip([0.2, 0.5, 0.3], models))
+    w = [0.2, 0.5, 0.3]
+    want = sum(wk * _scores(m, X) for wk, m in zip(w, models))
     assert _rel_err(_scores(out, X), want, models) < 1e-12
     rep = out.combine_report_
     assert rep["reductions"] == 0 and rep["degradation"] == 0.0
     assert out.get_params().get("budget") == _whole(models[0])  # the budget asked for
     if hasattr(out, "support_vectors_"):
         assert rep["union_size"] == len(out.support_vectors_) == sum(len(m.support_vectors_) for m in models)
-    assert out.n_seen_ == sum(m.n_seen_ for m in models)
-    if not case.regressor:
+    assert out.n_seen_ == out.counters_["examples"] == sum(m.n_seen_ for m in models)
+    if case.regressor:
+        assert not hasattr(out, "classes_")
+        if getattr(out, "fit_intercept", False):
+            assert out.intercept_ == pytest.approx(sum(wk * m.intercept_ for wk, m in zip(w, models)), rel=1e-15)
+        if getattr(out, "sampling", False):
+            assert out.expected_n_support_ == pytest.approx(sum(m.expected_n_support_ for m in models), rel=1e-14)
+    else:
         np.testing.assert_array_equal(out.classes_, models[0].classes_)
     # default weights: the examples each model saw
     out = combine(models, budget=_whole(models[0]))
@@ -309,7 +329,6 @@ def test_shared_support_vectors_are_kept_once_with_their_coefficients_added(case
 
 
 # ---------------------------------------------------------------- Budgeted SGD and linear Pegasos
-MAINTENANCE = ["merge", "project", "project-exact", "remove-random", "remove-oldest", "remove-smallest"]
 
 
 def _blobs(n, n_classes, seed, d=3):
@@ -329,22 +348,6 @@ def _mixed(models, w, X):
 
 def _max_rel_err(a, b):
     return np.abs(a - b).max() / max(1.0, np.abs(b).max())
-
-
-@pytest.mark.parametrize("maintenance", MAINTENANCE)
-@pytest.mark.parametrize("n_classes", [2, 4])
-@pytest.mark.parametrize("average", ["auto", False])
-def test_bsgd_union_within_budget_is_the_weighted_average(maintenance, n_classes, average):
-    X, y = _blobs(900, n_classes, seed=n_classes)
-    est = BudgetedSGDClassifier(budget=40, maintenance=maintenance, gamma=0.5, lam=1e-3, average=average)
-    models = _parts(est, X, y)
-    w = np.array([0.2, 0.5, 0.3])
-    out = combine(models, weights=w, budget=200)
-    assert out.n_support_ == sum(m.n_support_ for m in models)
-    assert out.combine_report_["reductions"] == 0 and out.combine_report_["degradation"] == 0.0
-    Xt, _ = _blobs(300, n_classes, seed=99)
-    assert _max_rel_err(out.decision_function(Xt), _mixed(models, w, Xt)) < 1e-12
-    np.testing.assert_array_equal(out.classes_, models[0].classes_)
 
 
 def _rkhs_distance2(X1, A1, X2, A2, gamma):

@@ -62,23 +62,6 @@ def _rkhs_distance2(X1, a1, X2, a2, gamma=GAMMA):
 
 
 # ------------------------------------------------------------ exact averages
-@pytest.mark.parametrize("maintenance", MAINTENANCE)
-@pytest.mark.parametrize("fit_intercept", [True, False])
-@pytest.mark.parametrize("loss", ["epsilon_insensitive", "squared"])
-def test_bsgd_union_within_budget_is_the_weighted_average(maintenance, fit_intercept, loss):
-    X, y = _data(900, seed=0)
-    est = BudgetedSGDRegressor(budget=30, maintenance=maintenance, loss=loss, gamma=GAMMA, lam=1e-3,
-                               fit_intercept=fit_intercept)
-    models = _parts(est, X, y)
-    w = np.array([0.2, 0.5, 0.3])
-    out = combine(models, weights=w, budget=200)
-    assert out.n_support_ == sum(m.n_support_ for m in models)
-    rep = out.combine_report_
-    assert rep["reductions"] == 0 and rep["degradation"] == 0.0 and rep["union_size"] == out.n_support_
-    Xt, _ = _data(300, seed=9)
-    assert _rel_err(out.predict(Xt), _mixed(models, w, Xt), models) < 1e-12
-    assert out.intercept_ == pytest.approx(sum(wk * m.intercept_ for wk, m in zip(w, models)), rel=1e-15)
-    assert not hasattr(out, "classes_")
 
 
 def test_bsgd_unbudgeted_models_combine_exactly_weighted_by_their_examples():
@@ -248,26 +231,6 @@ def _pa_terms(models):
     t = [np.abs(m.dual_coef_).sum() for m in models]
     t += [np.abs(m.average_dual_coef_).sum() for m in models if m.averaged]
     return max(t)
-
-
-@pytest.mark.parametrize("variant", PA_VARIANTS)
-@pytest.mark.parametrize("kw", [{}, {"averaged": True}, {"fit_intercept": False, "pa_type": 2},
-                                {"sampling": True, "beta": 2.0, "random_state": 0}, {"pa_type": 0}])
-def test_pa_union_within_budget_is_the_weighted_average(variant, kw):
-    X, y = _data(900, seed=20)
-    models = _parts(_pa(variant=variant, **kw), X, y)
-    w = np.array([0.2, 0.5, 0.3])
-    out = combine(models, weights=w, budget=200)
-    rep = out.combine_report_
-    assert out.n_support_ == rep["union_size"] == sum(m.n_support_ for m in models)
-    assert rep["reductions"] == 0 and rep["degradation"] == 0.0
-    Xt, _ = _data(300, seed=21)
-    err = np.abs(out.predict(Xt) - _mixed(models, w, Xt)).max()
-    assert err / max(1.0, np.abs(_mixed(models, w, Xt)).max(), _pa_terms(models)) < 1e-12
-    assert out.intercept_ == pytest.approx(sum(wk * m.intercept_ for wk, m in zip(w, models)), rel=1e-14)
-    assert out.counters_["examples"] == len(X) and out.n_seen_ == len(X)
-    if kw.get("sampling"):
-        assert out.expected_n_support_ == pytest.approx(sum(m.expected_n_support_ for m in models), rel=1e-14)
 
 
 @pytest.mark.parametrize(
