@@ -17,49 +17,35 @@ import pytest
 from sklearn.base import is_regressor
 from sklearn.exceptions import NotFittedError
 
-from budgetkernel import (
-    BOGDClassifier,
-    BudgetedPAClassifier,
-    BudgetedPARegressor,
-    BudgetedSGDClassifier,
-    BudgetedSGDRegressor,
-    KernelPerceptron,
-    KLMSRegressor,
-    LinearPegasosClassifier,
-    ReservoirSVC,
-    SparsePAClassifier,
-    TwinVectorMachine,
-    combine,
-    datasets,
-    load,
-)
+import budgetkernel as bk
+from budgetkernel import combine, datasets, load
 from budgetkernel._combine import combine as combine_with_base  # the base= of parameter mixing
 from conftest import REGISTRY, Case, combinable_cases
 
 # The combine tests' configurations beyond the registry's: the variants whose combine has a
 # code path (or model layout) of its own that the registry does not sweep.
 EXTRA = [
-    Case("bpa-simple", BudgetedPAClassifier, {"variant": "simple"}),
-    Case("bpa-simple-averaged", BudgetedPAClassifier, {"variant": "simple", "averaged": True}),
-    Case("bpa-project-averaged", BudgetedPAClassifier, {"variant": "project", "averaged": True}),
-    Case("spa-averaged", SparsePAClassifier, {"beta": 2.0, "averaged": True}),
-    Case("bogd++", BOGDClassifier, {"sampling": "nonuniform"}),
-    Case("perceptron-stop", KernelPerceptron, {"maintenance": "stop"}),
-    Case("bpar-simple", BudgetedPARegressor, {"variant": "simple"}),
-    Case("bpar-nn-averaged", BudgetedPARegressor, {"averaged": True}),
-    Case("bpar-project", BudgetedPARegressor, {"variant": "project"}),
-    Case("qklms-tiny", KLMSRegressor, {"epsilon": 1e-9}),  # no two models' centres that close: exact
+    Case("bpa-simple", bk.BudgetedPAClassifier, {"variant": "simple"}),
+    Case("bpa-simple-averaged", bk.BudgetedPAClassifier, {"variant": "simple", "averaged": True}),
+    Case("bpa-project-averaged", bk.BudgetedPAClassifier, {"variant": "project", "averaged": True}),
+    Case("spa-averaged", bk.SparsePAClassifier, {"beta": 2.0, "averaged": True}),
+    Case("bogd++", bk.BOGDClassifier, {"sampling": "nonuniform"}),
+    Case("perceptron-stop", bk.KernelPerceptron, {"maintenance": "stop"}),
+    Case("bpar-simple", bk.BudgetedPARegressor, {"variant": "simple"}),
+    Case("bpar-nn-averaged", bk.BudgetedPARegressor, {"averaged": True}),
+    Case("bpar-project", bk.BudgetedPARegressor, {"variant": "project"}),
+    Case("qklms-tiny", bk.KLMSRegressor, {"epsilon": 1e-9}),  # no two models' centres that close: exact
 ]
 CASES = combinable_cases() + EXTRA
 MAINTENANCE = ["merge", "project", "project-exact", "remove-random", "remove-oldest", "remove-smallest"]
 # The weighted average is checked for more configurations still: every budget maintenance rule
 # and loss, whose union is built by code of its own (and an averaged, intercept or sampling state).
 SWEEP = (
-    [Case(f"bsgd-{m}-average-{a}", BudgetedSGDClassifier, {"maintenance": m, "average": a})
+    [Case(f"bsgd-{m}-average-{a}", bk.BudgetedSGDClassifier, {"maintenance": m, "average": a})
      for m in MAINTENANCE for a in ("auto", False)]
-    + [Case(f"bsgdr-{m}-{loss}-intercept-{i}", BudgetedSGDRegressor, {"maintenance": m, "loss": loss, "fit_intercept": i})
+    + [Case(f"bsgdr-{m}-{loss}-intercept-{i}", bk.BudgetedSGDRegressor, {"maintenance": m, "loss": loss, "fit_intercept": i})
        for m in MAINTENANCE for loss in ("epsilon_insensitive", "squared") for i in (True, False)]
-    + [Case(f"bpar-{v}-{'-'.join(f'{k}={x}' for k, x in kw.items())}", BudgetedPARegressor, {"variant": v, **kw})
+    + [Case(f"bpar-{v}-{'-'.join(f'{k}={x}' for k, x in kw.items())}", bk.BudgetedPARegressor, {"variant": v, **kw})
        for v in ("simple", "nn", "project")
        for kw in [{}, {"averaged": True}, {"fit_intercept": False, "pa_type": 2}, {"sampling": True, "beta": 2.0},
                   {"pa_type": 0}]]
@@ -69,16 +55,16 @@ BY_ID = {case.id: case for case in CASES + SWEEP}
 # QKLMS, whose quantisation folds the union's close centres (test_combine_regression.py).
 AVERAGES = [case for case in CASES if not case.exact_svm and case.id != "qklms"]
 CLASSIFIERS = [case for case in AVERAGES if not case.regressor]
-EXPANSIONS = [case for case in AVERAGES if case.cls is not LinearPegasosClassifier]
+EXPANSIONS = [case for case in AVERAGES if case.cls is not bk.LinearPegasosClassifier]
 REFUSED = [case for case in REGISTRY.values() if not case.combinable and case.id != "PrequentialSearch"]
 
 SIZES = {"budget": 15, "gamma": 1.0, "random_state": 0}
 # A parameter of each class that combine needs equal in every model, and another value for it.
 DISAGREE = {
-    BudgetedSGDClassifier: ("gamma", 0.5), LinearPegasosClassifier: ("lam", 1e-2), BudgetedPAClassifier: ("C", 2.0),
-    KernelPerceptron: ("beta", 0.5), SparsePAClassifier: ("alpha", 0.5), BOGDClassifier: ("eta", 0.1),
-    TwinVectorMachine: ("C", 2.0), ReservoirSVC: ("C", 2.0), BudgetedSGDRegressor: ("lam", 1e-2),
-    BudgetedPARegressor: ("C", 2.0), KLMSRegressor: ("eta", 0.1),
+    bk.BudgetedSGDClassifier: ("gamma", 0.5), bk.LinearPegasosClassifier: ("lam", 1e-2), bk.BudgetedPAClassifier: ("C", 2.0),
+    bk.KernelPerceptron: ("beta", 0.5), bk.SparsePAClassifier: ("alpha", 0.5), bk.BOGDClassifier: ("eta", 0.1),
+    bk.TwinVectorMachine: ("C", 2.0), bk.ReservoirSVC: ("C", 2.0), bk.BudgetedSGDRegressor: ("lam", 1e-2),
+    bk.BudgetedPARegressor: ("C", 2.0), bk.KLMSRegressor: ("eta", 0.1),
 }
 
 
@@ -218,7 +204,7 @@ def test_base_counts_the_shared_start_once(case):
     assert out.n_seen_ == c["examples"] == 700
     for key in {"updates", "mistakes", "labels", "squared_error", "absolute_error"} & set(c):
         assert c[key] == pytest.approx(cb[key] + sum(m.counters_[key] - cb[key] for m in models), rel=1e-12, abs=1e-12)
-    if not case.exact_svm and case.cls is not KLMSRegressor:  # (QKLMS's folds are not maintenance steps)
+    if not case.exact_svm and case.cls is not bk.KLMSRegressor:  # (QKLMS's folds are not maintenance steps)
         steps = sum(m.counters_["maintenance_steps"] - cb["maintenance_steps"] for m in models)
         assert c["maintenance_steps"] == cb["maintenance_steps"] + steps + out.combine_report_["reductions"]
     assert combine(models).n_seen_ == 2 * 500  # without a base: a plain sum
@@ -361,7 +347,7 @@ def _rkhs_distance2(X1, A1, X2, A2, gamma):
 def test_one_reduction_reports_its_rkhs_degradation(maintenance):
     X, y = _blobs(400, 2, seed=4)
     gamma = 0.5
-    models = _parts(BudgetedSGDClassifier(budget=10, maintenance=maintenance, gamma=gamma, average=False), X, y, k=2)
+    models = _parts(bk.BudgetedSGDClassifier(budget=10, maintenance=maintenance, gamma=gamma, average=False), X, y, k=2)
     exact = combine(models, budget=100)
     n = exact.n_support_
     out = combine(models, budget=n - 1)
@@ -379,7 +365,7 @@ def test_one_reduction_reports_its_rkhs_degradation(maintenance):
 @pytest.mark.parametrize("maintenance", MAINTENANCE)
 def test_over_the_budget_the_union_is_reduced_by_the_learners_maintenance(maintenance):
     X, y = datasets.checkerboard(3000, random_state=0)
-    models = _parts(BudgetedSGDClassifier(budget=40, maintenance=maintenance, gamma=2.0), X, y, k=4)
+    models = _parts(bk.BudgetedSGDClassifier(budget=40, maintenance=maintenance, gamma=2.0), X, y, k=4)
     out = combine(models)
     assert out.n_support_ == 40 and out.budget == 40
     rep = out.combine_report_
@@ -393,7 +379,7 @@ def test_over_the_budget_the_union_is_reduced_by_the_learners_maintenance(mainte
 
 def test_linear_pegasos_combines_its_weights_exactly():
     X, y = _blobs(800, 3, seed=8)
-    models = _parts(LinearPegasosClassifier(lam=1e-3, batch_size=1), X, y)
+    models = _parts(bk.LinearPegasosClassifier(lam=1e-3, batch_size=1), X, y)
     w = [3.0, 1.0, 1.0]
     out = combine(models, weights=w)
     wn = np.array(w) / 5.0
@@ -403,7 +389,7 @@ def test_linear_pegasos_combines_its_weights_exactly():
 
 def test_linear_pegasos_mixes_pending_partial_batches():
     X, y = _blobs(300, 2, seed=9)
-    models = [LinearPegasosClassifier(batch_size=8).partial_fit(X[i::2][:101], y[i::2][:101], classes=[0, 1])
+    models = [bk.LinearPegasosClassifier(batch_size=8).partial_fit(X[i::2][:101], y[i::2][:101], classes=[0, 1])
               for i in range(2)]
     out = combine(models)
     assert out._model.pending == 5  # 101 mod 8 pending in each model, mixed by equal weights

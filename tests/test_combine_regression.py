@@ -14,16 +14,8 @@ import pickle
 import numpy as np
 import pytest
 
-from budgetkernel import (
-    BudgetedPARegressor,
-    BudgetedSGDClassifier,
-    BudgetedSGDRegressor,
-    KLMSRegressor,
-    KRLSRegressor,
-    SlidingWindowKRLSRegressor,
-    combine,
-    load,
-)
+import budgetkernel as bk
+from budgetkernel import combine, load
 from budgetkernel._combine import combine as combine_with_base
 
 MAINTENANCE = ["merge", "project", "project-exact", "remove-random", "remove-oldest", "remove-smallest"]
@@ -66,7 +58,7 @@ def _rkhs_distance2(X1, a1, X2, a2, gamma=GAMMA):
 
 def test_bsgd_unbudgeted_models_combine_exactly_weighted_by_their_examples():
     X, y = _data(700, seed=1)
-    models = [BudgetedSGDRegressor(budget=None, gamma=GAMMA).fit(X[:n], y[:n]) for n in (100, 250, 700)]
+    models = [bk.BudgetedSGDRegressor(budget=None, gamma=GAMMA).fit(X[:n], y[:n]) for n in (100, 250, 700)]
     out = combine(models)
     w = np.array([m.n_seen_ for m in models], dtype=float)
     w /= w.sum()
@@ -81,7 +73,7 @@ def test_bsgd_unbudgeted_models_combine_exactly_weighted_by_their_examples():
 def test_klms_union_is_the_weighted_average(epsilon):
     # epsilon > 0 (QKLMS) so small that no two models' centres fall within it: still exact
     X, y = _data(600, seed=2)
-    models = _parts(KLMSRegressor(eta=0.3, epsilon=epsilon, gamma=GAMMA), X, y)
+    models = _parts(bk.KLMSRegressor(eta=0.3, epsilon=epsilon, gamma=GAMMA), X, y)
     w = np.array([0.6, 0.1, 0.3])
     out = combine(models, weights=w)
     Xt, _ = _data(200, seed=8)
@@ -111,7 +103,7 @@ def _quantise(Xs, As, epsilon, gamma=GAMMA):
 def test_qklms_quantises_the_union_by_its_own_rule():
     X, y = _data(800, seed=3)
     eps = 0.3
-    models = _parts(KLMSRegressor(eta=0.4, epsilon=eps, gamma=GAMMA), X, y, k=2)
+    models = _parts(bk.KLMSRegressor(eta=0.4, epsilon=eps, gamma=GAMMA), X, y, k=2)
     w = np.array([0.3, 0.7])
     out = combine(models, weights=w)
     Xs = np.vstack([m.support_vectors_ for m in models])
@@ -129,8 +121,8 @@ def test_qklms_quantises_the_union_by_its_own_rule():
 
 def test_one_qklms_fold_reports_its_rkhs_degradation():
     X, y = _data(400, seed=14)
-    a = KLMSRegressor(eta=0.4, epsilon=0.3, gamma=GAMMA).fit(X, y)
-    b = KLMSRegressor(eta=0.4, epsilon=0.3, gamma=GAMMA).fit(X[:1] + 0.05, y[:1])  # one centre, near X[0]
+    a = bk.KLMSRegressor(eta=0.4, epsilon=0.3, gamma=GAMMA).fit(X, y)
+    b = bk.KLMSRegressor(eta=0.4, epsilon=0.3, gamma=GAMMA).fit(X[:1] + 0.05, y[:1])  # one centre, near X[0]
     exact = combine([a, b], weights=[0.5, 0.5], budget=None)
     rep = exact.combine_report_
     assert rep["union_size"] == a.n_support_ + 1 and rep["reductions"] == 1 and exact.n_support_ == a.n_support_
@@ -146,7 +138,7 @@ def test_one_qklms_fold_reports_its_rkhs_degradation():
 @pytest.mark.parametrize("maintenance", MAINTENANCE)
 def test_over_the_budget_the_union_is_reduced_by_the_learners_maintenance(maintenance):
     X, y = _data(3000, seed=5)
-    models = _parts(BudgetedSGDRegressor(budget=40, maintenance=maintenance, gamma=GAMMA), X, y, k=4)
+    models = _parts(bk.BudgetedSGDRegressor(budget=40, maintenance=maintenance, gamma=GAMMA), X, y, k=4)
     out = combine(models)
     assert out.budget == 40
     rep = out.combine_report_
@@ -165,7 +157,7 @@ def test_over_the_budget_the_union_is_reduced_by_the_learners_maintenance(mainte
 
 def test_a_regressor_without_a_budget_refuses_a_smaller_one():
     X, y = _data(300, seed=7)
-    models = _parts(KLMSRegressor(gamma=GAMMA), X, y, k=2)
+    models = _parts(bk.KLMSRegressor(gamma=GAMMA), X, y, k=2)
     with pytest.raises(ValueError, match="keeps no budget"):
         combine(models, budget=10)
 
@@ -173,8 +165,8 @@ def test_a_regressor_without_a_budget_refuses_a_smaller_one():
 # --------------------------------------------------------- copies and counters
 
 
-@pytest.mark.parametrize("est", [BudgetedSGDRegressor(budget=20, gamma=GAMMA), KLMSRegressor(gamma=GAMMA),
-                                 KLMSRegressor(epsilon=0.2, gamma=GAMMA)])
+@pytest.mark.parametrize("est", [bk.BudgetedSGDRegressor(budget=20, gamma=GAMMA), bk.KLMSRegressor(gamma=GAMMA),
+                                 bk.KLMSRegressor(epsilon=0.2, gamma=GAMMA)])
 def test_mixing_from_a_base_counts_its_examples_once(est):
     X, y = _data(900, seed=10)
     base = est.fit(X[:300], y[:300])
@@ -186,7 +178,7 @@ def test_mixing_from_a_base_counts_its_examples_once(est):
     for key in ("updates", "squared_error", "absolute_error"):
         want = cb[key] + sum(m.counters_[key] - cb[key] for m in copies)
         assert c[key] == pytest.approx(want, rel=1e-12, abs=1e-12)
-    if isinstance(est, KLMSRegressor) and est.epsilon == 0:
+    if isinstance(est, bk.KLMSRegressor) and est.epsilon == 0:
         # base's centres are shared by every copy: kept once, so one centre per example, exact
         assert out.n_support_ == 900 and out.combine_report_["duplicates"] == 2 * 300
         assert _rel_err(out.predict(X), _mixed(copies, [1 / 3] * 3, X), copies) < 1e-12
@@ -196,21 +188,21 @@ def test_mixing_from_a_base_counts_its_examples_once(est):
 def test_models_must_share_class_loss_and_budget():
     # (the shared refusals, parameters, features and classes: tests/test_combine.py)
     X, y = _data(300, seed=12)
-    a = BudgetedSGDRegressor(budget=20, gamma=GAMMA).fit(X, y)
+    a = bk.BudgetedSGDRegressor(budget=20, gamma=GAMMA).fit(X, y)
     with pytest.raises(ValueError, match="loss"):
-        combine([a, BudgetedSGDRegressor(budget=20, gamma=GAMMA, loss="huber").fit(X, y)])
+        combine([a, bk.BudgetedSGDRegressor(budget=20, gamma=GAMMA, loss="huber").fit(X, y)])
     with pytest.raises(TypeError, match="one class"):
-        combine([a, KLMSRegressor(gamma=GAMMA).fit(X, y)])
+        combine([a, bk.KLMSRegressor(gamma=GAMMA).fit(X, y)])
     with pytest.raises(TypeError, match="one class"):
-        combine([a, BudgetedSGDClassifier(budget=20, gamma=GAMMA).fit(X, y > 2)])
+        combine([a, bk.BudgetedSGDClassifier(budget=20, gamma=GAMMA).fit(X, y > 2)])
     with pytest.raises(ValueError, match="keeps no budget"):
-        combine([KLMSRegressor(gamma=GAMMA).fit(X, y)], budget=50)
+        combine([bk.KLMSRegressor(gamma=GAMMA).fit(X, y)], budget=50)
     # the Python-only parameters may differ
-    b = BudgetedSGDRegressor(budget=20, gamma=GAMMA, random_state=3, n_epochs=2).fit(X, y)
+    b = bk.BudgetedSGDRegressor(budget=20, gamma=GAMMA, random_state=3, n_epochs=2).fit(X, y)
     assert combine([a, b]).n_support_ <= 20
 
 
-@pytest.mark.parametrize("cls", [KRLSRegressor, SlidingWindowKRLSRegressor])
+@pytest.mark.parametrize("cls", [bk.KRLSRegressor, bk.SlidingWindowKRLSRegressor])
 def test_krls_filters_are_refused_with_the_reason(cls):
     X, y = _data(200, seed=13)
     models = [cls(gamma=GAMMA).fit(X[i::2], y[i::2]) for i in range(2)]
@@ -223,7 +215,7 @@ PA_VARIANTS = ["simple", "nn", "project"]
 
 
 def _pa(**kw):
-    return BudgetedPARegressor(**{"budget": 15, "gamma": GAMMA, "C": 0.5, "epsilon": 0.05, **kw})
+    return bk.BudgetedPARegressor(**{"budget": 15, "gamma": GAMMA, "C": 0.5, "epsilon": 0.05, **kw})
 
 
 def _pa_terms(models):
@@ -235,12 +227,12 @@ def _pa_terms(models):
 
 @pytest.mark.parametrize(
     "est",
-    [BudgetedSGDRegressor(budget=10, maintenance=m, gamma=GAMMA) for m in ("merge", "project", "remove-smallest")]
+    [bk.BudgetedSGDRegressor(budget=10, maintenance=m, gamma=GAMMA) for m in ("merge", "project", "remove-smallest")]
     + [_pa(budget=10, variant=v) for v in PA_VARIANTS],
     ids=lambda est: f"{type(est).__name__}-{est.get_params().get('maintenance', est.get_params().get('variant'))}",
 )
 def test_one_reduction_reports_its_rkhs_degradation(est):
-    X, y = _data(400, seed=4 if isinstance(est, BudgetedSGDRegressor) else 22)
+    X, y = _data(400, seed=4 if isinstance(est, bk.BudgetedSGDRegressor) else 22)
     models = _parts(est, X, y, k=2)
     exact = combine(models, budget=100)
     n = exact.n_support_
