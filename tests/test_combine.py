@@ -32,6 +32,7 @@ EXTRA = [
     Case("bogd++", bk.BOGDClassifier, {"sampling": "nonuniform"}),
     Case("perceptron-stop", bk.KernelPerceptron, {"maintenance": "stop"}),
     Case("bpar-simple", bk.BudgetedPARegressor, {"variant": "simple"}),
+    Case("bpar-simple-averaged", bk.BudgetedPARegressor, {"variant": "simple", "averaged": True}),
     Case("bpar-nn-averaged", bk.BudgetedPARegressor, {"averaged": True}),
     Case("bpar-project", bk.BudgetedPARegressor, {"variant": "project"}),
     Case("qklms-tiny", bk.KLMSRegressor, {"epsilon": 1e-9}),  # no two models' centres that close: exact
@@ -70,8 +71,7 @@ DISAGREE = {
 
 def _data(case, n, seed, n_classes=3):
     """A noisy 4x4 checkerboard on [-2, 2)^2 with n_classes classes, or for a regressor (which
-    ignores n_classes) a smooth
-    function with an offset (for the intercept)."""
+    ignores n_classes) a smooth function with an offset (for the intercept)."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(-2.0, 2.0, size=(n, 2))
     if case.regressor:
@@ -127,12 +127,9 @@ def _rel_err(got, want, models):
     return np.abs(got - want).max() / max(1.0, np.abs(want).max(), terms)
 
 
-ids = repr
-
-
 # ---------------------------------------------------------------- every combinable learner
 @pytest.mark.parametrize("n_classes", [2, 3])
-@pytest.mark.parametrize("case", CASES, ids=ids)
+@pytest.mark.parametrize("case", CASES, ids=repr)
 def test_one_model_is_a_copy(case, n_classes, tmp_path):
     m = _fitted(case, n_classes=n_classes)[0]
     out = combine([m])
@@ -154,13 +151,13 @@ def test_one_model_is_a_copy(case, n_classes, tmp_path):
     [([1.0], "one entry per model"), ([1.0, 1.0, 1.0], "one entry per model"), ([[1.0, 1.0]], "one entry per model"),
      ([1.0, -1.0], "non-negative"), ([np.nan, 1.0], "finite"), ([np.inf, 1.0], "finite"), ([0.0, 0.0], "all be zero")],
 )
-@pytest.mark.parametrize("case", CASES, ids=ids)
+@pytest.mark.parametrize("case", CASES, ids=repr)
 def test_weights_are_validated(case, weights, match):
     with pytest.raises(ValueError, match=match):
         combine(_fitted(case), weights=weights)
 
 
-@pytest.mark.parametrize("case", CASES, ids=ids)
+@pytest.mark.parametrize("case", CASES, ids=repr)
 def test_models_must_agree(case):
     a = _fitted(case)[0]
     X, y = _data(case, 100, seed=2)
@@ -185,7 +182,7 @@ def test_no_models_are_refused():
         combine([])
 
 
-@pytest.mark.parametrize("case", REFUSED, ids=ids)
+@pytest.mark.parametrize("case", REFUSED, ids=repr)
 def test_the_exact_svm_and_the_krls_filters_are_refused(case):
     X, y = _data(case, 60, seed=12, n_classes=2)
     models = [_make(case).fit(X[i::2], y[i::2]) for i in range(2)]
@@ -193,7 +190,7 @@ def test_the_exact_svm_and_the_krls_filters_are_refused(case):
         combine(models)
 
 
-@pytest.mark.parametrize("case", CASES, ids=ids)
+@pytest.mark.parametrize("case", CASES, ids=repr)
 def test_base_counts_the_shared_start_once(case):
     """combine(models, base=b): counters = b + sum_k (m_k - b), the reduction's steps added."""
     X, y = _data(case, 700, seed=3)
@@ -210,7 +207,7 @@ def test_base_counts_the_shared_start_once(case):
     assert combine(models).n_seen_ == 2 * 500  # without a base: a plain sum
 
 
-@pytest.mark.parametrize("case", CASES, ids=ids)
+@pytest.mark.parametrize("case", CASES, ids=repr)
 def test_the_combined_model_saves_loads_pickles_and_keeps_learning(case, tmp_path):
     """Over the models' own budget (the reduction rebuilt the learner's bookkeeping): pickle, a
     deep copy and save/load are the same bytes, and each copy learns on as the original."""
@@ -278,7 +275,7 @@ def _expected_union(models, weights, classes, Z):
     return out
 
 
-@pytest.mark.parametrize("case", CLASSIFIERS, ids=ids)
+@pytest.mark.parametrize("case", CLASSIFIERS, ids=repr)
 def test_different_class_sets_combine_on_their_union(case):
     X, y = _data(case, 900, seed=5, n_classes=4)
     Z, _ = _data(case, 40, seed=6)
@@ -300,7 +297,7 @@ def test_different_class_sets_combine_on_their_union(case):
     assert out.n_seen_ == c.n_seen_ + d.n_seen_ + 50
 
 
-@pytest.mark.parametrize("case", EXPANSIONS, ids=ids)
+@pytest.mark.parametrize("case", EXPANSIONS, ids=repr)
 def test_shared_support_vectors_are_kept_once_with_their_coefficients_added(case):
     """A model combined with itself: every SV is a duplicate, kept once, so the result is the
     model's own function within the same budget."""

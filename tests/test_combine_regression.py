@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import budgetkernel as bk
-from budgetkernel import combine, load
+from budgetkernel import combine
 from budgetkernel._combine import combine as combine_with_base
 
 MAINTENANCE = ["merge", "project", "project-exact", "remove-random", "remove-oldest", "remove-smallest"]
@@ -165,23 +165,16 @@ def test_a_regressor_without_a_budget_refuses_a_smaller_one():
 # --------------------------------------------------------- copies and counters
 
 
-@pytest.mark.parametrize("est", [bk.BudgetedSGDRegressor(budget=20, gamma=GAMMA), bk.KLMSRegressor(gamma=GAMMA),
-                                 bk.KLMSRegressor(epsilon=0.2, gamma=GAMMA)])
-def test_mixing_from_a_base_counts_its_examples_once(est):
+def test_klms_from_a_base_keeps_the_shared_centres_once():
+    """(the counters of a base, for every learner: tests/test_combine.py)"""
     X, y = _data(900, seed=10)
-    base = est.fit(X[:300], y[:300])
+    base = bk.KLMSRegressor(gamma=GAMMA).fit(X[:300], y[:300])
     copies = [pickle.loads(pickle.dumps(base)).partial_fit(X[300 + 200 * i:500 + 200 * i], y[300 + 200 * i:500 + 200 * i])
               for i in range(3)]
     out = combine_with_base(copies, weights=[200, 200, 200], base=base)
-    c, cb = out.counters_, base.counters_
-    assert c["examples"] == 900 == out.n_seen_
-    for key in ("updates", "squared_error", "absolute_error"):
-        want = cb[key] + sum(m.counters_[key] - cb[key] for m in copies)
-        assert c[key] == pytest.approx(want, rel=1e-12, abs=1e-12)
-    if isinstance(est, bk.KLMSRegressor) and est.epsilon == 0:
-        # base's centres are shared by every copy: kept once, so one centre per example, exact
-        assert out.n_support_ == 900 and out.combine_report_["duplicates"] == 2 * 300
-        assert _rel_err(out.predict(X), _mixed(copies, [1 / 3] * 3, X), copies) < 1e-12
+    # base's centres are shared by every copy: kept once, so one centre per example, exact
+    assert out.n_support_ == 900 and out.combine_report_["duplicates"] == 2 * 300
+    assert _rel_err(out.predict(X), _mixed(copies, [1 / 3] * 3, X), copies) < 1e-12
 
 
 # ------------------------------------------------------------------- refusals
@@ -294,21 +287,13 @@ def test_pa_mixing_from_a_base_counts_its_examples_once(kw):
 
 @pytest.mark.parametrize("variant", PA_VARIANTS)
 @pytest.mark.parametrize("averaged", [False, True])
-def test_a_combined_pa_regressor_saves_loads_pickles_and_keeps_learning(variant, averaged, tmp_path):
+def test_a_combined_pa_regressor_over_its_budget_learns_on(variant, averaged):
+    """(persistence and further learning, for every learner: tests/test_combine.py)"""
     X, y = _data(1400, seed=27)
     models = _parts(_pa(budget=25, variant=variant, averaged=averaged), X[:900], y[:900])
     out = combine(models)  # over the budget: the variant's bookkeeping is rebuilt by the reduction
     assert out.combine_report_["reductions"] > 0
-    out.save(tmp_path / "m.bk")
-    back = load(tmp_path / "m.bk")
-    assert back._model.to_bytes() == out._model.to_bytes()
-    np.testing.assert_array_equal(back.predict(X), out.predict(X))
-    clone = pickle.loads(pickle.dumps(out))
-    np.testing.assert_array_equal(clone.predict(X), out.predict(X))
-    # the next steps from the combined state equal those of a fresh model loaded from its file
     out.partial_fit(X[900:], y[900:])
-    back.partial_fit(X[900:], y[900:])
-    assert out._model.to_bytes() == back._model.to_bytes()
     assert out.n_seen_ == 1400 and out.n_support_ <= 25 and np.isfinite(out.predict(X)).all()
     Xt, yt = _data(1000, seed=28)
     assert out.score(Xt, yt) > 0.5
