@@ -23,7 +23,6 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
-
 from sklearn.base import RegressorMixin
 
 from budgetkernel import (
