@@ -2,8 +2,10 @@
 several test files share).
 
 A new learner is tested everywhere (scikit-learn's checks, threads, model files, sparse input,
-the river API, parameter validation, ...) by adding its line to ``LEARNERS``; a new maintenance
-strategy or other variant worth sweeping, by adding its line to ``VARIANTS``.
+the river API, parameter validation, combine, ...) by adding its line to ``LEARNERS`` (a
+classifier), ``REGRESSORS`` or ``OTHERS``; a new maintenance strategy or other variant worth
+sweeping, by adding its line to ``VARIANTS`` (classifiers) or ``REGRESSOR_VARIANTS``.
+tests/test_registry.py fails while a public estimator class has no line here.
 
 A ``Case`` holds only the parameters that make it what it is (a maintenance rule, a loss,
 ``averaged=True``); each test adds the sizes it needs (``budget``, ``gamma``, ``n_epochs``,
@@ -21,18 +23,25 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
+from sklearn.base import RegressorMixin
 
 from budgetkernel import (
     BOGDClassifier,
     BudgetedPAClassifier,
+    BudgetedPARegressor,
     BudgetedSGDClassifier,
+    BudgetedSGDRegressor,
     IncrementalSVC,
     KernelPerceptron,
+    KLMSRegressor,
+    KRLSRegressor,
     LinearPegasosClassifier,
     ReservoirSVC,
+    SlidingWindowKRLSRegressor,
     SparsePAClassifier,
     TwinVectorMachine,
 )
+from budgetkernel.model_selection import PrequentialSearch
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,12 @@ class Case:
     # An exact SVM (the incremental solver of Cauwenberghs & Poggio and the learners built on
     # it): its kernel matrix inverse has limits of its own (tests/test_svm_scale_limits.py).
     exact_svm: bool = False
+    # budgetkernel.combine takes its models (the exact SVM and the KRLS filters refuse).
+    combinable: bool = True
+
+    @property
+    def regressor(self):
+        return issubclass(self.cls, RegressorMixin)
 
     def accepts(self, name):
         return name in inspect.signature(self.cls).parameters
@@ -67,7 +82,7 @@ LEARNERS = [
     Case("KernelPerceptron", KernelPerceptron),
     Case("SparsePAClassifier", SparsePAClassifier, {"beta": 2.0}),
     Case("BOGDClassifier", BOGDClassifier),
-    Case("IncrementalSVC", IncrementalSVC, exact_svm=True),
+    Case("IncrementalSVC", IncrementalSVC, exact_svm=True, combinable=False),
     Case("TwinVectorMachine", TwinVectorMachine, exact_svm=True),
     Case("ReservoirSVC", ReservoirSVC, exact_svm=True),
 ]
@@ -100,13 +115,44 @@ VARIANTS = [
     Case("bogd++-averaged", BOGDClassifier, {"sampling": "nonuniform", "averaged": True}),
 ]
 
-REGISTRY = {case.id: case for case in LEARNERS + VARIANTS}
-assert len(REGISTRY) == len(LEARNERS) + len(VARIANTS), "registry ids must be unique"
+# Every regressor class once (KRLS without its optional dictionary cap, as by default).
+REGRESSORS = [
+    Case("BudgetedSGDRegressor", BudgetedSGDRegressor),
+    Case("BudgetedPARegressor", BudgetedPARegressor),
+    Case("KLMSRegressor", KLMSRegressor),
+    Case("KRLSRegressor", KRLSRegressor, {"budget": None}, combinable=False),
+    Case("SlidingWindowKRLSRegressor", SlidingWindowKRLSRegressor, combinable=False),
+]
+
+REGRESSOR_VARIANTS = [
+    Case("bsgdr-huber", BudgetedSGDRegressor, {"loss": "huber", "epsilon": 0.05}),
+    Case("bsgdr-project", BudgetedSGDRegressor, {"maintenance": "project"}),
+    Case("bsgdr-squared-no-intercept", BudgetedSGDRegressor, {"loss": "squared", "fit_intercept": False}),
+    Case("bpar-project-averaged", BudgetedPARegressor, {"variant": "project", "averaged": True}),
+    Case("bpar-sampling", BudgetedPARegressor, {"sampling": True, "beta": 2.0}),
+    Case("qklms", KLMSRegressor, {"epsilon": 0.2}),
+    Case("krls-nu0", KRLSRegressor, {"budget": None, "nu": 0.0, "lam": 1e-2}, combinable=False),
+]
+
+# The estimators that are not learners of their own: the search over a learner's parameters.
+OTHERS = [
+    Case("PrequentialSearch", PrequentialSearch,
+         {"estimator": BudgetedPAClassifier(budget=40, gamma=1.0), "param_grid": {"C": [0.5, 1.0]}},
+         combinable=False),
+]
+
+REGISTRY = {case.id: case for case in LEARNERS + VARIANTS + REGRESSORS + REGRESSOR_VARIANTS + OTHERS}
+assert len(REGISTRY) == len(LEARNERS + VARIANTS + REGRESSORS + REGRESSOR_VARIANTS + OTHERS), "ids must be unique"
 
 
 def cases(*ids):
     """The registry's cases with these ids, in this order."""
     return [REGISTRY[i] for i in ids]
+
+
+def combinable_cases():
+    """Every learner configuration budgetkernel.combine takes, classifiers and regressors."""
+    return [case for case in REGISTRY.values() if case.combinable]
 
 
 def kernel_cases(case_list):
@@ -124,6 +170,31 @@ def online_kernel_cases(case_list):
 SMALL = {"budget": 20, "gamma": 1.0, "batch_size": 3, "random_state": 0}
 
 
+# scikit-learn's checks that cannot apply, with the reason. Nothing else may be skipped.
+NOT_APPLICABLE = {
+    # Array-API inputs (CuPy, torch, ...) need SCIPY_ARRAY_API and a namespace-generic
+    # estimator; ours hands float64 numpy buffers to C++.
+    "check_array_api_input": "array API: the core works on numpy float64 buffers",
+}
+
+
+def sklearn_check_results(est):
+    """(skipped, failed) of scikit-learn's check_estimator(est): the names of the checks it
+    skipped, and (name, exception) of those that failed."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    skipped, failed = [], []
+
+    def record(*, estimator, check_name, exception, status, expected_to_fail, expected_to_fail_reason):
+        if status == "skipped":
+            skipped.append(check_name)
+        elif status == "failed":
+            failed.append((check_name, exception))
+
+    check_estimator(est, on_skip=None, on_fail=None, callback=record)
+    return skipped, failed
+
+
 @pytest.fixture(params=LEARNERS, ids=repr)
 def estimator(request):
     """A fresh estimator of every class, with small valid parameters (``SMALL``)."""
@@ -134,6 +205,19 @@ def estimator(request):
 def kernel_estimator(request):
     """A fresh estimator of every kernel learner, with ``SMALL`` parameters."""
     return request.param.make(**SMALL)
+
+
+def write_svmlight_pair(directory, n_train, n_test, noisy=True, suffix=".svm"):
+    """A 4x4 checkerboard training set of n_train rows (with label noise when noisy) and a clean
+    test set of n_test, written to directory/train<suffix> and test<suffix>: the CLI tests'
+    files. Returns (directory, X, y, Xt, yt)."""
+    from budgetkernel import datasets, io
+
+    X, y = (datasets.noisy_checkerboard if noisy else datasets.checkerboard)(n_train, random_state=0)
+    Xt, yt = datasets.checkerboard(n_test, random_state=1)
+    io.dump_svmlight(X, y, directory / f"train{suffix}")
+    io.dump_svmlight(Xt, yt, directory / f"test{suffix}")
+    return directory, X, y, Xt, yt
 
 
 @pytest.fixture(scope="session")

@@ -17,20 +17,8 @@ import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
-from budgetkernel import (
-    BOGDClassifier,
-    BudgetedPAClassifier,
-    BudgetedSGDClassifier,
-    BudgetedSGDRegressor,
-    IncrementalSVC,
-    KernelPerceptron,
-    LinearPegasosClassifier,
-    ReservoirSVC,
-    SparsePAClassifier,
-    TwinVectorMachine,
-    cli,
-    datasets,
-)
+import budgetkernel as bk
+from budgetkernel import cli, datasets
 from budgetkernel.model_selection import PrequentialSearch, _regression, _search
 from budgetkernel.model_selection._schedule import halvings, rung_schedule
 from conftest import interrupted
@@ -80,7 +68,7 @@ ETA_CASES = [
 def test_eta_below_two_finishes_dropping_at_least_one_per_rung(eta, n, survivors):
     X, y = _stream(400)
     grid = {"gamma": [0.5 * 2.0**k for k in range(n)]}
-    search = PrequentialSearch(BudgetedSGDClassifier(budget=20, random_state=0), grid, eta=eta, first_rung=20)
+    search = PrequentialSearch(bk.BudgetedSGDClassifier(budget=20, random_state=0), grid, eta=eta, first_rung=20)
     done, _ = _finishes(lambda: search.fit(X, y))
     assert done, f"fit with eta={eta} did not return"
     assert halvings(n, eta) == len(survivors) == len(search.rungs_)
@@ -128,15 +116,15 @@ def _target_huge(X, y, row):
 # Rungs beyond the first chunks, so that a chunk is learned in pieces: after 100 rows, the
 # next 100 are split at 128 (a power-of-two mark) and 150 (the rung), or in the path's blocks.
 def _classifier_search():
-    return PrequentialSearch(BudgetedSGDClassifier(budget=20, random_state=0), {"gamma": [0.5, 2.0]}, first_rung=150)
+    return PrequentialSearch(bk.BudgetedSGDClassifier(budget=20, random_state=0), {"gamma": [0.5, 2.0]}, first_rung=150)
 
 
 def _path_search():
-    return PrequentialSearch(IncrementalSVC(gamma=2.0), {"C": [0.1, 1.0, 10.0]}, first_rung=1000)
+    return PrequentialSearch(bk.IncrementalSVC(gamma=2.0), {"C": [0.1, 1.0, 10.0]}, first_rung=1000)
 
 
 def _regressor_search():
-    return PrequentialSearch(BudgetedSGDRegressor(budget=20, random_state=0), {"gamma": [0.5, 2.0]}, first_rung=150)
+    return PrequentialSearch(bk.BudgetedSGDRegressor(budget=20, random_state=0), {"gamma": [0.5, 2.0]}, first_rung=150)
 
 
 # make, stream, corrupt, message: a chunk of 100 rows after 100 learned, bad at its row 60.
@@ -227,7 +215,7 @@ INTERRUPTS = [
 def test_ctrl_c_then_resume_at_n_seen_is_the_uninterrupted_search(grid, chunks, stop, monkeypatch):
     X, y = _stream(1000)
     def make():
-        return PrequentialSearch(BudgetedSGDClassifier(budget=20, random_state=0), grid, first_rung=200)
+        return PrequentialSearch(bk.BudgetedSGDClassifier(budget=20, random_state=0), grid, first_rung=200)
 
     whole = make()
     for a, b in zip([0, *chunks], chunks):
@@ -268,7 +256,7 @@ def test_a_stopped_refit_publishes_what_it_learned(monkeypatch):
 
 
 class _StopAfterRows:
-    """A core model standing for IncrementalSVC's shared one: it learns as the model does,
+    """A core model standing for bk.IncrementalSVC's shared one: it learns as the model does,
     until ``rows`` rows in all, then raises KeyboardInterrupt in the partial_fit that reaches
     them (having learned up to them), as Ctrl-C stops a chunk between two examples."""
 
@@ -305,7 +293,7 @@ PATH_STOPS = [
 @pytest.mark.parametrize("grid,rows", PATH_STOPS)
 def test_the_svc_path_keeps_its_model_and_count_after_ctrl_c(grid, rows):
     X, y = _stream(400, seed=1)
-    search = PrequentialSearch(IncrementalSVC(gamma=2.0, random_state=0), grid, first_rung=1000)
+    search = PrequentialSearch(bk.IncrementalSVC(gamma=2.0, random_state=0), grid, first_rung=1000)
     search.partial_fit(X[:32], y[:32], classes=[-1, 1])
     group = [i for i in range(len(search.candidates_)) if "_model" in search.candidates_[i].__dict__][0]
     c = search.candidates_[group]
@@ -326,7 +314,7 @@ def test_the_svc_path_keeps_its_model_and_count_after_ctrl_c(grid, rows):
         assert len(holder) == 1 and search.candidates_[holder[0]].n_seen_ == 400
     # Each row learned once: the winner is the exact SVM of its C trained alone on the stream.
     best = search.best_estimator_
-    alone = IncrementalSVC(gamma=best.gamma, C=best.C, random_state=0).fit(X, y)
+    alone = bk.IncrementalSVC(gamma=best.gamma, C=best.C, random_state=0).fit(X, y)
     np.testing.assert_allclose(best.decision_function(X[:100]), alone.decision_function(X[:100]), atol=1e-6)
 
 
@@ -334,20 +322,20 @@ def test_a_rung_that_drops_the_holder_hands_its_model_over_at_the_kept_C():
     from budgetkernel.model_selection import _path
 
     X, y = _stream(300, seed=3)
-    search = PrequentialSearch(IncrementalSVC(gamma=2.0, random_state=0), {"C": [0.1, 1.0, 10.0]}, first_rung=1000)
+    search = PrequentialSearch(bk.IncrementalSVC(gamma=2.0, random_state=0), {"C": [0.1, 1.0, 10.0]}, first_rung=1000)
     search.partial_fit(X, y, classes=[-1, 1])
     (h,) = [i for i, c in enumerate(search.candidates_) if "_model" in c.__dict__]
     kept = [i for i in range(3) if i != h][::-1]  # the holder dropped, the best kept first
     _path.hand_over(search, kept)
     to = search.candidates_[kept[0]]
     assert "_model" not in search.candidates_[h].__dict__ and to._model.params.C == to.C
-    alone = IncrementalSVC(gamma=2.0, C=to.C, random_state=0).fit(X, y)
+    alone = bk.IncrementalSVC(gamma=2.0, C=to.C, random_state=0).fit(X, y)
     np.testing.assert_allclose(to.decision_function(X[:100]), alone.decision_function(X[:100]), atol=1e-6)
 
 
 def test_the_svc_path_after_a_real_ctrl_c_holds_a_usable_model():
     X, y = _stream(30_000, seed=2)
-    search = PrequentialSearch(IncrementalSVC(gamma=2.0, random_state=0), {"C": [0.1, 1.0, 10.0]}, first_rung=20_000)
+    search = PrequentialSearch(bk.IncrementalSVC(gamma=2.0, random_state=0), {"C": [0.1, 1.0, 10.0]}, first_rung=20_000)
     interrupted(lambda: search.partial_fit(X, y, classes=[-1, 1]), delay=0.2)
     best = search.best_estimator_
     assert best.predict(X[:5]).shape == (5,)
@@ -381,8 +369,8 @@ def test_readers_never_see_a_search_half_refitted():
 
 
 # ------------------------------------------------------------------- 8: probabilities
-@pytest.mark.parametrize("est", [BudgetedPAClassifier(budget=20, probability=True, random_state=0),
-                                 BudgetedSGDClassifier(budget=20, loss="log", random_state=0)])
+@pytest.mark.parametrize("est", [bk.BudgetedPAClassifier(budget=20, probability=True, random_state=0),
+                                 bk.BudgetedSGDClassifier(budget=20, loss="log", random_state=0)])
 def test_a_search_has_the_winners_probabilities(est):
     X, y = _stream(400)
     search = PrequentialSearch(est, {"gamma": [0.5, 2.0]}, first_rung=100).fit(X, y)
@@ -395,8 +383,8 @@ def test_a_search_without_probabilities_has_no_predict_proba():
 
 
 # ------------------------------------------------------------------------------ 9: ties
-TIE_CLASSIFIERS = [BudgetedSGDClassifier, BudgetedPAClassifier, KernelPerceptron, BOGDClassifier, IncrementalSVC,
-                   TwinVectorMachine, ReservoirSVC, SparsePAClassifier, LinearPegasosClassifier]
+TIE_CLASSIFIERS = [bk.BudgetedSGDClassifier, bk.BudgetedPAClassifier, bk.KernelPerceptron, bk.BOGDClassifier, bk.IncrementalSVC,
+                   bk.TwinVectorMachine, bk.ReservoirSVC, bk.SparsePAClassifier, bk.LinearPegasosClassifier]
 
 
 @pytest.mark.parametrize("cls", TIE_CLASSIFIERS)
@@ -430,7 +418,7 @@ def test_a_search_over_dask_names_the_bad_row_in_the_stream():
     X = X.copy()
     X[612, 1] = np.inf  # not among the 500 rows the candidates are built from
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0") as client:
-        search = PrequentialSearch(BudgetedSGDClassifier(budget=20, random_state=0), {"gamma": [0.5, 2.0]},
+        search = PrequentialSearch(bk.BudgetedSGDClassifier(budget=20, random_state=0), {"gamma": [0.5, 2.0]},
                                    first_rung=100, client=client)
         with pytest.raises(ValueError, match=r"the partition of stream rows 600 to 799: X row 612 contains NaN or infinity"):
             search.fit(da.from_array(X, chunks=(200, 2)), da.from_array(y, chunks=200))

@@ -18,15 +18,12 @@ from budgetkernel import io as bk_io
 from budgetkernel.preprocessing import StreamingStandardizer
 from budgetkernel.cli import _options, _training
 from budgetkernel.cli._training import recorded_reading
+from conftest import write_svmlight_pair
 
 
 @pytest.fixture()
 def libsvm_files(tmp_path):
-    X, y = datasets.noisy_checkerboard(3000, random_state=0)
-    Xt, yt = datasets.checkerboard(1000, random_state=1)
-    bk_io.dump_svmlight(X, y, tmp_path / "train.libsvm")
-    bk_io.dump_svmlight(Xt, yt, tmp_path / "test.libsvm")
-    return tmp_path, X, y, Xt, yt
+    return write_svmlight_pair(tmp_path, 3000, 1000, suffix=".libsvm")
 
 
 def test_train_predict_roundtrip(libsvm_files, capsys):

@@ -6,17 +6,14 @@ import numpy as np
 import pytest
 
 import budgetkernel
-from budgetkernel import cli, datasets
-from budgetkernel import io as bk_io
+from budgetkernel import cli
+from conftest import write_svmlight_pair
 
 
 @pytest.fixture()
 def files(tmp_path):
-    X, y = datasets.checkerboard(1500, random_state=0)
-    Xt, yt = datasets.checkerboard(300, random_state=1)
-    bk_io.dump_svmlight(X, y, tmp_path / "train.svm")
-    bk_io.dump_svmlight(Xt, yt, tmp_path / "test.svm")
-    return tmp_path, Xt
+    d, _, _, Xt, _ = write_svmlight_pair(tmp_path, 1500, 300, noisy=False)
+    return d, Xt
 
 
 def _read_proba(path):

@@ -6,23 +6,20 @@ import numpy as np
 import pytest
 
 import budgetkernel
-from budgetkernel import cli, datasets
+from budgetkernel import cli
 from budgetkernel import io as bk_io
 from budgetkernel.cli import _training
 from budgetkernel.model_selection import PrequentialSearch
 from budgetkernel.preprocessing import StreamingStandardizer
 from budgetkernel.cli._training import recorded_reading
+from conftest import write_svmlight_pair
 
 CHUNK = 400
 
 
 @pytest.fixture()
 def files(tmp_path):
-    X, y = datasets.noisy_checkerboard(1500, random_state=0)
-    Xt, yt = datasets.checkerboard(500, random_state=1)
-    bk_io.dump_svmlight(X, y, tmp_path / "train.svm")
-    bk_io.dump_svmlight(Xt, yt, tmp_path / "test.svm")
-    return tmp_path, X, y, Xt, yt
+    return write_svmlight_pair(tmp_path, 1500, 500)
 
 
 def _chunks(X, y):

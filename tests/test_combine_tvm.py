@@ -8,11 +8,11 @@ twins kept once, counts added), at C_t = C B / max(B, sum s), checked against In
 and scikit-learn's SVC with sample_weight. Over the budget: `budget` twins by the TVM's own
 merging, the degradation the merges' distortion. ReservoirSVC pools its reservoirs as labelled
 weight-1 examples and, over the budget, samples them as a merge of reservoir samples does.
+The properties every combinable learner shares (a copy of one model, validated weights and
+parameters, persistence, the counters of a base) are in tests/test_combine.py.
 """
 
 from __future__ import annotations
-
-import pickle
 
 import numpy as np
 import pytest
@@ -20,7 +20,6 @@ from sklearn.svm import SVC
 
 import budgetkernel
 from budgetkernel import IncrementalSVC, ReservoirSVC, TwinVectorMachine
-from budgetkernel._combine import combine as combine_with_base
 
 GAMMA = 1.0
 
@@ -184,68 +183,6 @@ def test_over_budget_multiclass_default_tvm_holds_at_most_budget_twins_per_machi
         assert ((W[:, 2 * k] + W[:, 2 * k + 1]) > 0).sum() == 20
     assert out.combine_report_["reductions"] > 0 and out.combine_report_["degradation"] > 0
     assert out.score(*_stream(500, 3, 13)) > 0.4
-
-
-@pytest.mark.parametrize("cls", [TwinVectorMachine, ReservoirSVC])
-def test_single_model_is_a_copy(cls):
-    m = _fit(cls(budget=30, gamma=GAMMA, random_state=0), 200, 3, 14)
-    out = budgetkernel.combine([m])
-    assert out._model.to_bytes() == m._model.to_bytes()
-    assert budgetkernel.combine([m], budget=30)._model.to_bytes() == m._model.to_bytes()
-    assert out.prequential_curve_ == m.prequential_curve_
-
-
-@pytest.mark.parametrize("weights", [[1.0, -1.0], [np.nan, 1.0], [0.0, 0.0], [1.0], [1.0, 1.0, 1.0], [np.inf, 1.0]])
-@pytest.mark.parametrize("cls", [TwinVectorMachine, ReservoirSVC])
-def test_weights_are_validated(cls, weights):
-    ms = [_fit(cls(budget=20, gamma=GAMMA, random_state=s), 60, 2, s) for s in (15, 16)]
-    with pytest.raises(ValueError):
-        budgetkernel.combine(ms, weights=weights)
-
-
-def test_parameters_must_agree():
-    a = _fit(_tvm(), 60, 2, 17)
-    b = _fit(_tvm(C=2.0), 60, 2, 18)
-    with pytest.raises(ValueError, match="C"):
-        budgetkernel.combine([a, b])
-    b = _fit(_tvm(random_state=5), 60, 2, 18)  # the seed may differ
-    budgetkernel.combine([a, b])
-
-
-@pytest.mark.parametrize("cls", [TwinVectorMachine, ReservoirSVC])
-def test_combined_model_keeps_learning_saves_and_pickles(cls, tmp_path):
-    ms = [_fit(cls(budget=25, gamma=GAMMA, random_state=s), 200, 3, 20 + s) for s in range(3)]
-    out = budgetkernel.combine(ms)
-    path = tmp_path / "m.bk"
-    out.save(path)  # (writes the estimator's metadata into the model)
-    blob = out._model.to_bytes()
-    loaded = budgetkernel.load(path)
-    assert loaded._model.to_bytes() == blob
-    pickled = pickle.loads(pickle.dumps(out))
-    assert pickled._model.to_bytes() == blob
-    X, y = _stream(300, 3, 30)
-    for m in (out, loaded, pickled):
-        m.partial_fit(X, y)
-    assert loaded._model.to_bytes() == out._model.to_bytes() == pickled._model.to_bytes()
-    assert out.n_seen_ == 900
-    P = _stream(100, 3, 31)[0]
-    np.testing.assert_array_equal(out.decision_function(P), loaded.decision_function(P))
-
-
-@pytest.mark.parametrize("cls", [TwinVectorMachine, ReservoirSVC])
-def test_base_counters(cls):
-    base = _fit(cls(budget=20, gamma=GAMMA, random_state=0), 100, 2, 40)
-    ms = []
-    for s in (41, 42):
-        m = pickle.loads(pickle.dumps(base))
-        m.partial_fit(*_stream(150, 2, s))
-        ms.append(m)
-    w = [m.n_seen_ - base.n_seen_ for m in ms]
-    out = combine_with_base(ms, weights=w, base=base)
-    cb, c = base._model.counters, out._model.counters
-    for key in ("examples", "updates", "mistakes", "labels"):
-        assert c[key] == cb[key] + sum(m._model.counters[key] - cb[key] for m in ms), key
-    assert out.n_seen_ == 400
 
 
 # ------------------------------------------------------------------ ReservoirSVC

@@ -10,61 +10,50 @@ import pytest
 from sklearn.base import clone
 
 import budgetkernel
-from budgetkernel import (
-    BOGDClassifier,
-    BudgetedPAClassifier,
-    BudgetedSGDClassifier,
-    IncrementalSVC,
-    KernelPerceptron,
-    LinearPegasosClassifier,
-    ReservoirSVC,
-    SparsePAClassifier,
-    TwinVectorMachine,
-    datasets,
-)
+from budgetkernel import datasets
 from budgetkernel._persistence import _REGISTRY
 from budgetkernel._native import core as _core
 
 # Each factory takes the gamma that suits the data set. Every random_state is an int, so that
 # the file's seed gives it back (a random_state of None is rebuilt as the seed it drew).
 CASES = {
-    "bsgd-merge": lambda g: BudgetedSGDClassifier(budget=20, maintenance="merge", lam=1e-3, gamma=g, random_state=3),
-    "bsgd-project-poly-avg": lambda g: BudgetedSGDClassifier(
+    "bsgd-merge": lambda g: budgetkernel.BudgetedSGDClassifier(budget=20, maintenance="merge", lam=1e-3, gamma=g, random_state=3),
+    "bsgd-project-poly-avg": lambda g: budgetkernel.BudgetedSGDClassifier(
         budget=20, maintenance="project", kernel="poly", gamma=g, degree=2, coef0=1.0, average=5, random_state=4
     ),
-    "linear-pegasos": lambda g: LinearPegasosClassifier(lam=1e-2, batch_size=3),
-    "pa-nn": lambda g: BudgetedPAClassifier(budget=20, variant="nn", C=0.5, gamma=g, random_state=1),
-    "pa-ramp-project-avg": lambda g: BudgetedPAClassifier(
+    "linear-pegasos": lambda g: budgetkernel.LinearPegasosClassifier(lam=1e-2, batch_size=3),
+    "pa-nn": lambda g: budgetkernel.BudgetedPAClassifier(budget=20, variant="nn", C=0.5, gamma=g, random_state=1),
+    "pa-ramp-project-avg": lambda g: budgetkernel.BudgetedPAClassifier(
         budget=15, variant="project", loss="ramp", pa_type=2, averaged=True, gamma=g, random_state=2
     ),
-    "pa-random": lambda g: BudgetedPAClassifier(budget=15, variant="random", gamma=g, random_state=2**40 + 7),
-    "pa-unbudgeted-linear": lambda g: BudgetedPAClassifier(
+    "pa-random": lambda g: budgetkernel.BudgetedPAClassifier(budget=15, variant="random", gamma=g, random_state=2**40 + 7),
+    "pa-unbudgeted-linear": lambda g: budgetkernel.BudgetedPAClassifier(
         budget=None, pa_type=0, kernel="linear", gamma=g, random_state=0
     ),
-    "perceptron-random": lambda g: KernelPerceptron(budget=15, gamma=g, random_state=5),
-    "perceptron-forgetron": lambda g: KernelPerceptron(budget=15, maintenance="forgetron", gamma=g, random_state=0),
-    "perceptron-max-margin": lambda g: KernelPerceptron(
+    "perceptron-random": lambda g: budgetkernel.KernelPerceptron(budget=15, gamma=g, random_state=5),
+    "perceptron-forgetron": lambda g: budgetkernel.KernelPerceptron(budget=15, maintenance="forgetron", gamma=g, random_state=0),
+    "perceptron-max-margin": lambda g: budgetkernel.KernelPerceptron(
         budget=15, maintenance="max-margin", beta=0.5, gamma=g, random_state=0
     ),
-    "perceptron-projectron++": lambda g: KernelPerceptron(
+    "perceptron-projectron++": lambda g: budgetkernel.KernelPerceptron(
         budget=25, maintenance="projectron++", eta=0.3, gamma=g, random_state=0
     ),
-    "perceptron-unbudgeted": lambda g: KernelPerceptron(budget=None, maintenance="stop", gamma=g, random_state=0),
-    "spa-avg": lambda g: SparsePAClassifier(alpha=1.0, beta=2.0, eta=1.0, gamma=g, random_state=6),
-    "spa-last": lambda g: SparsePAClassifier(alpha=0.5, beta=3.0, eta=0.5, averaged=False, gamma=g, random_state=7),
-    "bogd-uniform": lambda g: BOGDClassifier(budget=20, gamma=g, random_state=8),
-    "bogd++-bounded-avg": lambda g: BOGDClassifier(
+    "perceptron-unbudgeted": lambda g: budgetkernel.KernelPerceptron(budget=None, maintenance="stop", gamma=g, random_state=0),
+    "spa-avg": lambda g: budgetkernel.SparsePAClassifier(alpha=1.0, beta=2.0, eta=1.0, gamma=g, random_state=6),
+    "spa-last": lambda g: budgetkernel.SparsePAClassifier(alpha=0.5, beta=3.0, eta=0.5, averaged=False, gamma=g, random_state=7),
+    "bogd-uniform": lambda g: budgetkernel.BOGDClassifier(budget=20, gamma=g, random_state=8),
+    "bogd++-bounded-avg": lambda g: budgetkernel.BOGDClassifier(
         budget=20, sampling="nonuniform", eta=0.3, lam=0.05, max_coef=2.0, averaged=True, gamma=g, random_state=9
     ),
-    "ogd-unbudgeted": lambda g: BOGDClassifier(budget=None, lam=0.0, gamma=g, random_state=0),
-    "idsvm": lambda g: IncrementalSVC(C=1.0, gamma=g),
-    "idsvm-ridge": lambda g: IncrementalSVC(C=5.0, gamma=g, ridge=1e-6),
-    "tvm": lambda g: TwinVectorMachine(budget=15, C=1.0, gamma=g, random_state=0),
-    "tvm-feature-global": lambda g: TwinVectorMachine(
+    "ogd-unbudgeted": lambda g: budgetkernel.BOGDClassifier(budget=None, lam=0.0, gamma=g, random_state=0),
+    "idsvm": lambda g: budgetkernel.IncrementalSVC(C=1.0, gamma=g),
+    "idsvm-ridge": lambda g: budgetkernel.IncrementalSVC(C=5.0, gamma=g, ridge=1e-6),
+    "tvm": lambda g: budgetkernel.TwinVectorMachine(budget=15, C=1.0, gamma=g, random_state=0),
+    "tvm-feature-global": lambda g: budgetkernel.TwinVectorMachine(
         budget=15, C=2.0, m1=0.5, m2=3.0, merge="feature", one_sided=False, rejection_eta=None, fixed_C_total=False,
         gamma=g, random_state=1, ridge=1e-8,
     ),
-    "reservoir": lambda g: ReservoirSVC(budget=15, C=2.0, gamma=g, random_state=11),
+    "reservoir": lambda g: budgetkernel.ReservoirSVC(budget=15, C=2.0, gamma=g, random_state=11),
 }
 
 
@@ -151,7 +140,7 @@ def test_load_rebuilds_every_estimator_from_a_file_without_metadata(tmp_path, na
 
 def test_gamma_scale_is_rebuilt_as_the_gamma_in_use(tmp_path):
     X, y, _ = _data(3)
-    est = BudgetedPAClassifier(budget=20, random_state=0).partial_fit(X, y, classes=[0, 1, 2])
+    est = budgetkernel.BudgetedPAClassifier(budget=20, random_state=0).partial_fit(X, y, classes=[0, 1, 2])
     _cpp_file(est, tmp_path / "m.bkm")
     loaded = budgetkernel.load(tmp_path / "m.bkm")
     assert est.gamma == "scale" and loaded.gamma == loaded.gamma_ == est.gamma_
@@ -163,7 +152,7 @@ def test_gamma_scale_is_rebuilt_as_the_gamma_in_use(tmp_path):
 
 def test_sparse_pa_target_svs_becomes_the_beta_in_use(tmp_path):
     X, y, gamma = _data(2)
-    est = SparsePAClassifier(target_svs=10, stream_length=400, gamma=gamma, random_state=0)
+    est = budgetkernel.SparsePAClassifier(target_svs=10, stream_length=400, gamma=gamma, random_state=0)
     est.partial_fit(X[:200], y[:200], classes=[-1, 1])
     core = _cpp_file(est, tmp_path / "m.bkm")
     loaded = budgetkernel.load(tmp_path / "m.bkm")
@@ -179,7 +168,7 @@ def test_sparse_pa_target_svs_becomes_the_beta_in_use(tmp_path):
 
 def test_incremental_svc_is_rebuilt_with_the_C_set_last(tmp_path):
     X, y, gamma = _data(2)
-    est = IncrementalSVC(C=1.0, gamma=gamma).fit(X[:150], y[:150]).set_C(0.25)
+    est = budgetkernel.IncrementalSVC(C=1.0, gamma=gamma).fit(X[:150], y[:150]).set_C(0.25)
     _cpp_file(est, tmp_path / "m.bkm")
     loaded = budgetkernel.load(tmp_path / "m.bkm")
     assert loaded.C == 0.25 and loaded.get_params() == est.get_params()
@@ -190,14 +179,14 @@ def test_incremental_svc_is_rebuilt_with_the_C_set_last(tmp_path):
 
 def test_files_of_the_core_alone_map_to_the_right_estimator(tmp_path):
     """Learners built through the core only, as in C++: the TVM core in its random-baseline
-    mode is a ReservoirSVC (whatever its unused TVM fields hold), otherwise a TVM."""
+    mode is a budgetkernel.ReservoirSVC (whatever its unused TVM fields hold), otherwise a TVM."""
     X, y, _ = _data(2)
     Xc, yi = np.ascontiguousarray(X), (y > 0).astype(np.int32)
     params = _core.TVMParams(
         kernel="rbf", gamma=1.5, budget=12, C=3.0, m1=0.5, m2=4.0, merge="feature", one_sided=False,
         rejection_eta=0.1, fixed_C_total=True, seed=21, ridge=1e-9,
     )
-    for random_baseline, cls in ((True, ReservoirSVC), (False, TwinVectorMachine)):
+    for random_baseline, cls in ((True, budgetkernel.ReservoirSVC), (False, budgetkernel.TwinVectorMachine)):
         params.random_baseline = random_baseline
         core = _core.TwinVectorMachine(n_features=2, n_classes=2, params=params)
         core.partial_fit(Xc[:150], yi[:150])
@@ -206,7 +195,7 @@ def test_files_of_the_core_alone_map_to_the_right_estimator(tmp_path):
         assert type(est) is cls
         p = est.get_params()
         assert (p["budget"], p["C"], p["gamma"], p["random_state"], p["ridge"]) == (12, 3.0, 1.5, 21, 1e-9)
-        if cls is TwinVectorMachine:
+        if cls is budgetkernel.TwinVectorMachine:
             assert (p["m1"], p["m2"], p["merge"], p["one_sided"], p["rejection_eta"], p["fixed_C_total"]) == (
                 0.5, 4.0, "feature", False, 0.1, True,
             )
@@ -216,18 +205,18 @@ def test_files_of_the_core_alone_map_to_the_right_estimator(tmp_path):
     # the other cores, constructed directly
     cores = [
         (_core.PassiveAggressive(2, 2, kernel="rbf", gamma=1.5, C=0.7, pa_type=1, loss="ramp", budget=10,
-                                 variant="nn", seed=5, averaged=True), BudgetedPAClassifier,
+                                 variant="nn", seed=5, averaged=True), budgetkernel.BudgetedPAClassifier,
          dict(C=0.7, loss="ramp", budget=10, variant="nn", averaged=True, random_state=5)),
         (_core.KernelPerceptron(2, 2, kernel="poly", gamma=0.5, degree=2, coef0=1.0, budget=10,
-                                maintenance="max-margin", eta=0.1, beta=0.25, seed=6), KernelPerceptron,
+                                maintenance="max-margin", eta=0.1, beta=0.25, seed=6), budgetkernel.KernelPerceptron,
          dict(kernel="poly", degree=2, coef0=1.0, maintenance="max-margin", beta=0.25, random_state=6)),
         (_core.SparsePA(2, 2, kernel="rbf", gamma=1.5, alpha=0.5, beta=5.0, eta=2.0, averaged=False, seed=7),
-         SparsePAClassifier,
+         budgetkernel.SparsePAClassifier,
          dict(alpha=0.5, beta=5.0, eta=2.0, averaged=False, random_state=7)),
         (_core.BOGD(2, 2, kernel="linear", gamma=1.0, eta=0.2, lam=0.1, budget=0, sampling="nonuniform",
-                    max_coef=math.inf, averaged=False, seed=8), BOGDClassifier,
+                    max_coef=math.inf, averaged=False, seed=8), budgetkernel.BOGDClassifier,
          dict(kernel="linear", eta=0.2, lam=0.1, budget=None, sampling="nonuniform", max_coef=None, random_state=8)),
-        (_core.IncrementalSVC(2, 2, kernel="rbf", gamma=1.5, C=4.0, ridge=1e-7), IncrementalSVC,
+        (_core.IncrementalSVC(2, 2, kernel="rbf", gamma=1.5, C=4.0, ridge=1e-7), budgetkernel.IncrementalSVC,
          dict(C=4.0, ridge=1e-7, gamma=1.5)),
     ]
     for core, cls, expected in cores:
@@ -271,9 +260,9 @@ def test_every_estimator_reads_its_learner_back():
 def test_a_learner_without_an_estimator_is_a_clear_error(tmp_path, monkeypatch):
     # The error path, for a learner kind no estimator declares (none in this version).
     X, y = datasets.checkerboard(200, random_state=5)
-    clf = KernelPerceptron(budget=10, gamma=1.0, random_state=0).fit(X, y)
+    clf = budgetkernel.KernelPerceptron(budget=10, gamma=1.0, random_state=0).fit(X, y)
     _cpp_file(clf, tmp_path / "p.bkm")
-    monkeypatch.delattr(KernelPerceptron, "_learner_kind")
+    monkeypatch.delattr(budgetkernel.KernelPerceptron, "_learner_kind")
     message = r"cannot load .*no estimator of this version reads a 'perceptron' model"
     with pytest.raises(ValueError, match=message):
         budgetkernel.load(tmp_path / "p.bkm")

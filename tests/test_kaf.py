@@ -3,18 +3,15 @@ sliding window against scikit-learn's KernelRidge, QKLMS with epsilon 0 against 
 persistence and resuming, Ctrl-C, bad input and scikit-learn's estimator checks."""
 
 import pickle
-import threading
 
 import numpy as np
 import pytest
 from sklearn.kernel_ridge import KernelRidge
-from sklearn.utils.estimator_checks import check_estimator
 
 import budgetkernel
 from budgetkernel import KLMSRegressor, KRLSRegressor, SlidingWindowKRLSRegressor
 from budgetkernel._native import core
 from budgetkernel.datasets import embed_series, mackey_glass
-from conftest import interrupted
 
 
 def sine(n, d=2, seed=0):
@@ -138,32 +135,6 @@ def test_streams_one_example_at_a_time():
     assert KLMSRegressor().learn_one(X[0], y[0]).gamma_ == 0.5  # 'scale' of one example: 1 / n_features
 
 
-@pytest.mark.parametrize("cls", [KLMSRegressor, KRLSRegressor, SlidingWindowKRLSRegressor])
-def test_bad_input_raises_a_clear_value_error(cls):
-    X, y = sine(50, seed=9)
-    reg = cls()
-    bad_y = y.copy()
-    bad_y[3] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        reg.fit(X, bad_y)
-    bad_X = X.copy()
-    bad_X[4, 1] = np.inf
-    with pytest.raises(ValueError, match="infinity"):
-        reg.fit(bad_X, y)
-    with pytest.raises(ValueError, match="real numbers"):
-        reg.fit(X, np.array(["a"] * 50, dtype=object))
-    with pytest.raises(ValueError):
-        reg.fit(X, y[:-1])
-    reg.fit(X, y)
-    with pytest.raises(ValueError, match="1e150"):
-        reg.partial_fit(X[:2], np.array([0.0, 1e200]))
-    with pytest.raises(ValueError, match="features"):
-        reg.predict(X[:, :1])
-    with pytest.raises(ValueError, match="real number"):
-        reg.learn_one(X[0], "3")
-    assert reg.n_seen_ == 50  # nothing learned from a rejected call
-
-
 @pytest.mark.parametrize(
     "cls,params,word",
     [
@@ -190,42 +161,3 @@ def test_a_singular_kernel_matrix_is_reported_and_stops_the_chunk():
     with pytest.raises(RuntimeError, match="lam = 1e-300 is too small.*use lam >= "):
         KRLSRegressor(nu=0.0, lam=1e-300, gamma=1.0).fit(X, y)
 
-
-@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals: main thread only")
-def test_ctrl_c_stops_partial_fit_and_keeps_the_rows_learned():
-    X, y = sine(200_000, seed=10)
-    est = KLMSRegressor(eta=0.3, gamma=4.0).partial_fit(X[:10], y[:10])
-    interrupted(lambda: est.partial_fit(X[10:], y[10:]))
-    learned = est.n_seen_
-    assert 10 < learned < 200_000
-    prefix = KLMSRegressor(eta=0.3, gamma=4.0).partial_fit(X[:10], y[:10]).partial_fit(X[10:learned], y[10:learned])
-    np.testing.assert_array_equal(est.predict(X[:500]), prefix.predict(X[:500]))
-
-
-# Checks that cannot apply, with the reason (as tests/test_regression.py's).
-NOT_APPLICABLE = {"check_array_api_input": "array API: the core works on numpy float64 buffers"}
-
-
-@pytest.mark.parametrize(
-    "est",
-    [
-        KLMSRegressor(eta=0.5, n_epochs=3, shuffle=True, random_state=0),
-        KLMSRegressor(eta=0.5, epsilon=0.5, n_epochs=3, shuffle=True, random_state=0),
-        KRLSRegressor(),
-        KRLSRegressor(nu=0.0, lam=1e-2),
-        SlidingWindowKRLSRegressor(budget=30),
-    ],
-    ids=["klms", "qklms", "krls", "krls-nu0", "sliding"],
-)
-def test_check_estimator(est):
-    skipped, failed = [], []
-
-    def record(*, estimator, check_name, exception, status, expected_to_fail, expected_to_fail_reason):
-        if status == "skipped":
-            skipped.append(check_name)
-        elif status == "failed":
-            failed.append((check_name, exception))
-
-    check_estimator(est, on_skip=None, on_fail=None, callback=record)
-    assert failed == []
-    assert set(skipped) <= set(NOT_APPLICABLE), skipped

@@ -18,16 +18,7 @@ import numpy as np
 import pytest
 
 import budgetkernel
-from budgetkernel import (
-    BOGDClassifier,
-    BudgetedPAClassifier,
-    BudgetedSGDClassifier,
-    IncrementalSVC,
-    KernelPerceptron,
-    LinearPegasosClassifier,
-    ReservoirSVC,
-    datasets,
-)
+from budgetkernel import datasets
 from conftest import LEARNERS, cases
 
 MAGIC = b"BKMODEL\0"
@@ -212,11 +203,11 @@ def _binary_model(make, tmp_path):
 
 
 @pytest.mark.parametrize("make", [
-    lambda: BudgetedSGDClassifier(budget=10, maintenance="remove-random", random_state=0),
-    lambda: KernelPerceptron(budget=10, maintenance="random", random_state=0),
-    lambda: BudgetedPAClassifier(budget=10, variant="random", random_state=0),
-    lambda: BOGDClassifier(budget=10, random_state=0),
-    lambda: ReservoirSVC(budget=10, random_state=0),
+    lambda: budgetkernel.BudgetedSGDClassifier(budget=10, maintenance="remove-random", random_state=0),
+    lambda: budgetkernel.KernelPerceptron(budget=10, maintenance="random", random_state=0),
+    lambda: budgetkernel.BudgetedPAClassifier(budget=10, variant="random", random_state=0),
+    lambda: budgetkernel.BOGDClassifier(budget=10, random_state=0),
+    lambda: budgetkernel.ReservoirSVC(budget=10, random_state=0),
 ])
 def test_a_dead_random_generator_state_is_rejected(tmp_path, make):
     # mt19937_64 with all 312 state words 0 returns 0 forever: the next partial_fit spun in
@@ -229,10 +220,10 @@ def test_a_dead_random_generator_state_is_rejected(tmp_path, make):
 
 
 @pytest.mark.parametrize(("make", "field"), [
-    (lambda: BudgetedSGDClassifier(budget=10), "count.examples"),
-    (lambda: KernelPerceptron(budget=10), "count.mistakes"),
-    (lambda: LinearPegasosClassifier(), "t"),
-    (lambda: IncrementalSVC(), "m0.steps"),
+    (lambda: budgetkernel.BudgetedSGDClassifier(budget=10), "count.examples"),
+    (lambda: budgetkernel.KernelPerceptron(budget=10), "count.mistakes"),
+    (lambda: budgetkernel.LinearPegasosClassifier(), "t"),
+    (lambda: budgetkernel.IncrementalSVC(), "m0.steps"),
 ])
 def test_counters_one_step_from_overflow_are_rejected(tmp_path, make, field):
     _, data, _ = _binary_model(make, tmp_path)
@@ -242,7 +233,7 @@ def test_counters_one_step_from_overflow_are_rejected(tmp_path, make, field):
 
 
 def test_a_linear_pegasos_outside_its_ball_is_rejected(tmp_path):
-    est, data, _ = _binary_model(lambda: LinearPegasosClassifier(lam=1e-2), tmp_path)
+    est, data, _ = _binary_model(lambda: budgetkernel.LinearPegasosClassifier(lam=1e-2), tmp_path)
     w = np.full(est.n_features_in_, 1e300)
     (tmp_path / "bad.bkm").write_bytes(_with_fields(data, weights=(0, [len(w), 1], w.tobytes())))
     with pytest.raises(ValueError, match="invalid linear Pegasos state"):
@@ -268,7 +259,7 @@ def _with_metadata(data, edit):
     (lambda m: m["params"].update(budget="bogus"), "budget"),
 ])
 def test_metadata_that_fit_cannot_produce_is_rejected(tmp_path, edit, match):
-    _, data, _ = _binary_model(lambda: BudgetedSGDClassifier(budget=10), tmp_path)
+    _, data, _ = _binary_model(lambda: budgetkernel.BudgetedSGDClassifier(budget=10), tmp_path)
     (tmp_path / "bad.bkm").write_bytes(_with_metadata(data, edit))
     with pytest.raises(ValueError, match=match):
         budgetkernel.load(tmp_path / "bad.bkm")
@@ -276,7 +267,7 @@ def test_metadata_that_fit_cannot_produce_is_rejected(tmp_path, edit, match):
 
 def test_classes_collapsed_by_their_dtype_are_rejected(tmp_path):
     X, _ = datasets.checkerboard(90, random_state=1)
-    BudgetedSGDClassifier(budget=10).fit(X, np.arange(90) % 3).save(tmp_path / "m.bkm")
+    budgetkernel.BudgetedSGDClassifier(budget=10).fit(X, np.arange(90) % 3).save(tmp_path / "m.bkm")
     data = (tmp_path / "m.bkm").read_bytes()
     (tmp_path / "bad.bkm").write_bytes(_with_metadata(data, lambda m: m.update(classes_dtype="|b1")))
     with pytest.raises(ValueError, match="distinct labels"):  # [0, 1, 2] as bool is [F, T, T]
@@ -285,14 +276,14 @@ def test_classes_collapsed_by_their_dtype_are_rejected(tmp_path):
 
 def test_a_pickle_whose_model_disagrees_with_its_estimator_is_rejected(tmp_path):
     X, y = datasets.checkerboard(90, random_state=1)
-    three = BudgetedSGDClassifier(budget=10).fit(X, np.arange(90) % 3)
-    two = BudgetedSGDClassifier(budget=10).fit(X, y)
+    three = budgetkernel.BudgetedSGDClassifier(budget=10).fit(X, np.arange(90) % 3)
+    two = budgetkernel.BudgetedSGDClassifier(budget=10).fit(X, y)
     state = three.__getstate__()
     state["_model_bytes"] = two.__getstate__()["_model_bytes"]
     with pytest.raises(ValueError, match="disagrees"):
-        BudgetedSGDClassifier().__setstate__(state)
+        budgetkernel.BudgetedSGDClassifier().__setstate__(state)
     # a payload whose n_features would size a 16 GB store: rejected before allocating
     state = two.__getstate__()
     state["_model_bytes"] = _with_fields(state["_model_bytes"], n_features=_i64(2**31 - 1))
     with pytest.raises(ValueError, match="n_features"):
-        BudgetedSGDClassifier().__setstate__(state)
+        budgetkernel.BudgetedSGDClassifier().__setstate__(state)

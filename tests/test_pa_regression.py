@@ -5,17 +5,14 @@ with probability 1, the averaged regressor, persistence and resuming, Ctrl-C, ba
 scikit-learn's estimator checks."""
 
 import pickle
-import threading
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize
-from sklearn.utils.estimator_checks import check_estimator
 
 import budgetkernel
 from budgetkernel import BudgetedPARegressor
 from budgetkernel._native import core
-from conftest import interrupted
 
 VARIANTS = ["simple", "nn", "project"]
 
@@ -211,25 +208,9 @@ def test_a_file_written_without_metadata_loads_as_the_estimator(tmp_path):
     assert (info["learner"], info["n_outputs"], info["n_support"]) == ("pa_regressor", 1, 20)
 
 
-def test_bad_input_raises_a_clear_value_error():
+def test_bad_parameters_raise_a_clear_error():
+    # (bad input, as for every regressor: tests/test_regressors.py)
     X, y = sine(50, seed=9)
-    reg = BudgetedPARegressor(budget=10)
-    bad_y = y.copy()
-    bad_y[3] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        reg.fit(X, bad_y)
-    bad_X = X.copy()
-    bad_X[4, 1] = np.inf
-    with pytest.raises(ValueError, match="infinity"):
-        reg.fit(bad_X, y)
-    with pytest.raises(ValueError):
-        reg.fit(X, y[:-1])
-    reg.fit(X, y)
-    with pytest.raises(ValueError, match="1e150"):
-        reg.partial_fit(X[:2], np.array([0.0, 1e200]))
-    with pytest.raises(ValueError, match="features"):
-        reg.predict(X[:, :1])
-    assert reg.n_seen_ == 50
     for params, word in [
         (dict(variant="random"), "variant"),
         (dict(pa_type=3), "pa_type"),
@@ -244,41 +225,3 @@ def test_bad_input_raises_a_clear_value_error():
         with pytest.raises(ValueError, match=word):
             BudgetedPARegressor(**params).fit(X, y)
 
-
-@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals: main thread only")
-def test_ctrl_c_stops_partial_fit_and_keeps_the_rows_learned():
-    X, y = sine(200_000, seed=10)
-    kw = dict(budget=None, gamma=4.0, epsilon=0.0)
-    est = BudgetedPARegressor(**kw).partial_fit(X[:10], y[:10])
-    interrupted(lambda: est.partial_fit(X[10:], y[10:]))
-    learned = est.n_seen_
-    assert 10 < learned < 200_000
-    prefix = BudgetedPARegressor(**kw).partial_fit(X[:10], y[:10]).partial_fit(X[10:learned], y[10:learned])
-    np.testing.assert_array_equal(est.predict(X[:500]), prefix.predict(X[:500]))
-
-
-NOT_APPLICABLE = {"check_array_api_input": "array API: the core works on numpy float64 buffers"}
-
-
-@pytest.mark.parametrize(
-    "params",
-    [
-        dict(variant="simple", pa_type=1),
-        dict(variant="nn", pa_type=2, averaged=True),
-        dict(variant="project", pa_type=0),
-        dict(variant="nn", sampling=True, alpha=0.2, beta=0.2),  # 200 examples: sample often
-    ],
-)
-def test_check_estimator(params):
-    skipped, failed = [], []
-
-    def record(*, estimator, check_name, exception, status, expected_to_fail, expected_to_fail_reason):
-        if status == "skipped":
-            skipped.append(check_name)
-        elif status == "failed":
-            failed.append((check_name, exception))
-
-    est = BudgetedPARegressor(budget=40, C=0.5, n_epochs=3, shuffle=True, random_state=0, **params)
-    check_estimator(est, on_skip=None, on_fail=None, callback=record)
-    assert failed == []
-    assert set(skipped) <= set(NOT_APPLICABLE), skipped

@@ -17,11 +17,10 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_softmax, logsumexp, softmax
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.estimator_checks import check_estimator
 
 import budgetkernel
 from budgetkernel import BudgetedPAClassifier, BudgetedSGDClassifier, datasets
-from conftest import LEARNERS
+from conftest import LEARNERS, sklearn_check_results
 from test_model_file_fields import encode, parse
 
 WINDOW, REFIT = 1024, 1024  # PlattCalibration::kWindow, kRefitEvery
@@ -322,19 +321,11 @@ PREQUENTIAL_PROBA = {"check_sample_weight_equivalence_on_dense_data", "check_sam
 
 
 def failed_checks(est):
-    failed = []
+    def prequential(check_name, exception):
+        return (isinstance(est, budgetkernel.IncrementalSVC) and check_name in PREQUENTIAL_PROBA
+                and "IncrementalSVC.predict_proba revealed" in str(exception))
 
-    def record(*, estimator, check_name, exception, status, expected_to_fail, expected_to_fail_reason):
-        prequential = (
-            isinstance(est, budgetkernel.IncrementalSVC)
-            and check_name in PREQUENTIAL_PROBA
-            and "IncrementalSVC.predict_proba revealed" in str(exception)
-        )
-        if status == "failed" and not prequential:
-            failed.append((check_name, exception))
-
-    check_estimator(est, on_skip=None, on_fail=None, callback=record)
-    return failed
+    return [(name, e) for name, e in sklearn_check_results(est)[1] if not prequential(name, e)]
 
 
 @pytest.mark.parametrize("maintenance", ["merge", "project"])

@@ -3,16 +3,13 @@ against a NumPy re-implementation of the paper's step, the unbudgeted reduction,
 and resuming, Ctrl-C, bad input and scikit-learn's estimator checks."""
 
 import pickle
-import threading
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import check_estimator
 
 import budgetkernel
 from budgetkernel import BudgetedSGDRegressor
 from budgetkernel._native import core
-from conftest import interrupted
 
 
 def sine(n, d=2, seed=0, offset=3.0):
@@ -191,31 +188,9 @@ def test_learns_a_function_and_streams_one_example_at_a_time():
     assert list(one.feature_names_in_) == ["a", "b"]
 
 
-def test_bad_input_raises_a_clear_value_error():
+def test_bad_parameters_and_sizes_raise_a_clear_error():
+    # (bad input, as for every regressor: tests/test_regressors.py)
     X, y = sine(50, seed=9)
-    reg = BudgetedSGDRegressor(budget=10)
-    bad_y = y.copy()
-    bad_y[3] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        reg.fit(X, bad_y)
-    bad_X = X.copy()
-    bad_X[4, 1] = np.inf
-    with pytest.raises(ValueError, match="infinity"):
-        reg.fit(bad_X, y)
-    with pytest.raises(ValueError, match="real numbers"):
-        reg.fit(X, np.array(["a"] * 50, dtype=object))
-    with pytest.raises(ValueError):
-        reg.fit(X, y[:-1])
-    reg.fit(X, y)
-    with pytest.raises(ValueError, match="1e150"):
-        reg.partial_fit(X[:2], np.array([0.0, 1e200]))
-    with pytest.raises(ValueError, match="NaN"):
-        reg.partial_fit(X[:2], np.array([0.0, np.nan]))
-    with pytest.raises(ValueError, match="features"):
-        reg.predict(X[:, :1])
-    with pytest.raises(ValueError, match="real number"):
-        reg.learn_one(X[0], "3")
-    assert reg.n_seen_ == 50  # nothing learned from a rejected call
     with pytest.raises(MemoryError, match=r"budget=100000000 \(2 features\): the model needs"):
         BudgetedSGDRegressor(budget=10**8).fit(X, y)  # refused before anything is allocated
     for params, word in [
@@ -231,40 +206,3 @@ def test_bad_input_raises_a_clear_value_error():
         with pytest.raises(ValueError, match=word):
             BudgetedSGDRegressor(**params).fit(X, y)
 
-
-@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals: main thread only")
-def test_ctrl_c_stops_partial_fit_and_keeps_the_rows_learned():
-    X, y = sine(200_000, seed=10)
-    kw = dict(budget=None, gamma=4.0, lam=1e-4, random_state=0)
-    est = BudgetedSGDRegressor(**kw).partial_fit(X[:10], y[:10])
-    interrupted(lambda: est.partial_fit(X[10:], y[10:]))
-    learned = est.n_seen_
-    assert 10 < learned < 200_000
-    prefix = BudgetedSGDRegressor(**kw).partial_fit(X[:10], y[:10]).partial_fit(X[10:learned], y[10:learned])
-    np.testing.assert_array_equal(est.predict(X[:500]), prefix.predict(X[:500]))
-
-
-# Checks that cannot apply, with the reason (as tests/test_estimator_api.py's).
-NOT_APPLICABLE = {"check_array_api_input": "array API: the core works on numpy float64 buffers"}
-
-
-@pytest.mark.parametrize(
-    "maintenance,loss,lam",
-    [("merge", "epsilon_insensitive", 1e-2), ("project", "huber", 1e-3), ("project-exact", "squared", 1e-2)],
-)
-def test_check_estimator(maintenance, loss, lam):
-    skipped, failed = [], []
-
-    def record(*, estimator, check_name, exception, status, expected_to_fail, expected_to_fail_reason):
-        if status == "skipped":
-            skipped.append(check_name)
-        elif status == "failed":
-            failed.append((check_name, exception))
-
-    # scikit-learn's check_regressors_train wants R^2 > 0.5 on its small 10-feature set, in sample
-    est = BudgetedSGDRegressor(
-        budget=40, maintenance=maintenance, loss=loss, lam=lam, n_epochs=3, shuffle=True, random_state=0
-    )
-    check_estimator(est, on_skip=None, on_fail=None, callback=record)
-    assert failed == []
-    assert set(skipped) <= set(NOT_APPLICABLE), skipped

@@ -8,23 +8,20 @@ import inspect
 import numpy as np
 import pytest
 
-from budgetkernel import (
-    BudgetedPARegressor,
-    BudgetedSGDRegressor,
-    KLMSRegressor,
-    KRLSRegressor,
-    SlidingWindowKRLSRegressor,
-)
+from conftest import REGRESSORS, cases
 
-REGRESSORS = [
-    lambda: BudgetedSGDRegressor(budget=30, lam=0.1, gamma=0.5, random_state=0),
-    lambda: BudgetedSGDRegressor(budget=30, loss="huber", epsilon=0.05, lam=3e-3, gamma=0.5, random_state=0),
-    lambda: KLMSRegressor(eta=0.3, epsilon=0.2, gamma=0.5),
-    lambda: KRLSRegressor(gamma=0.5),
-    lambda: SlidingWindowKRLSRegressor(budget=30, gamma=0.5),
-    lambda: BudgetedPARegressor(budget=30, gamma=0.5, random_state=0),
-]
-IDS = ["bsgd", "bsgd-huber", "qklms", "krls", "sliding-krls", "pa"]
+# Every regressor of the registry (tests/conftest.py) and the variants with another loss or a
+# quantised dictionary, made as river's examples would: a small budget, one kernel width.
+CASES = REGRESSORS + cases("bsgdr-huber", "qklms")
+# the step sizes with which each learns the stream below well in one pass
+TUNED = {"BudgetedSGDRegressor": {"lam": 0.1}, "bsgdr-huber": {"lam": 3e-3}, "qklms": {"eta": 0.3}}
+
+
+def _maker(case):
+    return lambda: case.make(budget=30, gamma=0.5, random_state=0, **TUNED.get(case.id, {}))
+
+
+MAKERS = [pytest.param(_maker(case), id=case.id) for case in CASES]
 
 
 def _stream(n, seed):
@@ -34,7 +31,7 @@ def _stream(n, seed):
     return [{"a": float(a), "b": float(b)} for a, b in X], y.tolist()
 
 
-@pytest.mark.parametrize("make", REGRESSORS, ids=IDS)
+@pytest.mark.parametrize("make", MAKERS)
 def test_river_protocol_without_river(make):
     # What river's Pipeline reads off a regressor, checked without river: the flag, keyword
     # calls learn_one(x=..., y=...) / predict_one(x=...), and 0.0 before any learning.
@@ -48,7 +45,7 @@ def test_river_protocol_without_river(make):
     assert isinstance(reg.predict_one(x=xs[1]), float) and reg.n_seen_ == 50
 
 
-@pytest.mark.parametrize("make", REGRESSORS, ids=IDS)
+@pytest.mark.parametrize("make", MAKERS)
 def test_river_pipeline_learns_and_predicts(make):
     pytest.importorskip("river")
     from river import compose, preprocessing
@@ -70,7 +67,7 @@ def test_river_pipeline_learns_and_predicts(make):
     assert pipeline.predict_one(xs[0]) == reg.predict_one(scaler.transform_one(xs[0]))
 
 
-@pytest.mark.parametrize("make", REGRESSORS, ids=IDS)
+@pytest.mark.parametrize("make", MAKERS)
 def test_river_progressive_val_score_is_the_prequential_mse(make):
     pytest.importorskip("river")
     from river import base, evaluate, metrics, preprocessing

@@ -121,6 +121,16 @@ TVM_PARAMS = [
 ]
 
 
+def _check_resumes(m, X, y, chunk, Xt, tmp_path):
+    """m and its pickled / saved copies learn X in chunks and end up the same."""
+    copies = _copies(m, tmp_path)
+    for est in [m, *copies.values()]:
+        for s in range(0, len(X), chunk):
+            est.partial_fit(X[s:s + chunk], y[s:s + chunk])
+    for c in copies.values():
+        _assert_same(m, c, Xt)
+
+
 @pytest.mark.parametrize("params", TVM_PARAMS, ids=lambda p: "-".join(str(v) for v in p.values()))
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("seed", [0, 1])
@@ -128,12 +138,7 @@ def test_twin_vector_machine_resumes_exactly(tmp_path, params, n_classes, seed):
     X, y = _stream(seed, 1500, d=3, n_classes=n_classes)
     Xt = _stream(seed + 50, 150, d=3, n_classes=n_classes)[0]
     m = TwinVectorMachine(budget=40, C=10, **params).partial_fit(X[:500], y[:500], classes=np.arange(n_classes))
-    copies = _copies(m, tmp_path)
-    for est in [m, *copies.values()]:
-        for s in range(500, 1500, 250):
-            est.partial_fit(X[s:s + 250], y[s:s + 250])
-    for c in copies.values():
-        _assert_same(m, c, Xt)
+    _check_resumes(m, X[500:], y[500:], 250, Xt, tmp_path)
 
 
 @pytest.mark.parametrize("params", KERNELS[:3], ids=lambda p: "-".join(str(v) for v in p.values()))
@@ -144,9 +149,4 @@ def test_reservoir_svc_resumes_exactly(tmp_path, params, n_classes, seed):
     Xt = _stream(seed + 50, 150, d=3, n_classes=n_classes)[0]
     m = ReservoirSVC(budget=60, C=10, random_state=seed, **params)
     m.partial_fit(X[:400], y[:400], classes=np.arange(n_classes))
-    copies = _copies(m, tmp_path)
-    for est in [m, *copies.values()]:
-        for s in range(400, 1500, 275):
-            est.partial_fit(X[s:s + 275], y[s:s + 275])
-    for c in copies.values():
-        _assert_same(m, c, Xt)
+    _check_resumes(m, X[400:], y[400:], 275, Xt, tmp_path)

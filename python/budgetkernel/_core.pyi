@@ -1,7 +1,7 @@
 """Type stub of the private compiled core (``_core`` and its AVX2 twin ``_core_avx2``)."""
 
 from collections.abc import Sequence
-from typing import Any, overload
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -15,43 +15,14 @@ def load_model_info(data: bytes) -> dict[str, Any]: ...
 # One chunk through many learners (many.cpp): models[i].partial_fit(X, y) for every i, on
 # n_jobs threads with the GIL released; the same bytes as calling each in turn.
 def partial_fit_many(
-    models: Sequence[_Learner], X: npt.NDArray[np.float64], y: npt.NDArray[np.int32], n_jobs: int
+    models: Sequence[_Classifier], X: npt.NDArray[np.float64], y: npt.NDArray[np.int32], n_jobs: int
 ) -> None: ...
-
-class _Learner:
-    n_features: int
-    n_classes: int
-    n_outputs: int
-    counters: dict[str, float]
-    metadata: bytes
-    def partial_fit(
-        self, X: npt.NDArray[np.float64], y: npt.NDArray[np.int32], record: bool = False
-    ) -> npt.NDArray[np.int32] | None: ...
-    # partial_fit's checks of a chunk (rows, label indices), learning nothing
-    def check_chunk(self, X: npt.NDArray[np.float64], y: npt.NDArray[np.int32]) -> None: ...
-    def decision_function(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
-    def predict(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.int32]: ...
-    def learn_one(self, x: npt.NDArray[np.float64], y: int) -> int: ...
-    def decision_one(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
-    def to_bytes(self) -> bytes: ...
-    # Probabilities (learners/calibration.hpp): native for BSGD's logistic loss, otherwise the
-    # online calibration, off unless probability is set before the first example.
-    probability: bool
-    has_probabilities: bool
-    calibration: dict[str, Any]
-    def predict_proba(self, X: npt.NDArray[np.float64], log: bool = False) -> npt.NDArray[np.float64]: ...
-    def pool_calibration(self, parts: Sequence[_Learner], base: _Learner | None = None) -> None: ...
-
-class _KernelExpansion(_Learner):
-    n_support: int
-    support_vectors: npt.NDArray[np.float64]
-    coefficients: npt.NDArray[np.float64]
-    support_ids: list[int]
 
 # Parameters (params.hpp): each C++ Params struct as a class of the same name, built from
 # keyword arguments named as its fields; enums are their names (choices[field] lists them).
 class _Params:
-    choices: dict[str, tuple[str, ...]]
+    @property
+    def choices(self) -> dict[str, tuple[str, ...]]: ...
     kernel: str
     gamma: float
     degree: int
@@ -117,23 +88,7 @@ class TVMParams(_Params):
     seed: int
     ridge: float
 
-# Each learner with Params P is built as L(n_features, n_classes, params: P) or
-# L(n_features, n_classes, **fields of P); `params` is a copy of its P.
 
-class KernelPegasos(_KernelExpansion):
-    averaged_iterates: int
-    predictor_coefficients: npt.NDArray[np.float64]
-    scale: float
-    norm2: float
-    params: BSGDParams
-    @overload
-    def __init__(self, n_features: int, n_classes: int, params: BSGDParams) -> None: ...
-    @overload
-    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
-    @staticmethod
-    def from_bytes(data: bytes) -> KernelPegasos: ...
-
-# Regressors (wrap_regression.cpp): real targets, one prediction per row.
 class BSGDRegressorParams(_Params):
     lam: float
     t0: float
@@ -144,35 +99,6 @@ class BSGDRegressorParams(_Params):
     fit_intercept: bool
     seed: int
 
-class BSGDRegressor:
-    n_features: int
-    n_outputs: int
-    counters: dict[str, float]
-    metadata: bytes
-    n_support: int
-    support_vectors: npt.NDArray[np.float64]
-    coefficients: npt.NDArray[np.float64]
-    support_ids: list[int]
-    intercept: float
-    scale: float
-    norm2: float
-    params: BSGDRegressorParams
-    @overload
-    def __init__(self, n_features: int, params: BSGDRegressorParams) -> None: ...
-    @overload
-    def __init__(self, n_features: int, **fields: Any) -> None: ...
-    def partial_fit(
-        self, X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], record: bool = False
-    ) -> npt.NDArray[np.float64] | None: ...
-    def check_chunk(self, X: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> None: ...
-    def predict(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
-    def learn_one(self, x: npt.NDArray[np.float64], y: float) -> float: ...
-    def predict_one(self, x: npt.NDArray[np.float64]) -> float: ...
-    def to_bytes(self) -> bytes: ...
-    @staticmethod
-    def from_bytes(data: bytes) -> BSGDRegressor: ...
-
-# PA regression (wrap_pa_regression.cpp, learners/pa_regressor.hpp), a regressor as BSGDRegressor.
 class PARegressorParams(_Params):
     C: float
     pa_type: int
@@ -186,38 +112,6 @@ class PARegressorParams(_Params):
     fit_intercept: bool
     seed: int
 
-class PARegressor:
-    n_features: int
-    n_outputs: int
-    counters: dict[str, float]
-    metadata: bytes
-    n_support: int
-    support_vectors: npt.NDArray[np.float64]
-    coefficients: npt.NDArray[np.float64]
-    support_ids: list[int]
-    n_support_average: int
-    average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
-    intercept: float
-    expected_support: float
-    last_objectives: list[float]
-    last_removed: int
-    params: PARegressorParams
-    @overload
-    def __init__(self, n_features: int, params: PARegressorParams) -> None: ...
-    @overload
-    def __init__(self, n_features: int, **fields: Any) -> None: ...
-    def partial_fit(
-        self, X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], record: bool = False
-    ) -> npt.NDArray[np.float64] | None: ...
-    def check_chunk(self, X: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> None: ...
-    def predict(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
-    def learn_one(self, x: npt.NDArray[np.float64], y: float) -> float: ...
-    def predict_one(self, x: npt.NDArray[np.float64]) -> float: ...
-    def to_bytes(self) -> bytes: ...
-    @staticmethod
-    def from_bytes(data: bytes) -> PARegressor: ...
-
-# The kernel adaptive filters (learners/kaf.hpp), regressors as BSGDRegressor, without an intercept.
 class KLMSParams(_Params):
     eta: float
 
@@ -234,17 +128,92 @@ class SlidingKRLSParams(_Params):
     budget: int
     lam: float
 
-class _Filter:
-    n_features: int
-    n_outputs: int
-    counters: dict[str, float]
+# Stub-only bases (the bindings register each class on its own): what the classes share, so that
+# it is written once. Read-only properties are properties here; stubtest (.ci/run) checks that
+# every runtime name is here and that what is writable here is writable there.
+_P = TypeVar("_P", bound=_Params)
+_M = TypeVar("_M", bound=_Model)
+
+class _Model:
     metadata: bytes
-    n_support: int
-    support_vectors: npt.NDArray[np.float64]
-    coefficients: npt.NDArray[np.float64]
-    support_ids: list[int]
-    steps: int
-    def __init__(self, n_features: int, params: Any = ..., **fields: Any) -> None: ...
+    @property
+    def n_features(self) -> int: ...
+    @property
+    def n_outputs(self) -> int: ...
+    @property
+    def counters(self) -> dict[str, float]: ...
+    def to_bytes(self) -> bytes: ...
+
+class _Combinable:
+    # The weighted average sum_k w_k f_k of models of this class (combine.hpp); returns the
+    # model and its report. class_maps/n_classes place each classifier's classes in the union.
+    @staticmethod
+    def combine(
+        models: Sequence[_M],
+        weights: Sequence[float] = ...,
+        budget: int = -1,
+        class_maps: Sequence[Sequence[int]] = ...,
+        n_classes: int = 0,
+        base: _M | None = None,
+    ) -> tuple[_M, dict[str, Any]]: ...
+
+class _Expansion:
+    @property
+    def n_support(self) -> int: ...
+    @property
+    def support_vectors(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def coefficients(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def support_ids(self) -> list[int]: ...
+
+class _AveragedExpansion(_Expansion):
+    @property
+    def n_support_average(self) -> int: ...
+    @property
+    def average_expansion(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+
+class _Classifier(_Model):
+    @property
+    def n_classes(self) -> int: ...
+    def partial_fit(
+        self, X: npt.NDArray[np.float64], y: npt.NDArray[np.int32], record: bool = False
+    ) -> npt.NDArray[np.int32] | None: ...
+    # partial_fit's checks of a chunk (rows, label indices), learning nothing
+    def check_chunk(self, X: npt.NDArray[np.float64], y: npt.NDArray[np.int32]) -> None: ...
+    def decision_function(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+    def predict(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.int32]: ...
+    def learn_one(self, x: npt.NDArray[np.float64], y: int) -> int: ...
+    def decision_one(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+    # Probabilities (learners/calibration.hpp): native for BSGD's logistic loss, otherwise the
+    # online calibration, off unless probability is set before the first example.
+    probability: bool
+    @property
+    def has_probabilities(self) -> bool: ...
+    @property
+    def calibration(self) -> dict[str, Any]: ...
+    def predict_proba(self, X: npt.NDArray[np.float64], log: bool = False) -> npt.NDArray[np.float64]: ...
+    def pool_calibration(self, parts: Sequence[_Classifier], base: _Classifier | None = None) -> None: ...
+
+# Each learner with Params P is built as L(n_features, n_classes, params: P) or
+# L(n_features, n_classes, **fields of P) (a regressor: without n_classes); `params` is a copy of its P.
+class _ClassifierOf(_Classifier, Generic[_P]):
+    @overload
+    def __init__(self, n_features: int, n_classes: int, params: _P) -> None: ...
+    @overload
+    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
+    @property
+    def params(self) -> _P: ...
+
+# Regressors (wrap_regression.cpp, wrap_pa_regression.cpp, wrap_kaf.cpp): real targets, one
+# prediction per row.
+class _RegressorOf(_Model, _Expansion, Generic[_P]):
+    @overload
+    def __init__(self, n_features: int, params: _P) -> None: ...
+    @overload
+    def __init__(self, n_features: int, **fields: Any) -> None: ...
+    @property
+    def params(self) -> _P: ...
     def partial_fit(
         self, X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], record: bool = False
     ) -> npt.NDArray[np.float64] | None: ...
@@ -252,91 +221,58 @@ class _Filter:
     def predict(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
     def learn_one(self, x: npt.NDArray[np.float64], y: float) -> float: ...
     def predict_one(self, x: npt.NDArray[np.float64]) -> float: ...
-    def to_bytes(self) -> bytes: ...
 
-class KLMS(_Filter):
-    params: KLMSParams
+class KernelPegasos(_ClassifierOf[BSGDParams], _Expansion, _Combinable):
+    @property
+    def averaged_iterates(self) -> int: ...
+    @property
+    def predictor_coefficients(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def scale(self) -> float: ...
+    @property
+    def norm2(self) -> float: ...
     @staticmethod
-    def from_bytes(data: bytes) -> KLMS: ...
+    def from_bytes(data: bytes) -> KernelPegasos: ...
 
-class QKLMS(_Filter):
-    params: QKLMSParams
+class PassiveAggressive(_ClassifierOf[PAParams], _AveragedExpansion, _Combinable):
+    def active_run(self, X: npt.NDArray[np.float64], start: int, pred: npt.NDArray[np.int32]) -> int: ...
     @staticmethod
-    def from_bytes(data: bytes) -> QKLMS: ...
+    def from_bytes(data: bytes) -> PassiveAggressive: ...
 
-class KRLS(_Filter):
-    params: KRLSParams
+class SparsePA(_ClassifierOf[SPAParams], _AveragedExpansion, _Combinable):
+    @property
+    def expected_support(self) -> float: ...
     @staticmethod
-    def from_bytes(data: bytes) -> KRLS: ...
+    def from_bytes(data: bytes) -> SparsePA: ...
 
-class SlidingWindowKRLS(_Filter):
-    params: SlidingKRLSParams
+class BOGD(_ClassifierOf[BOGDParams], _AveragedExpansion, _Combinable):
+    def reseed(self, seed: int) -> None: ...
     @staticmethod
-    def from_bytes(data: bytes) -> SlidingWindowKRLS: ...
+    def from_bytes(data: bytes) -> BOGD: ...
 
-class LinearPegasos(_Learner):
-    weights: npt.NDArray[np.float64]
-    iterations: int
-    lam: float
-    batch_size: int
-    pending: int
+class KernelPerceptron(_ClassifierOf[PerceptronParams], _Expansion, _Combinable):
+    @staticmethod
+    def from_bytes(data: bytes) -> KernelPerceptron: ...
+
+class LinearPegasos(_Classifier, _Combinable):
+    @property
+    def weights(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def iterations(self) -> int: ...
+    @property
+    def lam(self) -> float: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def pending(self) -> int: ...
     def __init__(self, n_features: int, n_classes: int, lam: float, batch_size: int) -> None: ...
     def flush(self) -> None: ...
     @staticmethod
     def from_bytes(data: bytes) -> LinearPegasos: ...
 
-class PassiveAggressive(_KernelExpansion):
-    params: PAParams
-    @overload
-    def __init__(self, n_features: int, n_classes: int, params: PAParams) -> None: ...
-    @overload
-    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
-    n_support_average: int
-    average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
-    def active_run(self, X: npt.NDArray[np.float64], start: int, pred: npt.NDArray[np.int32]) -> int: ...
-    @staticmethod
-    def from_bytes(data: bytes) -> PassiveAggressive: ...
-
-class SparsePA(_KernelExpansion):
-    params: SPAParams
-    expected_support: float
-    n_support_average: int
-    average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
-    @overload
-    def __init__(self, n_features: int, n_classes: int, params: SPAParams) -> None: ...
-    @overload
-    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
-    @staticmethod
-    def from_bytes(data: bytes) -> SparsePA: ...
-
-class BOGD(_KernelExpansion):
-    params: BOGDParams
-    n_support_average: int
-    average_expansion: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
-    @overload
-    def __init__(self, n_features: int, n_classes: int, params: BOGDParams) -> None: ...
-    @overload
-    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
-    def reseed(self, seed: int) -> None: ...
-    @staticmethod
-    def from_bytes(data: bytes) -> BOGD: ...
-
-class KernelPerceptron(_KernelExpansion):
-    params: PerceptronParams
-    @overload
-    def __init__(self, n_features: int, n_classes: int, params: PerceptronParams) -> None: ...
-    @overload
-    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
-    @staticmethod
-    def from_bytes(data: bytes) -> KernelPerceptron: ...
-
-class IncrementalSVC(_Learner):
-    n_support: int
-    params: IDSVMParams
-    @overload
-    def __init__(self, n_features: int, n_classes: int, params: IDSVMParams) -> None: ...
-    @overload
-    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
+class IncrementalSVC(_ClassifierOf[IDSVMParams]):
+    @property
+    def n_support(self) -> int: ...
     def partial_fit_weighted(
         self, X: npt.NDArray[np.float64], y: npt.NDArray[np.int32], sample_weight: npt.NDArray[np.float64]
     ) -> None: ...
@@ -348,18 +284,64 @@ class IncrementalSVC(_Learner):
     @staticmethod
     def from_bytes(data: bytes) -> IncrementalSVC: ...
 
-class TwinVectorMachine(_Learner):
-    n_twins: int
-    params: TVMParams
-    twin_points: npt.NDArray[np.float64]
-    twin_weights: npt.NDArray[np.float64]
-    @overload
-    def __init__(self, n_features: int, n_classes: int, params: TVMParams) -> None: ...
-    @overload
-    def __init__(self, n_features: int, n_classes: int, **fields: Any) -> None: ...
+class TwinVectorMachine(_ClassifierOf[TVMParams], _Combinable):
+    @property
+    def n_twins(self) -> int: ...
+    @property
+    def twin_points(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def twin_weights(self) -> npt.NDArray[np.float64]: ...
     def expansion(self) -> dict[str, Any]: ...
     @staticmethod
     def from_bytes(data: bytes) -> TwinVectorMachine: ...
+
+class BSGDRegressor(_RegressorOf[BSGDRegressorParams], _Combinable):
+    @property
+    def intercept(self) -> float: ...
+    @property
+    def scale(self) -> float: ...
+    @property
+    def norm2(self) -> float: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> BSGDRegressor: ...
+
+# PA regression (learners/pa_regressor.hpp)
+class PARegressor(_RegressorOf[PARegressorParams], _AveragedExpansion, _Combinable):
+    @property
+    def intercept(self) -> float: ...
+    @property
+    def expected_support(self) -> float: ...
+    @property
+    def last_objectives(self) -> list[float]: ...
+    @property
+    def last_removed(self) -> int: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> PARegressor: ...
+
+# The kernel adaptive filters (learners/kaf.hpp), without an intercept; steps counts the updates.
+class KLMS(_RegressorOf[KLMSParams], _Combinable):
+    @property
+    def steps(self) -> int: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> KLMS: ...
+
+class QKLMS(_RegressorOf[QKLMSParams], _Combinable):
+    @property
+    def steps(self) -> int: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> QKLMS: ...
+
+class KRLS(_RegressorOf[KRLSParams]):
+    @property
+    def steps(self) -> int: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> KRLS: ...
+
+class SlidingWindowKRLS(_RegressorOf[SlidingKRLSParams]):
+    @property
+    def steps(self) -> int: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> SlidingWindowKRLS: ...
 
 # The LIBSVM reader (wrap_libsvm.cpp, cpp/include/budgetkernel/libsvm.hpp); used by
 # budgetkernel.datasets.iter_svmlight / load_svmlight.
@@ -369,11 +351,16 @@ LIBSVM_REJECTED: int
 LIBSVM_FULL: int
 
 class LibsvmPass:
-    rows: int
-    status: str
-    line_number: int
-    line_text: bytes
-    summary: dict[str, Any]
+    @property
+    def rows(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def line_number(self) -> int: ...
+    @property
+    def line_text(self) -> bytes: ...
+    @property
+    def summary(self) -> dict[str, Any]: ...
     def __init__(
         self,
         reading: bool,
