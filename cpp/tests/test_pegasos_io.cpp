@@ -288,6 +288,28 @@ TEST_CASE("corrupt, truncated and foreign model files are rejected with an error
   CHECK_THROWS(load_with("norm_since", 301, Maintenance::Merge));  // after the 300th example
   load_with("norm_since", 300, Maintenance::Merge);
   load_with("norm_exact", 1, Maintenance::RemoveRandom);
+  // Format v1: a field save() always writes is required (a file without it is refused, not
+  // loaded with a default); "loss" and "probability" are written only off their defaults
+  // (hinge, uncalibrated), so a file holding the default value is refused too.
+  auto load_edited = [&](bool log_loss, bool calibrate, auto&& edit) {
+    BSGDParams p = params(Maintenance::Merge, 20);
+    if (log_loss) p.loss = PegasosLoss::Log;
+    KernelPegasos src(2, 2, p);
+    src.set_probability(calibrate);
+    src.partial_fit(s.X, s.y.data());
+    FieldMap f;
+    src.save(f);
+    edit(f);
+    KernelPegasos dst;
+    dst.load(FieldMap::from_bytes(f.to_bytes()));
+  };
+  for (const char* name : {"bound_norm", "norm_exact", "norm_since"})
+    CHECK_THROWS(load_edited(false, false, [&](FieldMap& f) { f.erase(name); }));
+  CHECK_THROWS(load_edited(false, false, [](FieldMap& f) { f.set_int("loss", 0); }));  // hinge
+  CHECK_THROWS(load_edited(false, true, [](FieldMap& f) { f.set_int("probability", 0); }));
+  CHECK_THROWS(load_edited(true, false, [](FieldMap& f) { f.set_int("probability", 1); }));  // log-odds
+  load_edited(true, false, [](FieldMap&) {});
+  load_edited(false, true, [](FieldMap&) {});
 }
 
 TEST_CASE("states a crafted file can hold but training never reaches are rejected") {

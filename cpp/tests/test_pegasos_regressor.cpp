@@ -190,7 +190,7 @@ TEST_CASE("the step offset t0: saved only when non-zero, resumed bit for bit, a 
   BSGDRegressorParams p = params(RegressionLoss::Squared, Maintenance::Merge, 20);
   FieldMap plain;
   BSGDRegressor(3, p).save(plain);
-  CHECK(!plain.has("t0"));  // t0 = 0: the file written before t0 existed (which loads as 0)
+  CHECK(!plain.has("t0"));  // t0 = 0: no field (format v1 writes t0 only when nonzero)
   p.t0 = 1.0 / p.lam;
   BSGDRegressor full(3, p), half(3, p);
   full.partial_fit(s.X, s.y.data());

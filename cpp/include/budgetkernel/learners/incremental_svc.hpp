@@ -294,14 +294,13 @@ class IncrementalSVC : public OnlineLearner<IncrementalSVC> {
     fm.set_matrix("bias", s->bias.transpose());
   }
 
-  /// A file without the ridge field (written before it existed) loads with ridge 0.
   /// \throws std::runtime_error ("model file: ...") on a missing, inconsistent or corrupt field.
   /// \param fm  a model file's fields (FieldMap::from_bytes).
   void load(const FieldMap& fm) {
     IDSVMParams p;
     p.kernel = read_kernel(fm);
     p.C = fm.get_f64("C");
-    p.ridge = fm.has("ridge") ? fm.get_f64("ridge") : 0.0;
+    p.ridge = fm.get_f64("ridge");
     try {
       p.validate();
     } catch (const std::invalid_argument& e) {

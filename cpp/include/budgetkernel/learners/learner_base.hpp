@@ -264,8 +264,7 @@ class OnlineLearner {
                              "calibration on with set_probability(true) before learning)");
     if (!has_probabilities())
       throw std::logic_error("predict_proba: the calibration has not seen an example yet (it is learned "
-                             "prequentially while the model learns; a model file written before calibration "
-                             "existed, or a combined model, starts without one)");
+                             "prequentially while the model learns; a combined model starts without one)");
     detail::require(out.rows() == X.rows() && out.cols() == m_c, "predict_proba: bad output shape");
     RowMatrix D(X.rows(), n_outputs());
     decision_function(X, D, stop);
@@ -363,7 +362,7 @@ class OnlineLearner {
     fm.set_int("n_outputs", n_outputs());
     fm.set_bytes("meta", metadata);
     m_count.write(fm);
-    if (m_calibrate && !m_native_proba) {  // off: the file is the one written before calibration existed
+    if (m_calibrate && !m_native_proba) {  // format v1: an uncalibrated model has no "probability" field
       fm.set_int("probability", 1);
       m_platt.save(fm);
     }
@@ -378,7 +377,8 @@ class OnlineLearner {
     m_native_proba = native;
     m_count.read(fm);
     metadata = fm.get_bytes("meta");
-    m_calibrate = fm.has("probability") && fm.get_i64("probability") != 0;
+    m_calibrate = fm.has("probability");  // see write_base
+    if (m_calibrate && (fm.get_i64("probability") != 1 || m_native_proba)) detail::corrupt("invalid 'probability' field");
     if (!m_calibrate && fm.has("platt.seen")) detail::corrupt("calibration fields without probability");
     m_platt.load(fm);
     if (m_platt.seen() > m_count.examples) detail::corrupt("invalid calibration window");

@@ -211,8 +211,8 @@ class LinearPegasos : public OnlineLearner<LinearPegasos> {
     if (!std::isfinite(norm2)) {
       // ||w||^2 beyond the double range (a step of 1/(lambda t) = 1e30 on a row of squared norm
       // 1e280): the projection certainly applies (1/lambda <= 1e30), to ||w|| = 1/sqrt(lambda),
-      // with the norm taken without squaring. It used to divide by sqrt(inf): scale 0, and every
-      // such step reset w to zero (all-zero decision values, silently).
+      // with the norm taken without squaring (dividing by sqrt(inf) would give scale 0 and
+      // reset w to zero).
       m_scale = 1.0 / (std::sqrt(m_lam) * m_w.stableNorm());
     } else if (norm2 * m_lam > 1.0) {
       m_scale /= std::sqrt(m_lam * norm2);

@@ -15,9 +15,8 @@ namespace budgetkernel {
 struct BSGDParams {
   Kernel kernel{KernelType::RBF, 1.0};
   /// regularisation lambda of eq. (1); eta_t = 1 / (lambda t). The default (and average_start's)
-  /// came from measuring defaults against the best of a grid in hindsight on 12 streams at
-  /// B = 100 and 500 with merging (bench/tuning.py): lam = 1e-3 with averaging from the start
-  /// was 6.2 points below on average, the paper's lam = 1e-4 without averaging 10.6.
+  /// is the one closest to the best of a grid in hindsight on bench/tuning.py's streams,
+  /// closer than the paper's lam = 1e-4 without averaging (docs/tuning.md, "Defaults").
   double lam = 1e-3;
   Index budget = 0;                       ///< B; 0 = no budget (kernel Pegasos)
   Maintenance maintenance = Maintenance::Merge;
@@ -29,14 +28,14 @@ struct BSGDParams {
   /// iterates from t0 on with polynomial decay, on the learner's own SVs.
   /// kAverageAuto (the default): from the first example with merging, projection or no budget,
   /// off with removal, where the average, which lives on the SVs, loses what a removed SV held
-  /// (waveform, B = 100: remove-smallest 0.81 without it, 0.35 with it; merge 0.83 -> 0.85).
+  /// (and so predicts worse than the last iterate).
   std::int64_t average_start = kAverageAuto;
   static constexpr std::int64_t kAverageAuto = -1;
   /// eta of polynomial-decay averaging (Shamir & Zhang, ICML 2013): the k-th averaged iterate
   /// enters with weight rho_k = (eta + 1) / (k + eta); 0 = the plain mean (Polyak-Ruppert).
   /// Recent iterates count more: with a budget, old iterates live on SVs that maintenance has
-  /// since merged or projected, and a plain mean from t0 = 1 measured 3-5 points worse than
-  /// the last iterate on the checkerboards, eta = 10-30 about 0.5 point better.
+  /// since merged or projected, so a plain mean from t0 = 1 is dragged toward them (worse than
+  /// the last iterate on the checkerboards, where eta of 10-30 is better than it).
   double average_decay = 10.0;
   /// Merging and removal: while ||w|| is well inside the ball, bound it instead of tracking
   /// it, so that no kernel-matrix cache is kept and a merge needs no kernel row of z (see
@@ -301,86 +300,12 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
 
   /// Writes every field needed to predict and to resume training (the model file, io.hpp).
   /// \param fm  receives the fields.
-  void save(FieldMap& fm) const {
-    write_base(fm, "bsgd");
-    write_kernel(fm, m_p.kernel);
-    fm.set("lam", m_p.lam);
-    fm.set_int("budget", m_p.budget);
-    fm.set_int("maintenance", static_cast<std::int64_t>(m_p.maintenance));
-    fm.set_int("seed", static_cast<std::int64_t>(m_p.seed));
-    fm.set_bytes("rng", detail::rng_state(m_rng));
-    fm.set("scale", m_scale);
-    fm.set("norm2", m_norm2);
-    fm.set_int("bound_norm", m_p.bound_norm ? 1 : 0);
-    // Written for the logistic loss only: a hinge model's file stays the one written before the
-    // loss existed (load takes its absence for hinge).
-    if (m_p.loss != PegasosLoss::Hinge) fm.set_int("loss", static_cast<std::int64_t>(m_p.loss));
-    fm.set_int("norm_exact", norm_exact() ? 1 : 0);
-    fm.set_int("norm_since", m_exact_since);
-    write_svs(fm, m_sv);
-    const Index n = m_sv.size();
-    fm.set_int("average_start", m_p.average_start);
-    fm.set("average_decay", m_p.average_decay);
-    if (m_p.average_start > 0) {
-      fm.set_int("average_count", m_avg_count);
-      fm.set_matrix("sv.avg", m_sv.C().topRows(n));
-      // What budgetkernel::Model predicts with (absolute coefficients, scale 1).
-      if (m_avg_count > 0) fm.set_matrix("predict.alpha", m_sv.C().topRows(n));
-    }
-    m_maint.save(fm);
-  }
+  void save(FieldMap& fm) const;
 
   /// Replaces this learner by the one save() wrote, checked field by field.
   /// \param fm  a model file's fields (FieldMap::from_bytes).
   /// \throws std::runtime_error ("model file: ...") if they are not a valid model of this learner.
-  void load(const FieldMap& fm) {
-    BSGDParams p;
-    p.kernel = read_kernel(fm);
-    p.lam = fm.get_f64("lam");
-    p.budget = fm.get_i64("budget");
-    p.maintenance = detail::enum_from_code(maintenance_names, fm.get_i64("maintenance"), "maintenance");
-    p.seed = static_cast<std::uint64_t>(fm.get_i64("seed"));
-    p.average_start = fm.get_i64("average_start");
-    p.average_decay = fm.get_f64("average_decay");
-    if (fm.has("bound_norm")) p.bound_norm = fm.get_i64("bound_norm") != 0;  // absent in older files
-    if (fm.has("loss")) p.loss = detail::enum_from_code(pegasos_loss_names, fm.get_i64("loss"), "loss");  // absent: hinge
-    try {
-      p.validate();
-    } catch (const std::invalid_argument& e) {
-      detail::corrupt(e.what());
-    }
-    const auto [d, c] = detail::read_dims(fm, "sv.alpha");
-    reset(d, c, p);
-    read_base(fm, "bsgd");
-    detail::set_rng_state(m_rng, fm.get_bytes("rng"));
-    m_scale = fm.get_f64("scale");
-    m_norm2 = fm.get_f64("norm2");
-    // Training only shrinks the scale (by 1 - 1/t and the ball projection) and resets it to 1.
-    // A step folds the scale back into the coefficients below min_scale: a smaller one is corrupt
-    // (5e-324 loaded, and the next step stored beta / scale = inf).
-    if (!(m_scale >= detail::min_scale && m_scale <= 1.0) || !(m_norm2 >= 0.0) || !std::isfinite(m_norm2))
-      detail::corrupt("invalid scale or norm");
-    bool exact = true;  // older files tracked ||w||^2 exactly throughout
-    if (fm.has("norm_exact")) {
-      exact = fm.get_i64("norm_exact") != 0;
-      m_exact_since = fm.get_i64("norm_since");
-      if (m_exact_since < 0 || m_exact_since > m_count.examples || (!exact && !m_maint.can_skip_norm()))
-        detail::corrupt("invalid norm tracking state");
-    }
-    read_svs(fm, d, n_outputs(), p.budget, p.budget > 0 ? p.budget + 1 : 64, m_sv);
-    const Index n = m_sv.size();
-    if (p.average_start > 0) {
-      m_avg_count = fm.get_i64("average_count");
-      const RowMatrix C = fm.get_matrix("sv.avg", n, n_outputs());
-      if (m_avg_count < 0 || m_avg_count > m_count.examples || !detail::all_finite(C.data(), C.size()))
-        detail::corrupt("invalid averaged coefficients");
-      m_sv.set_carry_columns(n_outputs());
-      m_sv.C().topRows(n) = C;
-    }
-    resize_work(m_sv.capacity());
-    m_maint.track_norm(exact, m_sv);  // before load: no cache to rebuild without tracking
-    m_maint.load(fm, m_sv, p.kernel);
-  }
+  void load(const FieldMap& fm);
 
  private:
   /// The kernel row of x, the scores f of w_t (into m_f) and the prequential prediction
@@ -570,6 +495,8 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
 };
 
 }  // namespace budgetkernel
+
+#include "pegasos_io.hpp"  // KernelPegasos::save and load
 
 // Included here as well, so that the family header keeps naming both Pegasos learners.
 #include "linear_pegasos.hpp"

@@ -266,7 +266,7 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
     write_base(fm, "bsgd_regressor");
     write_kernel(fm, m_p.kernel);
     fm.set("lam", m_p.lam);
-    if (m_p.t0 != 0.0) fm.set("t0", m_p.t0);  // absent (files before t0 existed) = 0
+    if (m_p.t0 != 0.0) fm.set("t0", m_p.t0);  // format v1: written only when nonzero
     fm.set_int("budget", m_p.budget);
     fm.set_int("maintenance", static_cast<std::int64_t>(m_p.maintenance));
     fm.set_int("loss", static_cast<std::int64_t>(m_p.loss));
@@ -288,7 +288,7 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
     BSGDRegressorParams p;
     p.kernel = read_kernel(fm);
     p.lam = fm.get_f64("lam");
-    p.t0 = fm.has("t0") ? fm.get_f64("t0") : 0.0;
+    p.t0 = fm.has("t0") ? fm.get_f64("t0") : 0.0;  // absent: 0 (see save)
     p.budget = fm.get_i64("budget");
     p.maintenance = detail::enum_from_code(maintenance_names, fm.get_i64("maintenance"), "maintenance");
     p.loss = detail::enum_from_code(regression_loss_names, fm.get_i64("loss"), "loss");

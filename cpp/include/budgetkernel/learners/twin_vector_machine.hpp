@@ -354,82 +354,15 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   /// budgetkernel::Model reads: sv.x (twin_points), sv.alpha (twin_coefficients), bias,
   /// scale = 1 and the kernel.
   /// \param fm  receives the fields.
-  void save(FieldMap& fm) const {
-    write_base(fm, "tvm");
-    write_kernel(fm, m_p.kernel);
-    fm.set_int("tvm.budget", m_p.budget);
-    fm.set("tvm.C", m_p.C);
-    fm.set("tvm.m1", m_p.m1);
-    fm.set("tvm.m2", m_p.m2);
-    fm.set_int("tvm.merge", static_cast<std::int64_t>(m_p.merge));
-    fm.set_int("tvm.one_sided", m_p.one_sided ? 1 : 0);
-    fm.set("tvm.rejection_eta", m_p.rejection_eta);
-    fm.set_int("tvm.fixed_C_total", m_p.fixed_C_total ? 1 : 0);
-    fm.set_int("tvm.random_baseline", m_p.random_baseline ? 1 : 0);
-    fm.set_int("tvm.seed", static_cast<std::int64_t>(m_p.seed));
-    fm.set("tvm.ridge", m_p.ridge);
-    fm.set_bytes("rng", detail::rng_state(m_rng));
-    RowMatrix bias(1, n_outputs());
-    for (Index k = 0; k < n_outputs(); ++k) {
-      const detail::TwinSet& tw = m_tw[static_cast<std::size_t>(k)];
-      const std::string pre = "tvm.m" + std::to_string(k) + ".";
-      const Index n = tw.size();
-      RowMatrix S(n, 2);
-      std::vector<std::int64_t> keys(static_cast<std::size_t>(2 * n));
-      for (Index j = 0; j < n; ++j) {
-        S(j, 0) = tw.s_plus(j);
-        S(j, 1) = tw.s_minus(j);
-        keys[static_cast<std::size_t>(2 * j)] = tw.key_plus(j);
-        keys[static_cast<std::size_t>(2 * j + 1)] = tw.key_minus(j);
-      }
-      fm.set_matrix(pre + "q", tw.points().topRows(n));
-      fm.set_matrix(pre + "s", S);
-      fm.set_ints(pre + "keys", keys);
-      m_svm[static_cast<std::size_t>(k)].save(fm, pre + "svm.");
-      bias(0, k) = m_svm[static_cast<std::size_t>(k)].bias();
-    }
-    fm.set("scale", 1.0);
-    fm.set_matrix("sv.x", twin_points());
-    fm.set_matrix("sv.alpha", twin_coefficients());
-    fm.set_matrix("bias", bias);
-  }
+  void save(FieldMap& fm) const;
 
   /// \throws std::runtime_error (detail::corrupt) on a field that is missing, malformed or
   ///         inconsistent (twins vs. the machine's examples, weights, budget, C).
   /// \param fm  a model file's fields (FieldMap::from_bytes).
-  void load(const FieldMap& fm) {
-    TVMParams p;
-    p.kernel = read_kernel(fm);
-    p.budget = fm.get_i64("tvm.budget");
-    p.C = fm.get_f64("tvm.C");
-    p.m1 = fm.get_f64("tvm.m1");
-    p.m2 = fm.get_f64("tvm.m2");
-    p.merge = detail::enum_from_code(tvm_merge_names, fm.get_i64("tvm.merge"), "merge");
-    p.one_sided = read_flag(fm, "tvm.one_sided");
-    p.rejection_eta = fm.get_f64("tvm.rejection_eta");
-    p.fixed_C_total = read_flag(fm, "tvm.fixed_C_total");
-    p.random_baseline = read_flag(fm, "tvm.random_baseline");
-    p.seed = static_cast<std::uint64_t>(fm.get_i64("tvm.seed"));
-    p.ridge = fm.has("tvm.ridge") ? fm.get_f64("tvm.ridge") : 0.0;  // absent in older files
-    try {
-      p.validate();
-    } catch (const std::invalid_argument& e) {
-      detail::corrupt(e.what());
-    }
-    const auto [d, c] = detail::read_dims(fm, [](Index k) { return "tvm.m" + std::to_string(k) + ".svm.dim"; });
-    reset(d, c, p);
-    read_base(fm, "tvm");
-    detail::set_rng_state(m_rng, fm.get_bytes("rng"));
-    sync_rng_undo();
-    for (Index k = 0; k < n_outputs(); ++k) load_machine(fm, k);
-  }
+  void load(const FieldMap& fm);
 
  private:
-  static bool read_flag(const FieldMap& fm, const std::string& name) {
-    const auto v = fm.get_i64(name);
-    if (v != 0 && v != 1) detail::corrupt("field '" + name + "' must be 0 or 1");
-    return v == 1;
-  }
+  static bool read_flag(const FieldMap& fm, const std::string& name);
 
   /// combine_from's check: the models must share every parameter but the seed.
   static void check_combinable(const TVMParams& a, const TVMParams& b);
@@ -513,62 +446,7 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   /// TVM_k(x): a beneficial example (counts 1, 0 or 0, 1), or a pooled twin of combine_from.
   /// Returns whether the twin set changed (false: the overflow twin was ignored by Rejection).
   /// `distortion` (may be null) receives the chosen pair's distortion when two twins merge.
-  bool update_machine(Index k, const double* x, double sp, double sm, double fx, double* distortion = nullptr) {
-    IncrementalSVM& svm = m_svm[static_cast<std::size_t>(k)];
-    detail::TwinSet& tw = m_tw[static_cast<std::size_t>(k)];
-    const Index n = tw.size();
-    Index new1 = -1, new2 = -1;
-    // keys of the removed twins' sides (unlearned in UpdateTVM below)
-    std::int64_t drop[4];
-    int n_drop = 0;
-    auto take_keys = [&](Index j) {
-      if (tw.key_plus(j) != detail::TwinSet::no_key) drop[n_drop++] = tw.key_plus(j);
-      if (tw.key_minus(j) != detail::TwinSet::no_key) drop[n_drop++] = tw.key_minus(j);
-    };
-    if (n < m_p.budget) {
-      tw.set_twin(n, x, sp, sm);
-      new1 = n;
-    } else {
-      Index far = 0;
-      for (Index j = 1; j < n; ++j)
-        if (std::fabs(tw.fval(j)) > std::fabs(tw.fval(far))) far = j;
-      if (std::fabs(tw.fval(far)) > m_p.m2) {  // a twin well beyond the margin: replace it
-        take_keys(far);
-        tw.set_twin(far, x, sp, sm);
-        new1 = far;
-      } else {
-        // the best pair among the B + 1 twins, TV_{B+1} = (x, sp, sm) with TVM(x) included
-        detail::TwinMerge mg;
-        const double eta = m_p.rejection_eta;
-        auto tvm_at = [&svm](const double* z) { return svm.decision(z); };
-        tw.set_overflow(x, sp, sm, fx);
-        if (!tw.choose_merge(eta, merge_tries, tvm_at, mg, m_z.data())) return false;
-        if (distortion) *distortion = mg.distortion;
-        // (the overflow twin's weights are readable in its slot mg.j until the set_twin below)
-        const double msp = tw.s_plus(mg.i) + tw.s_plus(mg.j), msm = tw.s_minus(mg.i) + tw.s_minus(mg.j);
-        take_keys(mg.i);
-        if (!mg.overflow) take_keys(mg.j);
-        tw.set_twin(mg.i, m_z.data(), msp, msm);
-        new1 = mg.i;
-        if (!mg.overflow) {  // TV_i = merged, TV_j = TV_{B+1}
-          tw.set_twin(mg.j, x, sp, sm);
-          new2 = mg.j;
-        }  // else (TV_p, TV_{B+1}) merged into TV_p: no slot freed, none filled
-      }
-      ++m_count.maintenance;
-    }
-    // UpdateTVM: decremental unlearning of the removed sides, control of C (4.3: C_t sum_j s_j =
-    // C B once the twins' weight exceeds B, before learning the new twins), incremental learning.
-    for (int r = 0; r < n_drop; ++r) svm.unlearn(drop[r]);
-    if (m_p.fixed_C_total) {
-      const double Ct = target_C(tw);
-      if (Ct != svm.C()) svm.set_C(Ct);
-    }
-    learn_twin(svm, tw, new1);
-    if (new2 >= 0) learn_twin(svm, tw, new2);
-    refresh(svm, tw);
-    return true;
-  }
+  bool update_machine(Index k, const double* x, double sp, double sm, double fx, double* distortion = nullptr);
 
   double target_C(const detail::TwinSet& tw) const {
     const double B = static_cast<double>(m_p.budget);
@@ -576,71 +454,20 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
   }
 
   /// TVM(q_j) of every twin (O(1) each from the machine), then the merging bookkeeping.
-  void refresh(const IncrementalSVM& svm, detail::TwinSet& tw) {
+  static void refresh(const IncrementalSVM& svm, detail::TwinSet& tw) {
+    set_fvals(svm, tw);
+    tw.update_partners();
+  }
+  /// TVM(q_j) of every twin, from the machine's g of either side (O(1) each).
+  static void set_fvals(const IncrementalSVM& svm, detail::TwinSet& tw) {
     for (Index j = 0; j < tw.size(); ++j) {
       const std::int64_t key = tw.key_plus(j) != detail::TwinSet::no_key ? tw.key_plus(j) : tw.key_minus(j);
       tw.set_fval(j, svm.decision_at(key));
     }
-    tw.update_partners();
   }
 
-  void load_machine(const FieldMap& fm, Index k) {
-    IncrementalSVM& svm = m_svm[static_cast<std::size_t>(k)];
-    detail::TwinSet& tw = m_tw[static_cast<std::size_t>(k)];
-    const std::string pre = "tvm.m" + std::to_string(k) + ".";
-    const RowMatrix Q = fm.get_matrix(pre + "q", -1, m_d);
-    const Index n = Q.rows();
-    const RowMatrix S = fm.get_matrix(pre + "s", n, 2);
-    const auto keys = fm.get_ints(pre + "keys", 2 * n);
-    if (n > m_p.budget) detail::corrupt("more twin vectors than the budget");
-    if (!detail::all_finite(Q.data(), Q.size())) detail::corrupt("non-finite twin vector");
-    try {
-      svm.load(fm, pre + "svm.");
-    } catch (const std::invalid_argument& e) {
-      detail::corrupt(std::string("invalid machine: ") + e.what());
-    }
-    if (svm.dim() != m_d) detail::corrupt("machine dimension differs from n_features");
-    if (svm.ridge() != m_p.ridge) detail::corrupt("machine ridge differs from the learner's");
-    const Kernel& kern = svm.kernel();
-    if (kern.type() != m_p.kernel.type() || kern.gamma() != m_p.kernel.gamma() || kern.degree() != m_p.kernel.degree() ||
-        kern.coef0() != m_p.kernel.coef0())
-      detail::corrupt("machine kernel differs from the learner's");
-    Index sides = 0;
-    for (Index j = 0; j < n; ++j) {
-      const double w[2] = {S(j, 0), S(j, 1)};
-      if (!(w[0] >= 0.0 && w[1] >= 0.0 && std::isfinite(w[0]) && std::isfinite(w[1]) && w[0] + w[1] > 0.0))
-        detail::corrupt("invalid twin weights");
-      if (m_p.random_baseline && w[0] + w[1] != 1.0) detail::corrupt("invalid weight of a Random-baseline example");
-      tw.set_twin(j, Q.row(j).data(), w[0], w[1]);
-      std::int64_t kk[2] = {keys[static_cast<std::size_t>(2 * j)], keys[static_cast<std::size_t>(2 * j + 1)]};
-      for (int side = 0; side < 2; ++side) {
-        if (w[side] == 0.0) {
-          if (kk[side] != detail::TwinSet::no_key) detail::corrupt("key of a twin side of weight 0");
-          continue;
-        }
-        Index i = -1;
-        try {
-          i = svm.index_of(kk[side]);
-        } catch (const std::exception&) {
-          detail::corrupt("twin key not in the machine");
-        }
-        if (i < 0 || i >= svm.size() || svm.y(i) != (side == 0 ? 1.0 : -1.0) || svm.weight(i) != w[side] ||
-            svm.X().row(i) != Q.row(j))
-          detail::corrupt("twin vector does not match the machine's example");
-        ++sides;
-      }
-      tw.set_keys(j, kk[0], kk[1]);
-    }
-    if (sides != svm.size()) detail::corrupt("machine holds examples that are no twin side");
-    const double Ct = m_p.fixed_C_total && !m_p.random_baseline ? target_C(tw) : m_p.C;
-    if (svm.C() != Ct) detail::corrupt("machine C differs from the C the twins imply");
-    if (m_p.random_baseline) return;
-    for (Index j = 0; j < n; ++j) {
-      const std::int64_t key = tw.key_plus(j) != detail::TwinSet::no_key ? tw.key_plus(j) : tw.key_minus(j);
-      tw.set_fval(j, svm.decision_at(key));
-    }
-    tw.rebuild_partners();
-  }
+  /// Machine k and its twin set from the file, checked against each other.
+  void load_machine(const FieldMap& fm, Index k);
 
   TVMParams m_p;
   std::vector<IncrementalSVM> m_svm;
@@ -658,4 +485,6 @@ class TwinVectorMachine : public OnlineLearner<TwinVectorMachine> {
 
 }  // namespace budgetkernel
 
+#include "tvm_update.hpp"  // TwinVectorMachine::update_machine (UpdateTV + UpdateTVM)
+#include "tvm_io.hpp"  // TwinVectorMachine::save and load
 #include "tvm_combine.hpp"  // TwinVectorMachine::combine_from and its helpers

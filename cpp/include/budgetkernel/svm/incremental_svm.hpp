@@ -106,8 +106,8 @@ class IncrementalSVM {
 
   /// Up-front form of that limit, for the kernels whose k(x, x) is known without data (RBF:
   /// k(x, x) = 1): the first example of weight 1 fails at such a C and ridge, so say so before
-  /// learning. The learners do not call it (a model file of an old version must load); the
-  /// Python binding does when it builds a model and before set_C.
+  /// learning. The learners do not call it (a model file holding such a C, which a C++ program
+  /// can write, must still load); the Python binding does when it builds a model and before set_C.
   /// \throws detail::IDSVMScaleError (a std::invalid_argument) naming C or the ridge.
   static void check_scale(const Kernel& kernel, double C, double ridge) {
     if (!kernel.unit_diagonal() || !(std::isfinite(C) && std::isfinite(ridge))) return;
@@ -377,8 +377,7 @@ class IncrementalSVM {
 
   /// Writes the exact state under `prefix` (resumes bit for bit).
   void save(FieldMap& fm, const std::string& prefix) const;
-  /// Restores what save() wrote. A file without the ridge field (written before it existed)
-  /// loads with ridge 0. \throws std::runtime_error ("model file: ...") on missing,
+  /// Restores what save() wrote. \throws std::runtime_error ("model file: ...") on missing,
   /// inconsistent or non-finite fields (the object is then left unchanged).
   void load(const FieldMap& fm, const std::string& prefix);
 

@@ -30,8 +30,8 @@ inline void IncrementalSVM::save(FieldMap& fm, const std::string& prefix) const 
   fm.set_int(prefix + "since_check", m_since_check);
   fm.set_int(prefix + "repairs", m_repairs);
   // max |Q_ii| over every example seen, unlearned ones included: it scales the path's noise
-  // and pivot thresholds, so recomputing it from the remaining examples on load changed the
-  // path after a reservoir's removals (resumed ~1e-13 off).
+  // and pivot thresholds, so a loaded copy needs it to follow the same path after removals
+  // (the remaining examples' maximum can be smaller).
   fm.set(prefix + "kmax", m_kmax);
   fm.set_matrix(prefix + "x", m_X.topRows(n));
   RowMatrix v(n, 4);
@@ -47,8 +47,7 @@ inline void IncrementalSVM::save(FieldMap& fm, const std::string& prefix) const 
   fm.set_matrix(prefix + "R", P > 0 ? Eigen::MatrixXd(m_R.inverse()) : Eigen::MatrixXd(0, 0));
 }
 
-/// Restores what save() wrote. A file without the ridge field (written before it existed)
-/// loads with ridge 0. \throws std::runtime_error ("model file: ...") on missing,
+/// Restores what save() wrote. \throws std::runtime_error ("model file: ...") on missing,
 /// inconsistent or non-finite fields (the object is then left unchanged).
 inline void IncrementalSVM::load(const FieldMap& fm, const std::string& prefix) {
   IncrementalSVM t;
@@ -82,7 +81,7 @@ inline void IncrementalSVM::load_scalars(IncrementalSVM& t, const FieldMap& fm, 
   if (t.m_d < 1 || t.m_d > (std::int64_t{1} << 40)) detail::corrupt("IDSVM: invalid dimension");
   t.m_kernel = read_kernel(fm, prefix);
   t.m_C = fm.get_f64(prefix + "C");
-  t.m_ridge = fm.has(prefix + "ridge") ? fm.get_f64(prefix + "ridge") : 0.0;
+  t.m_ridge = fm.get_f64(prefix + "ridge");
   t.m_b = fm.get_f64(prefix + "b");
   if (!(std::isfinite(t.m_C) && t.m_C > 0.0) || !std::isfinite(t.m_b)) detail::corrupt("IDSVM: invalid C or b");
   if (!(std::isfinite(t.m_ridge) && t.m_ridge >= 0.0)) detail::corrupt("IDSVM: invalid ridge");
@@ -121,18 +120,16 @@ inline void IncrementalSVM::load_examples(IncrementalSVM& t, const RowMatrix& X,
   }
 }
 
-/// m_kmax, the largest |Q_ii| seen (unlearned examples included); files written before it
-/// was saved: the remaining examples' maximum.
+/// m_kmax, the largest |Q_ii| seen (unlearned examples included), checked against the stored
+/// examples (load_examples leaves their maximum in t.m_kmax).
 inline void IncrementalSVM::load_kmax(IncrementalSVM& t, const FieldMap& fm, const std::string& prefix) {
-  if (fm.has(prefix + "kmax")) {  // files written before it: the remaining examples' maximum
-    const double kmax = fm.get_f64(prefix + "kmax");
-    // It may exceed the stored examples' maximum (removed examples count), except for the RBF
-    // kernel, where every example has the same Q_ii = 1 + ridge (0 before the first example).
-    const bool rbf = t.m_kernel.type() == KernelType::RBF;
-    if (!(std::isfinite(kmax) && kmax >= t.m_kmax) || (rbf && kmax != 0.0 && kmax != t.m_kernel.self(0.0) + t.m_ridge))
-      detail::corrupt("IDSVM: invalid kmax");
-    t.m_kmax = kmax;
-  }
+  const double kmax = fm.get_f64(prefix + "kmax");
+  // It may exceed the stored examples' maximum (removed examples count), except for the RBF
+  // kernel, where every example has the same Q_ii = 1 + ridge (0 before the first example).
+  const bool rbf = t.m_kernel.type() == KernelType::RBF;
+  if (!(std::isfinite(kmax) && kmax >= t.m_kmax) || (rbf && kmax != 0.0 && kmax != t.m_kernel.self(0.0) + t.m_ridge))
+    detail::corrupt("IDSVM: invalid kmax");
+  t.m_kmax = kmax;
 }
 
 /// The margin set in R's row order: every member a stored Margin example, listed once, and
