@@ -128,39 +128,4 @@ TEST_CASE("linear Pegasos: the weights average exactly") {
   CHECK(out.iterations() == 900 && out.counters().examples == 900);
 }
 
-TEST_CASE("merge_reduce_best: the least-degrading pair, its degradation the RKHS distance") {
-  const Kernel k(KernelType::RBF, 1.5);
-  for (Index c : {1, 3}) {
-    SupportVectors sv(2, c, 16);
-    const RowMatrix X = bk_test::random_matrix(12, 2, 21);
-    const RowMatrix A = bk_test::random_matrix(12, c, 22).cwiseAbs() + RowMatrix::Constant(12, c, 0.1);
-    for (Index i = 0; i < 12; ++i) sv.push(X.row(i).transpose(), A.row(i).transpose(), i);
-    // oracle: every pair merged on a copy (merge_pair's exact h), the least degradation
-    double best = std::numeric_limits<double>::infinity();
-    for (Index m = 0; m < 12; ++m)
-      for (Index n = 0; n < 12; ++n)
-        if (m != n) {
-          Vector z(2 + c);
-          best = std::min(best, detail::merge_pair(sv, k, m, n, z.data(), z.data() + 2).degradation);
-        }
-    SupportVectors before = sv;
-    Vector w1, w2;
-    const MaintenanceResult r = merge_reduce_best(sv, k, w1, w2, 12, 11);  // the whole search
-    CHECK(sv.size() == 11);
-    CHECK_NEAR(r.degradation, best, 1e-12);
-    // ||w_before - w_after||^2 from the two expansions' Gram matrices
-    const auto gram = [&](const SupportVectors& a, const SupportVectors& b) {
-      RowMatrix G(a.size(), b.size());
-      for (Index i = 0; i < a.size(); ++i)
-        for (Index j = 0; j < b.size(); ++j) G(i, j) = k.value(a.x(i).transpose(), b.x(j).transpose());
-      return G;
-    };
-    const RowMatrix Ab = before.A().topRows(12), Aa = sv.A().topRows(11);
-    const double dist = (Ab.transpose() * gram(before, before) * Ab).trace() -
-                        2.0 * (Ab.transpose() * gram(before, sv) * Aa).trace() +
-                        (Aa.transpose() * gram(sv, sv) * Aa).trace();
-    CHECK_NEAR(r.degradation, dist, 1e-10);
-  }
-}
-
 int main() { return bk_test::run_all(); }
