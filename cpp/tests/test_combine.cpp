@@ -1,9 +1,8 @@
 // budgetkernel::combine for Budgeted SGD and linear Pegasos, from C++ alone (a program that
 // aggregates models trained elsewhere, e.g. on devices, uses exactly this):
 //  - within the budget the result's decision values are sum_k w_k f_k (averaged or not);
-//  - combine({m}) is a copy, bit for bit (its saved fields);
-//  - over the budget the union is reduced by the learner's maintenance to B SVs;
-//  - counters with a base count the base once; invalid weights and class maps throw.
+//  - over the budget the union is reduced by the learner's maintenance to B SVs.
+// What every learner shares (copy, weights, parameters, counters): test_combine_properties.cpp.
 #include <budgetkernel/budgetkernel.hpp>
 
 #include <limits>
@@ -39,12 +38,6 @@ std::vector<const KernelPegasos*> pointers(const std::vector<KernelPegasos>& v) 
   return p;
 }
 
-std::string bytes(const KernelPegasos& m) {
-  FieldMap fm;
-  m.save(fm);
-  return fm.to_bytes();
-}
-
 }  // namespace
 
 TEST_CASE("within the budget, the decision values are the weighted average") {
@@ -64,12 +57,6 @@ TEST_CASE("within the budget, the decision values are the weighted average") {
     }
 }
 
-TEST_CASE("combining one model is a copy") {
-  const auto models = parts(params(Maintenance::Merge, 30), 3, 1);
-  const KernelPegasos out = combine(pointers(models));
-  CHECK(bytes(out) == bytes(models[0]));
-}
-
 TEST_CASE("over the budget the union is reduced by the learner's own maintenance") {
   for (Maintenance m : {Maintenance::Merge, Maintenance::ProjectExact, Maintenance::RemoveRandom}) {
     const auto models = parts(params(m, 25), 2, 4);
@@ -86,33 +73,6 @@ TEST_CASE("over the budget the union is reduced by the learner's own maintenance
     out.partial_fit(more.X, more.y.data());  // keeps learning, within its budget
     CHECK(out.support_vectors().size() <= 25 && out.counters().examples == 4 * 600 + 200);
   }
-}
-
-TEST_CASE("a base is counted once") {
-  const auto base = parts(params(Maintenance::Merge, 30), 2, 1)[0];
-  std::vector<KernelPegasos> models(3, base);
-  const bk_test::Stream s = bk_test::noisy_board(300, 2, 13, 0.1);
-  for (int i = 0; i < 3; ++i) models[static_cast<std::size_t>(i)].partial_fit(s.X.middleRows(100 * i, 100), s.y.data() + 100 * i);
-  const KernelPegasos out = combine(pointers(models), {}, &base);
-  CHECK(out.counters().examples == 600 + 300);
-}
-
-TEST_CASE("invalid weights and class maps throw") {
-  const auto models = parts(params(Maintenance::Merge, 30), 3, 2);
-  CombineOptions bad;
-  bad.weights = {1.0, -1.0};
-  CHECK_THROWS(combine(pointers(models), bad));
-  bad.weights = {0.0, 0.0};
-  CHECK_THROWS(combine(pointers(models), bad));
-  bad.weights = {1.0};
-  CHECK_THROWS(combine(pointers(models), bad));
-  CombineOptions maps;
-  maps.n_classes = 3;
-  maps.class_maps = {{0, 1, 2}, {0, 0, 2}};  // a class twice
-  CHECK_THROWS(combine(pointers(models), maps));
-  maps.class_maps = {{0, 1, 2}, {0, 1, 3}};  // out of range
-  CHECK_THROWS(combine(pointers(models), maps));
-  CHECK_THROWS(combine(std::vector<const KernelPegasos*>{}));
 }
 
 TEST_CASE("linear Pegasos: the weights average exactly") {
