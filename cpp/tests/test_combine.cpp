@@ -1,6 +1,5 @@
 // budgetkernel::combine for Budgeted SGD and linear Pegasos, from C++ alone (a program that
 // aggregates models trained elsewhere, e.g. on devices, uses exactly this):
-//  - within the budget the result's decision values are sum_k w_k f_k (averaged or not);
 //  - over the budget the union is reduced by the learner's maintenance to B SVs.
 // What every learner shares (copy, weights, parameters, counters): test_combine_properties.cpp.
 #include <budgetkernel/budgetkernel.hpp>
@@ -39,23 +38,6 @@ std::vector<const KernelPegasos*> pointers(const std::vector<KernelPegasos>& v) 
 }
 
 }  // namespace
-
-TEST_CASE("within the budget, the decision values are the weighted average") {
-  for (Maintenance m : {Maintenance::Merge, Maintenance::Project, Maintenance::RemoveSmallest})
-    for (int c : {2, 3}) {
-      const auto models = parts(params(m, 30), c, 3);
-      CombineOptions opt;
-      opt.weights = {1.0, 2.0, 1.0};
-      opt.budget = 200;
-      CombineReport rep;
-      const KernelPegasos out = combine(pointers(models), opt, nullptr, &rep);
-      CHECK(rep.union_size == 90 && rep.reductions == 0 && out.support_vectors().size() == 90);
-      const RowMatrix Xt = bk_test::random_matrix(50, 2, 3) * 2.0;
-      RowMatrix want = 0.25 * models[0].decision_function(Xt) + 0.5 * models[1].decision_function(Xt) +
-                       0.25 * models[2].decision_function(Xt);
-      CHECK((out.decision_function(Xt) - want).cwiseAbs().maxCoeff() < 1e-12);
-    }
-}
 
 TEST_CASE("over the budget the union is reduced by the learner's own maintenance") {
   for (Maintenance m : {Maintenance::Merge, Maintenance::ProjectExact, Maintenance::RemoveRandom}) {

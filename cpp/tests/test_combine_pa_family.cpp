@@ -83,18 +83,6 @@ double mixture_error(const L& out, const std::vector<const L*>& ms, const std::v
   return err / scale;
 }
 
-// ||sum_i a_i phi(x_i) - sum_j b_j phi(z_j)||^2 (summed over the output columns) by the Gram matrix.
-double rkhs_dist2(const Kernel& k, const RowMatrix& X, const RowMatrix& A, const RowMatrix& Z, const RowMatrix& B) {
-  RowMatrix P(X.rows() + Z.rows(), X.cols()), C(X.rows() + Z.rows(), A.cols());
-  P << X, Z;
-  C << A, -B;
-  double s = 0.0;
-  for (Index i = 0; i < P.rows(); ++i)
-    for (Index j = 0; j < P.rows(); ++j)
-      s += k.value(P.row(i).transpose(), P.row(j).transpose()) * C.row(i).dot(C.row(j));
-  return s;
-}
-
 // Saves, loads, and trains the combined model and its loaded copy on the same rows: equal bytes.
 template <class L>
 void check_resumes(L& out, const Stream& s) {
@@ -162,7 +150,7 @@ TEST_CASE("PA family over the budget: B SVs, exact average, one step's degradati
           if (rep.reductions == 1) {
             const SupportVectors& r = ref.support_vectors();
             const SupportVectors& o = out.support_vectors();
-            const double d2 = rkhs_dist2(out.params().kernel, r.X().topRows(r.size()), r.A().topRows(r.size()),
+            const double d2 = bk_test::rkhs_dist2(out.params().kernel, r.X().topRows(r.size()), r.A().topRows(r.size()),
                                          o.X().topRows(o.size()), o.A().topRows(o.size()));
             CHECK_NEAR(rep.degradation, d2, 1e-9 * (1.0 + d2));
           }

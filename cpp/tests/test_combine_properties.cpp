@@ -4,6 +4,8 @@
 //  - combine({m}) with its own budget is a copy of m, byte for byte (its saved fields);
 //  - the weights are validated (negative, all zero, one per model), an empty list refused;
 //  - the models' parameters must agree, except the seed;
+//  - without a budget, or within one, the union's outputs are sum_k w_k f_k (binary and
+//    3 classes; not the TVM, which retrains on the pooled twins);
 //  - counters with a base count it once: base + sum_k (m_k - base), without one sum_k m_k;
 //  - class maps are validated (classifiers) or refused (regressors).
 #include <budgetkernel/budgetkernel.hpp>
@@ -25,9 +27,10 @@ const RowMatrix& features() {
   static const bk_test::Stream s = bk_test::noisy_board(600, 3, 11, 0.1);
   return s.X;
 }
-const std::vector<std::int32_t>& labels() {
-  static const bk_test::Stream s = bk_test::noisy_board(600, 3, 11, 0.1);
-  return s.y;
+// Labels of the same points for a classifier of c = 2 or 3 classes.
+const std::vector<std::int32_t>& labels(Index c) {
+  static const bk_test::Stream s2 = bk_test::noisy_board(600, 2, 11, 0.1), s3 = bk_test::noisy_board(600, 3, 11, 0.1);
+  return c == 2 ? s2.y : s3.y;
 }
 // Regression targets of the same points: a smooth function plus an offset.
 const Vector& targets() {
@@ -42,137 +45,71 @@ const Vector& targets() {
 template <class L>
 void train(L& m, Index from, Index to) {
   if constexpr (detail::has_classes<L>::value)
-    m.partial_fit(features().middleRows(from, to - from), labels().data() + from);
+    m.partial_fit(features().middleRows(from, to - from), labels(m.n_classes()).data() + from);
   else
     m.partial_fit(features().middleRows(from, to - from), targets().segment(from, to - from));
 }
 
-// One entry of the table per learner: make(0) the reference model (3 classes for a
-// classifier), make(1) one parameter different (combine must refuse it), make(2) only the seed
-// different (combine must accept it; make(0) again where there is no seed).
+// The table of learners: make<L>(0, c) the reference model (c classes for a classifier),
+// make<L>(1, c) one parameter different (combine must refuse it), make<L>(2, c) only the seed
+// different (combine must accept it; the reference again where there is no seed).
 template <class L>
-struct Case;
-
-template <>
-struct Case<KernelPegasos> {
-  static KernelPegasos make(int which) {
+L make(int which, Index c) {
+  const Kernel rbf(KernelType::RBF, 1.0);
+  const bool other = which == 1;
+  const std::uint64_t seed = which == 2 ? 9 : 3;
+  if constexpr (std::is_same_v<L, KernelPegasos>) {
     BSGDParams p;
-    p.kernel = Kernel(KernelType::RBF, 2.0);
-    p.budget = 30;
-    p.maintenance = Maintenance::Merge;
-    if (which == 1) p.lam = 0.5;
-    if (which == 2) p.seed = 9;
-    return KernelPegasos(2, 3, p);
-  }
-};
-template <>
-struct Case<LinearPegasos> {
-  static LinearPegasos make(int which) { return LinearPegasos(2, 3, which == 1 ? 0.5 : 1e-3, 1); }
-};
-template <>
-struct Case<PassiveAggressive> {
-  static PassiveAggressive make(int which) {
+    p.kernel = Kernel(KernelType::RBF, 2.0), p.budget = 30, p.seed = seed, p.lam = other ? 0.5 : p.lam;
+    return L(2, c, p);
+  } else if constexpr (std::is_same_v<L, LinearPegasos>) {
+    return L(2, c, other ? 0.5 : 1e-3, 1);
+  } else if constexpr (std::is_same_v<L, PassiveAggressive>) {
     PAParams p;
-    p.kernel = Kernel(KernelType::RBF, 1.0);
-    p.C = 0.8;
-    p.budget = 10;
-    p.variant = which == 1 ? BPAVariant::NearestNeighbor : BPAVariant::Project;
-    p.averaged = true;
-    p.seed = which == 2 ? 9 : 3;
-    return PassiveAggressive(2, 3, p);
-  }
-};
-template <>
-struct Case<SparsePA> {
-  static SparsePA make(int which) {
+    p.kernel = rbf, p.C = 0.8, p.budget = 10, p.averaged = true, p.seed = seed;
+    p.variant = other ? BPAVariant::NearestNeighbor : BPAVariant::Project;
+    return L(2, c, p);
+  } else if constexpr (std::is_same_v<L, SparsePA>) {
     SPAParams p;
-    p.kernel = Kernel(KernelType::RBF, 1.0);
-    p.beta = which == 1 ? 3.0 : 2.0;
-    p.seed = which == 2 ? 9 : 0;
-    return SparsePA(2, 3, p);
-  }
-};
-template <>
-struct Case<BOGD> {
-  static BOGD make(int which) {
+    p.kernel = rbf, p.beta = other ? 3.0 : 2.0, p.seed = seed;
+    return L(2, c, p);
+  } else if constexpr (std::is_same_v<L, BOGD>) {
     BOGDParams p;
-    p.kernel = Kernel(KernelType::RBF, 1.0);
-    p.eta = which == 1 ? 0.5 : 0.3;
-    p.lam = 0.01;
-    p.budget = 15;
-    p.seed = which == 2 ? 9 : 4;
-    return BOGD(2, 3, p);
-  }
-};
-template <>
-struct Case<KernelPerceptron> {
-  static KernelPerceptron make(int which) {
+    p.kernel = rbf, p.eta = other ? 0.5 : 0.3, p.lam = 0.01, p.budget = 15, p.seed = seed;
+    return L(2, c, p);
+  } else if constexpr (std::is_same_v<L, KernelPerceptron>) {
     PerceptronParams p;
-    p.kernel = Kernel(KernelType::RBF, 1.0);
-    p.budget = 15;
-    p.maintenance = PerceptronBudget::Forgetron;
-    p.eta = 0.1;
-    p.beta = which == 1 ? 0.5 : 0.3;
-    p.seed = which == 2 ? 9 : 7;
-    return KernelPerceptron(2, 3, p);
-  }
-};
-template <>
-struct Case<TwinVectorMachine> {
-  static TwinVectorMachine make(int which) {
+    p.kernel = rbf, p.budget = 15, p.maintenance = PerceptronBudget::Forgetron, p.eta = 0.1, p.seed = seed;
+    p.beta = other ? 0.5 : 0.3;
+    return L(2, c, p);
+  } else if constexpr (std::is_same_v<L, TwinVectorMachine>) {
     TVMParams p;
-    p.kernel = Kernel(KernelType::RBF, 1.0);
-    p.budget = 20;
-    if (which == 1) p.C = 2.0;
-    if (which == 2) p.seed = 9;
-    return TwinVectorMachine(2, 3, p);
-  }
-};
-template <>
-struct Case<BSGDRegressor> {
-  static BSGDRegressor make(int which) {
+    p.kernel = rbf, p.budget = 20, p.seed = seed, p.C = other ? 2.0 : p.C;
+    return L(2, c, p);
+  } else if constexpr (std::is_same_v<L, BSGDRegressor>) {
     BSGDRegressorParams p;
-    p.kernel = Kernel(KernelType::RBF, 1.5);
-    p.budget = 20;
-    p.maintenance = Maintenance::Merge;
-    if (which == 1) p.lam = 0.5;
-    if (which == 2) p.seed = 9;
-    return BSGDRegressor(2, p);
-  }
-};
-template <>
-struct Case<PARegressor> {
-  static PARegressor make(int which) {
+    p.kernel = Kernel(KernelType::RBF, 1.5), p.budget = 20, p.seed = seed, p.lam = other ? 0.5 : p.lam;
+    return L(2, p);
+  } else if constexpr (std::is_same_v<L, PARegressor>) {
     PARegressorParams p;
-    p.kernel = Kernel(KernelType::RBF, 1.5);
-    p.budget = 15;
-    p.variant = BPAVariant::Project;
-    p.C = 0.5;
-    p.epsilon = which == 1 ? 0.1 : 0.05;
-    p.seed = which == 2 ? 9 : 0;
-    return PARegressor(2, p);
-  }
-};
-template <>
-struct Case<KLMS> {
-  static KLMS make(int which) {
+    p.kernel = Kernel(KernelType::RBF, 1.5), p.budget = 15, p.variant = BPAVariant::Project, p.C = 0.5;
+    p.epsilon = other ? 0.1 : 0.05, p.seed = seed;
+    return L(2, p);
+  } else if constexpr (std::is_same_v<L, KLMS>) {
     KLMSParams p;
-    if (which == 1) p.eta = 0.25;
-    return KLMS(2, p);
-  }
-};
-template <>
-struct Case<QKLMS> {
-  static QKLMS make(int which) {
+    p.eta = other ? 0.25 : p.eta;
+    return L(2, p);
+  } else {
+    static_assert(std::is_same_v<L, QKLMS>, "a learner missing from the table");
     QKLMSParams p;
-    if (which == 1) p.epsilon = 0.2;
-    return QKLMS(2, p);
+    p.epsilon = other ? 0.2 : p.epsilon;
+    return L(2, p);
   }
-};
+}
 
 template <class L>
-L trained(int which, Index from, Index to) {
-  L m = Case<L>::make(which);
+L trained(int which, Index from, Index to, Index c = 3) {
+  L m = make<L>(which, c);
   train(m, from, to);
   return m;
 }
@@ -243,6 +180,39 @@ void class_maps_are_checked() {
   }
 }
 
+// The outputs of m at z (a regressor's one value, intercept included).
+template <class L>
+Vector outputs(const L& m, const Vector& z) {
+  if constexpr (detail::has_classes<L>::value) return bk_test::dec(m, z);
+  else return Vector::Constant(1, m.decision(z.data()));
+}
+
+// Without a budget, or with one that holds the union, f = sum_k w_k f_k (to rounding).
+// (Not the TVM: it retrains its machines on the pooled twins.)
+template <class L>
+void union_is_the_weighted_average() {
+  for (const Index c : {Index(2), Index(3)}) {
+    const L a = trained<L>(0, 0, 200, c), b = trained<L>(0, 200, 400, c), d = trained<L>(0, 400, 600, c);
+    CombineOptions opt;
+    opt.weights = std::vector<double>{1.0, 2.0, 0.5};
+    opt.budget = 0;
+    CombineReport rep;
+    const L out = combine<L>({&a, &b, &d}, opt, nullptr, &rep);
+    CHECK(rep.reductions == 0 && rep.degradation == 0.0);
+    CHECK(rep.union_size == a.combine_size() + b.combine_size() + d.combine_size() - rep.duplicates);
+    CHECK(out.counters().examples == 600);
+    opt.budget = (std::max)(rep.union_size, Index(1));  // a budget that holds the union
+    const L held = combine<L>({&a, &b, &d}, opt);
+    for (const Vector& z : bk_test::probes()) {
+      const Vector f = (outputs(a, z) + 2.0 * outputs(b, z) + 0.5 * outputs(d, z)) / 3.5;
+      const double scale = (std::max)(1.0, f.cwiseAbs().maxCoeff());
+      CHECK((outputs(out, z) - f).cwiseAbs().maxCoeff() <= 1e-12 * scale);
+      CHECK((outputs(held, z) - f).cwiseAbs().maxCoeff() <= 1e-12 * scale);
+    }
+    if constexpr (!detail::has_classes<L>::value) break;
+  }
+}
+
 template <class... Ls>
 struct Learners {
   template <class F>
@@ -250,6 +220,8 @@ struct Learners {
     (property(static_cast<Ls*>(nullptr)), ...);
   }
 };
+using Expansions = Learners<KernelPegasos, LinearPegasos, PassiveAggressive, SparsePA, BOGD, KernelPerceptron,
+                            BSGDRegressor, PARegressor, KLMS, QKLMS>;
 using All = Learners<KernelPegasos, LinearPegasos, PassiveAggressive, SparsePA, BOGD, KernelPerceptron,
                      TwinVectorMachine, BSGDRegressor, PARegressor, KLMS, QKLMS>;
 
@@ -257,6 +229,10 @@ using All = Learners<KernelPegasos, LinearPegasos, PassiveAggressive, SparsePA, 
 
 TEST_CASE("every learner: combine({m}) is a copy") {
   All::each([](auto* l) { single_model_is_a_copy<std::remove_pointer_t<decltype(l)>>(); });
+}
+
+TEST_CASE("every learner but the TVM: the union, within a budget or none, is sum_k w_k f_k") {
+  Expansions::each([](auto* l) { union_is_the_weighted_average<std::remove_pointer_t<decltype(l)>>(); });
 }
 
 TEST_CASE("every learner: the weights are validated") {

@@ -1,6 +1,5 @@
-// Tests of combine() for the regressors (learners/combine_regression.hpp): the exact weighted
-// average within the budget, one reduction's degradation against the brute-force RKHS
-// distance, KLMS's exact union and QKLMS's quantised one, model files of combined filters,
+// Tests of combine() for the regressors (learners/combine_regression.hpp): one reduction's
+// degradation against the brute-force RKHS distance, KLMS's exact union and QKLMS's quantised one, model files of combined filters,
 // the PA regressor's BPA reductions (their degradation, BPA-NN's neighbours and BPA-P's
 // inverse rebuilt, the average kept), and a budget a filter cannot keep. What every learner
 // shares (copy, weights, parameters, counters): test_combine_properties.cpp.
@@ -91,24 +90,6 @@ double dist2(const RowMatrix& X, const Vector& a, const RowMatrix& Z, const Vect
 using bk_test::bytes_of;
 
 }  // namespace
-
-TEST_CASE("BSGDRegressor: within the budget, the weighted average of the models and their intercepts") {
-  const Data s = sine(600, 1);
-  for (Maintenance m : {Maintenance::Merge, Maintenance::Project, Maintenance::RemoveSmallest}) {
-    const auto models = parts<BSGDRegressor>(s, bsgd(25, m), 3);
-    CombineOptions opt;
-    opt.weights = {1.0, 2.0, 1.0};
-    opt.budget = 0;  // no budget: the whole union
-    CombineReport rep;
-    const BSGDRegressor out = combine(ptrs(models), opt, nullptr, &rep);
-    const std::vector<double> w = {0.25, 0.5, 0.25};
-    CHECK(average_error(out, models, w, s.X) < 1e-12);
-    CHECK(rep.reductions == 0 && rep.union_size == 75 && out.support_vectors().size() == 75);
-    CHECK_NEAR(out.intercept(), 0.25 * models[0].intercept() + 0.5 * models[1].intercept() + 0.25 * models[2].intercept(),
-               1e-15);
-    CHECK(out.counters().examples == 600);
-  }
-}
 
 TEST_CASE("BSGDRegressor: one reduction reports ||f_union - f||^2") {
   const Data s = sine(400, 2);

@@ -131,6 +131,20 @@ bool throws_type(F&& f, int which) {
   return false;
 }
 
+/// ||sum_i a_i phi(x_i) - sum_j b_j phi(z_j)||^2 (summed over the coefficient columns) by the
+/// Gram matrix of the points of both expansions.
+inline double rkhs_dist2(const Kernel& k, const RowMatrix& X, const RowMatrix& A, const RowMatrix& Z,
+                         const RowMatrix& B) {
+  RowMatrix P(X.rows() + Z.rows(), X.cols()), C(X.rows() + Z.rows(), A.cols());
+  P << X, Z;
+  C << A, -B;
+  const Index n = P.rows();
+  Eigen::MatrixXd K(n, n);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) K(i, j) = k.value(P.row(i).transpose(), P.row(j).transpose());
+  return (C.transpose() * K * C).trace();
+}
+
 /// Merges SVs m and n of the store (the pair merge_reduce chose) as Merging does: z takes
 /// the slot of m (of n when m is the last row, which erase would move), alpha_z from eq. (22),
 /// id max(id_m, id_n); n is erased. Reports the degradation and the norm change, from the

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 namespace budgetkernel {
@@ -79,7 +80,6 @@ struct MergeSearch {
 /// Protocol (as Projection): on_push(sv, krow, kappa) after every push, with the row the
 /// learner scored the new example with; clear() with the store; rebuild(sv, kernel) after
 /// replacing it (e.g. loading).
-
 class Merging : public GramTracked {
  public:
   /// \param kernel  the learner's kernel (reduce() needs RBF).
@@ -139,43 +139,35 @@ class Merging : public GramTracked {
     const Index B = sv.size(), d = sv.dim(), c = sv.n_coef();
     if (m_row.size() < B) m_row.resize((std::max)(B, sv.capacity()));
     if (m_merged.size() < d + c) m_merged.resize(d + c);
-    const std::pair<Index, Index> mn = choose_pair(sv, kernel);
-    if (mn.second < 0) {  // SV m contributes nothing to w
-      drop_silent(sv, mn.first);
-      return {};
-    }
-    return merge(sv, kernel, mn.first, mn.second);
-  }
-
- private:
-  /// The pair (m, n) to merge by the search policy; n = -1 when SV m has zero coefficients.
-  std::pair<Index, Index> choose_pair(const SupportVectors& sv, const Kernel& kernel) {
-    const Index B = sv.size();
-    if (m_search.candidates > 1) {
-      const std::pair<Index, Index> mn =
-          detail::merge_best_pair(sv, kernel, m_search.candidates, m_search.partners, m_row);
-      if (mn.first >= 0) return mn;  // (else only NaN degradations: the paper's rule below)
-    }
-    double m_norm = 0.0;
-    const Index m = detail::merge_smallest(sv, m_norm, m_row);
-    if (m_norm == 0.0) return {m, -1};
-    const double* km = m_track ? row(m, B) : untracked_row(sv, kernel, m, B);  // k(x_m, x_m) = 1
-    // m_row still holds merge_smallest's squared norms unless km was computed into it.
-    return {m, detail::merge_partner(sv, m, km, km == m_row.data() ? nullptr : m_row.data())};
-  }
-
-  /// Merges SVs m and n: z and alpha_z (eqs. 20-22) into slot `keep`, `drop` erased, the cache
-  /// (when tracking) updated with z's row.
-  MaintenanceResult merge(SupportVectors& sv, const Kernel& kernel, Index m, Index n) {
-    const Index B = sv.size(), d = sv.dim(), c = sv.n_coef();
     const RowMatrix& A = sv.A();
     MaintenanceResult res;
+
+    // The pair (m, n): by the widened search when asked for, else (or when it found only NaN
+    // degradations) the smallest SV and its best partner. n < 0: m has zero coefficients.
+    Index m = -1, n = -1;
+    if (m_search.candidates > 1)
+      std::tie(m, n) = detail::merge_best_pair(sv, kernel, m_search.candidates, m_search.partners, m_row);
+    const double* km = nullptr;  // k(x_m, .), k(x_m, x_m) = 1, when the search read it
+    if (m < 0) {
+      double m_norm = 0.0;
+      m = detail::merge_smallest(sv, m_norm, m_row);
+      if (m_norm != 0.0) {
+        km = m_track ? row(m, B) : untracked_row(sv, kernel, m, B);
+        // m_row still holds merge_smallest's squared norms unless km was computed into it.
+        n = detail::merge_partner(sv, m, km, km == m_row.data() ? nullptr : m_row.data());
+      }
+    }
+    if (n < 0) {  // contributes nothing to w
+      drop_silent(sv, m);
+      return res;
+    }
+
     const detail::MergePair pair = detail::merge_pair(sv, kernel, m, n, m_merged.data(), m_merged.data() + d);
     res.degradation = pair.degradation;
     const Index keep = (m == B - 1) ? n : m, drop = (keep == m) ? n : m;
     const std::int64_t id = (std::max)(sv.id(m), sv.id(n));
     // f(x_m) and f(x_n) from the cached rows (tracking only).
-    const double f_m = m_track ? detail::merge_score_dot(sv, row(m, B), A.row(m)) : 0.0;
+    const double f_m = m_track ? detail::merge_score_dot(sv, km ? km : row(m, B), A.row(m)) : 0.0;
     const double f_n = m_track ? detail::merge_score_dot(sv, row(n, B), A.row(n)) : 0.0;
 
     sv.set_x(keep, m_merged.head(d));
@@ -196,6 +188,7 @@ class Merging : public GramTracked {
     return res;
   }
 
+ private:
   /// reduce's preconditions (see its \throws).
   void check_reduce(const SupportVectors& sv, const Kernel& kernel) const {
     if (!kernel.unit_diagonal())
