@@ -201,7 +201,7 @@ void union_is_the_weighted_average() {
     CHECK(rep.reductions == 0 && rep.degradation == 0.0);
     CHECK(rep.union_size == a.combine_size() + b.combine_size() + d.combine_size() - rep.duplicates);
     CHECK(out.counters().examples == 600);
-    opt.budget = (std::max)(rep.union_size, Index(1));  // a budget that holds the union
+    if (rep.union_size > 0) opt.budget = rep.union_size;  // a budget that holds the union (a linear model has none)
     const L held = combine<L>({&a, &b, &d}, opt);
     for (const Vector& z : bk_test::probes()) {
       const Vector f = (outputs(a, z) + 2.0 * outputs(b, z) + 0.5 * outputs(d, z)) / 3.5;

@@ -77,14 +77,9 @@ double average_error(const L& out, const std::vector<L>& models, const std::vect
   return worst / scale;
 }
 
+// ||sum_i a_i phi(x_i) - sum_j b_j phi(z_j)||^2.
 double dist2(const RowMatrix& X, const Vector& a, const RowMatrix& Z, const Vector& b, const Kernel& k) {
-  const auto dot = [&](const RowMatrix& P, const Vector& p, const RowMatrix& Q, const Vector& q) {
-    double s = 0.0;
-    for (Index i = 0; i < P.rows(); ++i)
-      for (Index j = 0; j < Q.rows(); ++j) s += p(i) * q(j) * k.value(P.row(i).transpose(), Q.row(j).transpose());
-    return s;
-  };
-  return dot(X, a, X, a) - 2.0 * dot(X, a, Z, b) + dot(Z, b, Z, b);
+  return bk_test::rkhs_dist2(k, X, RowMatrix(a), Z, RowMatrix(b));
 }
 
 using bk_test::bytes_of;
