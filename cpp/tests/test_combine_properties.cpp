@@ -5,7 +5,7 @@
 //  - the weights are validated (negative, all zero, one per model), an empty list refused;
 //  - the models' parameters must agree, except the seed;
 //  - without a budget, or within one, the union's outputs are sum_k w_k f_k (binary and
-//    3 classes; not the TVM, which retrains on the pooled twins);
+//    3 classes; not the TVM, which retrains on the pooled twins, nor QKLMS, which quantises);
 //  - counters with a base count it once: base + sum_k (m_k - base), without one sum_k m_k;
 //  - class maps are validated (classifiers) or refused (regressors).
 #include <budgetkernel/budgetkernel.hpp>
@@ -188,7 +188,8 @@ Vector outputs(const L& m, const Vector& z) {
 }
 
 // Without a budget, or with one that holds the union, f = sum_k w_k f_k (to rounding).
-// (Not the TVM: it retrains its machines on the pooled twins.)
+// (Not the TVM, which retrains its machines on the pooled twins, nor QKLMS, which quantises the
+// union by its rule: test_combine_tvm.cpp, test_combine_regression.cpp.)
 template <class L>
 void union_is_the_weighted_average() {
   for (const Index c : {Index(2), Index(3)}) {
@@ -221,7 +222,7 @@ struct Learners {
   }
 };
 using Expansions = Learners<KernelPegasos, LinearPegasos, PassiveAggressive, SparsePA, BOGD, KernelPerceptron,
-                            BSGDRegressor, PARegressor, KLMS, QKLMS>;
+                            BSGDRegressor, PARegressor, KLMS>;
 using All = Learners<KernelPegasos, LinearPegasos, PassiveAggressive, SparsePA, BOGD, KernelPerceptron,
                      TwinVectorMachine, BSGDRegressor, PARegressor, KLMS, QKLMS>;
 
@@ -231,7 +232,7 @@ TEST_CASE("every learner: combine({m}) is a copy") {
   All::each([](auto* l) { single_model_is_a_copy<std::remove_pointer_t<decltype(l)>>(); });
 }
 
-TEST_CASE("every learner but the TVM: the union, within a budget or none, is sum_k w_k f_k") {
+TEST_CASE("every learner but the TVM and QKLMS: the union, within a budget or none, is sum_k w_k f_k") {
   Expansions::each([](auto* l) { union_is_the_weighted_average<std::remove_pointer_t<decltype(l)>>(); });
 }
 
