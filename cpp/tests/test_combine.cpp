@@ -1,9 +1,7 @@
 // budgetkernel::combine for Budgeted SGD and linear Pegasos, from C++ alone (a program that
 // aggregates models trained elsewhere, e.g. on devices, uses exactly this):
-//  - within the budget the result's decision values are sum_k w_k f_k (averaged or not);
-//  - combine({m}) is a copy, bit for bit (its saved fields);
-//  - over the budget the union is reduced by the learner's maintenance to B SVs;
-//  - counters with a base count the base once; invalid weights and class maps throw.
+//  - over the budget the union is reduced by the learner's maintenance to B SVs.
+// What every learner shares (copy, weights, parameters, counters): test_combine_properties.cpp.
 #include <budgetkernel/budgetkernel.hpp>
 
 #include <limits>
@@ -39,36 +37,7 @@ std::vector<const KernelPegasos*> pointers(const std::vector<KernelPegasos>& v) 
   return p;
 }
 
-std::string bytes(const KernelPegasos& m) {
-  FieldMap fm;
-  m.save(fm);
-  return fm.to_bytes();
-}
-
 }  // namespace
-
-TEST_CASE("within the budget, the decision values are the weighted average") {
-  for (Maintenance m : {Maintenance::Merge, Maintenance::Project, Maintenance::RemoveSmallest})
-    for (int c : {2, 3}) {
-      const auto models = parts(params(m, 30), c, 3);
-      CombineOptions opt;
-      opt.weights = {1.0, 2.0, 1.0};
-      opt.budget = 200;
-      CombineReport rep;
-      const KernelPegasos out = combine(pointers(models), opt, nullptr, &rep);
-      CHECK(rep.union_size == 90 && rep.reductions == 0 && out.support_vectors().size() == 90);
-      const RowMatrix Xt = bk_test::random_matrix(50, 2, 3) * 2.0;
-      RowMatrix want = 0.25 * models[0].decision_function(Xt) + 0.5 * models[1].decision_function(Xt) +
-                       0.25 * models[2].decision_function(Xt);
-      CHECK((out.decision_function(Xt) - want).cwiseAbs().maxCoeff() < 1e-12);
-    }
-}
-
-TEST_CASE("combining one model is a copy") {
-  const auto models = parts(params(Maintenance::Merge, 30), 3, 1);
-  const KernelPegasos out = combine(pointers(models));
-  CHECK(bytes(out) == bytes(models[0]));
-}
 
 TEST_CASE("over the budget the union is reduced by the learner's own maintenance") {
   for (Maintenance m : {Maintenance::Merge, Maintenance::ProjectExact, Maintenance::RemoveRandom}) {
@@ -88,33 +57,6 @@ TEST_CASE("over the budget the union is reduced by the learner's own maintenance
   }
 }
 
-TEST_CASE("a base is counted once") {
-  const auto base = parts(params(Maintenance::Merge, 30), 2, 1)[0];
-  std::vector<KernelPegasos> models(3, base);
-  const bk_test::Stream s = bk_test::noisy_board(300, 2, 13, 0.1);
-  for (int i = 0; i < 3; ++i) models[static_cast<std::size_t>(i)].partial_fit(s.X.middleRows(100 * i, 100), s.y.data() + 100 * i);
-  const KernelPegasos out = combine(pointers(models), {}, &base);
-  CHECK(out.counters().examples == 600 + 300);
-}
-
-TEST_CASE("invalid weights and class maps throw") {
-  const auto models = parts(params(Maintenance::Merge, 30), 3, 2);
-  CombineOptions bad;
-  bad.weights = {1.0, -1.0};
-  CHECK_THROWS(combine(pointers(models), bad));
-  bad.weights = {0.0, 0.0};
-  CHECK_THROWS(combine(pointers(models), bad));
-  bad.weights = {1.0};
-  CHECK_THROWS(combine(pointers(models), bad));
-  CombineOptions maps;
-  maps.n_classes = 3;
-  maps.class_maps = {{0, 1, 2}, {0, 0, 2}};  // a class twice
-  CHECK_THROWS(combine(pointers(models), maps));
-  maps.class_maps = {{0, 1, 2}, {0, 1, 3}};  // out of range
-  CHECK_THROWS(combine(pointers(models), maps));
-  CHECK_THROWS(combine(std::vector<const KernelPegasos*>{}));
-}
-
 TEST_CASE("linear Pegasos: the weights average exactly") {
   const bk_test::Stream s = bk_test::noisy_board(900, 3, 14, 0.1);
   std::vector<LinearPegasos> models;
@@ -126,41 +68,6 @@ TEST_CASE("linear Pegasos: the weights average exactly") {
   const Eigen::MatrixXd want = (models[0].weights() + models[1].weights() + models[2].weights()) / 3.0;
   CHECK((out.weights() - want).cwiseAbs().maxCoeff() < 1e-12);
   CHECK(out.iterations() == 900 && out.counters().examples == 900);
-}
-
-TEST_CASE("merge_reduce_best: the least-degrading pair, its degradation the RKHS distance") {
-  const Kernel k(KernelType::RBF, 1.5);
-  for (Index c : {1, 3}) {
-    SupportVectors sv(2, c, 16);
-    const RowMatrix X = bk_test::random_matrix(12, 2, 21);
-    const RowMatrix A = bk_test::random_matrix(12, c, 22).cwiseAbs() + RowMatrix::Constant(12, c, 0.1);
-    for (Index i = 0; i < 12; ++i) sv.push(X.row(i).transpose(), A.row(i).transpose(), i);
-    // oracle: every pair merged on a copy (merge_pair's exact h), the least degradation
-    double best = std::numeric_limits<double>::infinity();
-    for (Index m = 0; m < 12; ++m)
-      for (Index n = 0; n < 12; ++n)
-        if (m != n) {
-          Vector z(2 + c);
-          best = std::min(best, detail::merge_pair(sv, k, m, n, z.data(), z.data() + 2).degradation);
-        }
-    SupportVectors before = sv;
-    Vector w1, w2;
-    const MaintenanceResult r = merge_reduce_best(sv, k, w1, w2, 12, 11);  // the whole search
-    CHECK(sv.size() == 11);
-    CHECK_NEAR(r.degradation, best, 1e-12);
-    // ||w_before - w_after||^2 from the two expansions' Gram matrices
-    const auto gram = [&](const SupportVectors& a, const SupportVectors& b) {
-      RowMatrix G(a.size(), b.size());
-      for (Index i = 0; i < a.size(); ++i)
-        for (Index j = 0; j < b.size(); ++j) G(i, j) = k.value(a.x(i).transpose(), b.x(j).transpose());
-      return G;
-    };
-    const RowMatrix Ab = before.A().topRows(12), Aa = sv.A().topRows(11);
-    const double dist = (Ab.transpose() * gram(before, before) * Ab).trace() -
-                        2.0 * (Ab.transpose() * gram(before, sv) * Aa).trace() +
-                        (Aa.transpose() * gram(sv, sv) * Aa).trace();
-    CHECK_NEAR(r.degradation, dist, 1e-10);
-  }
 }
 
 int main() { return bk_test::run_all(); }

@@ -5,8 +5,8 @@
 //    degradation of a single maintenance step is the brute-force ||f_before - f_after||^2;
 //  - side state (BPA-NN's neighbours, BPA-P's inverse) is consistent: the combined model
 //    saves, loads and keeps learning bit for bit like its loaded copy;
-//  - combine({m}) is a byte-for-byte copy; SparsePA refuses a budget below the union;
-//  - counters: base + sum_k (m_k - base).
+//  - SparsePA refuses a budget below the union.
+// What every learner shares (copy, weights, parameters, counters): test_combine_properties.cpp.
 #include <budgetkernel/budgetkernel.hpp>
 
 #include <cmath>
@@ -83,18 +83,6 @@ double mixture_error(const L& out, const std::vector<const L*>& ms, const std::v
   return err / scale;
 }
 
-// ||sum_i a_i phi(x_i) - sum_j b_j phi(z_j)||^2 (summed over the output columns) by the Gram matrix.
-double rkhs_dist2(const Kernel& k, const RowMatrix& X, const RowMatrix& A, const RowMatrix& Z, const RowMatrix& B) {
-  RowMatrix P(X.rows() + Z.rows(), X.cols()), C(X.rows() + Z.rows(), A.cols());
-  P << X, Z;
-  C << A, -B;
-  double s = 0.0;
-  for (Index i = 0; i < P.rows(); ++i)
-    for (Index j = 0; j < P.rows(); ++j)
-      s += k.value(P.row(i).transpose(), P.row(j).transpose()) * C.row(i).dot(C.row(j));
-  return s;
-}
-
 // Saves, loads, and trains the combined model and its loaded copy on the same rows: equal bytes.
 template <class L>
 void check_resumes(L& out, const Stream& s) {
@@ -162,39 +150,13 @@ TEST_CASE("PA family over the budget: B SVs, exact average, one step's degradati
           if (rep.reductions == 1) {
             const SupportVectors& r = ref.support_vectors();
             const SupportVectors& o = out.support_vectors();
-            const double d2 = rkhs_dist2(out.params().kernel, r.X().topRows(r.size()), r.A().topRows(r.size()),
+            const double d2 = bk_test::rkhs_dist2(out.params().kernel, r.X().topRows(r.size()), r.A().topRows(r.size()),
                                          o.X().topRows(o.size()), o.A().topRows(o.size()));
             CHECK_NEAR(rep.degradation, d2, 1e-9 * (1.0 + d2));
           }
           check_resumes(out, s);
         }
       }
-}
-
-TEST_CASE("PA family: combine({m}) is a copy; parameters must agree") {
-  const Stream s = stream(300, 3, 5);
-  PassiveAggressive a(2, 3, pa(10, BPAVariant::Project, true));
-  train(a, s, 0, 300);
-  const PassiveAggressive out = combine<PassiveAggressive>({&a});
-  CHECK(bytes_of(out) == bytes_of(a));
-  PassiveAggressive b(2, 3, pa(10, BPAVariant::NearestNeighbor, true));
-  train(b, s, 0, 100);
-  CHECK(bk_test::throws_type([&] { combine<PassiveAggressive>({&a, &b}); }, 0));
-}
-
-TEST_CASE("PA family: counters with a base are base + sum_k (m_k - base)") {
-  const Stream s = stream(600, 2, 13);
-  PassiveAggressive base(2, 2, pa(15, BPAVariant::NearestNeighbor, true));
-  train(base, s, 0, 200);
-  PassiveAggressive a = base, b = base;
-  train(a, s, 200, 400);
-  train(b, s, 400, 600);
-  CombineReport rep;
-  const PassiveAggressive out = combine<PassiveAggressive>({&a, &b}, {}, &base, &rep);
-  CHECK(out.counters().examples == 600);
-  CHECK(out.counters().mistakes == a.counters().mistakes + b.counters().mistakes - base.counters().mistakes);
-  CHECK(out.counters().updates == a.counters().updates + b.counters().updates - base.counters().updates);
-  CHECK(mixture_error<PassiveAggressive>(out, {&a, &b}, {0.5, 0.5}) < 1e-12);  // averaged
 }
 
 TEST_CASE("SparsePA: the exact union, averaged too; no budget below it") {

@@ -1,10 +1,12 @@
 // combine() for the kernel perceptron family (learners/perceptron.hpp, learners/combine.hpp):
-// exact weighted averages within the budget (every rule, binary, multi-class and different
-// class sets), each rule's own reduction over the budget checked against a brute-force RKHS
-// norm and the rule's invariant, consistent side state (MaxMargin's F, Projectron's K^{-1},
-// the Forgetron's Q <= 15/32 M) shown by continuing bit for bit after save/load, counters
-// with and without a base, and the parameter checks.
+// different class sets, each rule's own reduction over the budget checked against a
+// brute-force RKHS norm and the rule's invariant, consistent side state (MaxMargin's F,
+// Projectron's K^{-1}, the Forgetron's Q <= 15/32 M) shown by continuing bit for bit after
+// save/load, the Forgetron's counters with a base, and the parameter checks naming the
+// parameter. What every learner shares (copy, weights, parameters, counters, the exact union):
+// test_combine_properties.cpp.
 #include "budgetkernel/learners/perceptron.hpp"
+#include "test_oracles.hpp"
 #include "test_util.hpp"
 
 #include <algorithm>
@@ -68,17 +70,6 @@ RowMatrix decisions(const KernelPerceptron& m, const RowMatrix& X) {
 
 // ||sum_i a_i phi(x_i) - sum_j b_j phi(z_j)||^2, summed over the outputs: a Gram-matrix
 // quadratic form over the stacked points.
-double rkhs_dist2(const Kernel& k, const RowMatrix& X, const RowMatrix& A, const RowMatrix& Z, const RowMatrix& B) {
-  RowMatrix P(X.rows() + Z.rows(), X.cols()), C(X.rows() + Z.rows(), A.cols());
-  P << X, Z;
-  C << A, -B;
-  const Index n = P.rows();
-  Eigen::MatrixXd K(n, n);
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < n; ++j) K(i, j) = k.value(P.row(i).transpose(), P.row(j).transpose());
-  return (C.transpose() * K * C).trace();
-}
-
 RowMatrix svx(const KernelPerceptron& m) { return m.support_vectors().X().topRows(m.support_vectors().size()); }
 
 std::string bytes_of(const KernelPerceptron& m) {
@@ -96,34 +87,6 @@ KernelPerceptron reloaded(const KernelPerceptron& m) {
 }
 
 }  // namespace
-
-TEST_CASE("budget >= union: f = sum_k w_k f_k for every rule, binary and multi-class") {
-  const Stream probe = make_stream(60, 3, 99);
-  for (PerceptronBudget m : all_rules) {
-    for (Index c : {Index(2), Index(3)}) {
-      const PerceptronParams p = params(m, 20);
-      const KernelPerceptron a = trained(p, c, 150, 1), b = trained(p, c, 150, 2), d = trained(p, c, 150, 3);
-      CombineOptions opt;
-      opt.weights = std::vector<double>{1.0, 2.0, 0.5};
-      opt.budget = 0;  // no budget: the whole union
-      CombineReport rep;
-      const KernelPerceptron r = combine<KernelPerceptron>({&a, &b, &d}, opt, nullptr, &rep);
-      const double s = 3.5;
-      const RowMatrix f = (decisions(a, probe.X) + 2.0 * decisions(b, probe.X) + 0.5 * decisions(d, probe.X)) / s;
-      const RowMatrix g = decisions(r, probe.X);
-      const double scale = std::max(1.0, f.cwiseAbs().maxCoeff());
-      CHECK((f - g).cwiseAbs().maxCoeff() <= 1e-12 * scale);
-      CHECK(rep.union_size == a.combine_size() + b.combine_size() + d.combine_size() - rep.duplicates);
-      CHECK(r.combine_size() == rep.union_size);
-      CHECK(rep.reductions == 0 && rep.degradation == 0.0);
-      // A budget that holds the union is exact as well.
-      opt.budget = rep.union_size;
-      const KernelPerceptron r2 = combine<KernelPerceptron>({&a, &b, &d}, opt);
-      CHECK((f - decisions(r2, probe.X)).cwiseAbs().maxCoeff() <= 1e-12 * scale);
-      CHECK(r2.params().budget == rep.union_size);
-    }
-  }
-}
 
 TEST_CASE("different class sets: binary models on {0,1} and {1,2} give f_1 - f_0 = a and f_2 - f_1 = b") {
   const Stream probe = make_stream(40, 3, 98);
@@ -157,14 +120,10 @@ TEST_CASE("different class sets: binary models on {0,1} and {1,2} give f_1 - f_0
   }
 }
 
-TEST_CASE("combine({m}) within the budget is a byte-for-byte copy; a weight of 0 adds nothing") {
+TEST_CASE("a weight of 0 adds nothing, for every rule") {
   for (PerceptronBudget m : all_rules) {
     for (Index c : {Index(2), Index(3)}) {
       const KernelPerceptron a = trained(params(m, 15), c, 200, 7);
-      CombineReport rep;
-      const KernelPerceptron r = combine<KernelPerceptron>({&a}, {}, nullptr, &rep);
-      CHECK(bytes_of(r) == bytes_of(a));
-      CHECK(rep.union_size == a.combine_size());
       const KernelPerceptron b = trained(params(m, 15), c, 200, 8);
       CombineOptions opt;
       opt.weights = std::vector<double>{1.0, 0.0};
@@ -191,7 +150,7 @@ TEST_CASE("one overflow: the reported degradation is the brute-force ||f_before 
       const KernelPerceptron r = combine<KernelPerceptron>({&a, &b}, opt, nullptr, &rep);
       CHECK(r.combine_size() == n - 1);
       CHECK(rep.reductions == 1 && rep.degradation > 0.0);
-      const double bf = rkhs_dist2(p.kernel, svx(u), u.coefficients(), svx(r), r.coefficients());
+      const double bf = bk_test::rkhs_dist2(p.kernel, svx(u), u.coefficients(), svx(r), r.coefficients());
       CHECK_NEAR(rep.degradation, bf, 1e-9 * std::max(1.0, bf));
       CHECK(r.counters().maintenance == a.counters().maintenance + b.counters().maintenance + 1);
       CHECK_NEAR(r.counters().degradation, a.counters().degradation + b.counters().degradation + rep.degradation,
@@ -318,7 +277,7 @@ TEST_CASE("the combined model keeps learning, and save -> load -> continue is bi
   }
 }
 
-TEST_CASE("counters: sum of the models, or base + sum (m_k - base) with a base") {
+TEST_CASE("counters with a base: maintenance and the Forgetron's, for every rule") {
   for (PerceptronBudget m : all_rules) {
     const PerceptronParams p = params(m, 10);
     const KernelPerceptron base = trained(p, 3, 100, 40);
@@ -328,19 +287,14 @@ TEST_CASE("counters: sum of the models, or base + sum (m_k - base) with a base")
     b.partial_fit(sb.X, sb.y.data());
     CombineReport rep;
     const KernelPerceptron r = combine<KernelPerceptron>({&a, &b}, {}, &base, &rep);
-    CHECK(r.counters().examples == 300);
-    CHECK(r.counters().updates == a.counters().updates + b.counters().updates - base.counters().updates);
-    CHECK(r.counters().mistakes == a.counters().mistakes + b.counters().mistakes - base.counters().mistakes);
     CHECK(r.counters().maintenance ==
           a.counters().maintenance + b.counters().maintenance - base.counters().maintenance + rep.reductions);
     CHECK(r.forgetron_updates() == a.forgetron_updates() + b.forgetron_updates() - base.forgetron_updates());
     CHECK(r.forgetron_q() <= 15.0 / 32.0 * static_cast<double>(r.forgetron_updates()));
-    const KernelPerceptron s = combine<KernelPerceptron>({&a, &b});
-    CHECK(s.counters().examples == 400);
   }
 }
 
-TEST_CASE("models with different parameters (the seed aside) do not combine") {
+TEST_CASE("models with different parameters do not combine, the error naming the parameter") {
   const KernelPerceptron a = trained(params(PerceptronBudget::MaxMargin, 10), 2, 50, 50);
   const auto fails = [&](PerceptronParams q, const char* what) {
     const KernelPerceptron b = trained(q, 2, 50, 51);
@@ -367,13 +321,6 @@ TEST_CASE("models with different parameters (the seed aside) do not combine") {
   q.seed = 123;
   const KernelPerceptron b = trained(q, 2, 50, 51);
   CHECK(combine<KernelPerceptron>({&a, &b}).params().seed == a.params().seed);
-  CombineOptions bad;
-  bad.weights = std::vector<double>{1.0, -1.0};
-  CHECK_THROWS(combine<KernelPerceptron>({&a, &b}, bad));
-  bad.weights = std::vector<double>{0.0, 0.0};
-  CHECK_THROWS(combine<KernelPerceptron>({&a, &b}, bad));
-  bad.weights = std::vector<double>{1.0};
-  CHECK_THROWS(combine<KernelPerceptron>({&a, &b}, bad));
 }
 
 TEST_MAIN()

@@ -1,9 +1,9 @@
-// Tests of combine() for the regressors (learners/combine_regression.hpp): the exact weighted
-// average within the budget, one reduction's degradation against the brute-force RKHS
-// distance, combine({m}) as a copy, counters with a base, KLMS's exact union and QKLMS's
-// quantised one, model files of combined filters, the PA regressor's BPA reductions (their
-// degradation, BPA-NN's neighbours and BPA-P's inverse rebuilt, the average kept), and the
-// refusals.
+// Tests of combine() for the regressors (learners/combine_regression.hpp): one reduction's
+// degradation against the brute-force RKHS distance, KLMS's exact union and QKLMS's quantised one, model files of combined filters,
+// the PA regressor's BPA reductions (their degradation, BPA-NN's neighbours and BPA-P's
+// inverse rebuilt, the average kept), and a budget a filter cannot keep. What every learner
+// shares (copy, weights, parameters, counters): test_combine_properties.cpp.
+#include "test_oracles.hpp"
 #include "test_util.hpp"
 
 #include <budgetkernel/budgetkernel.hpp>
@@ -77,42 +77,14 @@ double average_error(const L& out, const std::vector<L>& models, const std::vect
   return worst / scale;
 }
 
+// ||sum_i a_i phi(x_i) - sum_j b_j phi(z_j)||^2.
 double dist2(const RowMatrix& X, const Vector& a, const RowMatrix& Z, const Vector& b, const Kernel& k) {
-  const auto dot = [&](const RowMatrix& P, const Vector& p, const RowMatrix& Q, const Vector& q) {
-    double s = 0.0;
-    for (Index i = 0; i < P.rows(); ++i)
-      for (Index j = 0; j < Q.rows(); ++j) s += p(i) * q(j) * k.value(P.row(i).transpose(), Q.row(j).transpose());
-    return s;
-  };
-  return dot(X, a, X, a) - 2.0 * dot(X, a, Z, b) + dot(Z, b, Z, b);
+  return bk_test::rkhs_dist2(k, X, RowMatrix(a), Z, RowMatrix(b));
 }
 
-template <class L>
-std::string bytes(const L& m) {
-  FieldMap fm;
-  m.save(fm);
-  return fm.to_bytes();
-}
+using bk_test::bytes_of;
 
 }  // namespace
-
-TEST_CASE("BSGDRegressor: within the budget, the weighted average of the models and their intercepts") {
-  const Data s = sine(600, 1);
-  for (Maintenance m : {Maintenance::Merge, Maintenance::Project, Maintenance::RemoveSmallest}) {
-    const auto models = parts<BSGDRegressor>(s, bsgd(25, m), 3);
-    CombineOptions opt;
-    opt.weights = {1.0, 2.0, 1.0};
-    opt.budget = 0;  // no budget: the whole union
-    CombineReport rep;
-    const BSGDRegressor out = combine(ptrs(models), opt, nullptr, &rep);
-    const std::vector<double> w = {0.25, 0.5, 0.25};
-    CHECK(average_error(out, models, w, s.X) < 1e-12);
-    CHECK(rep.reductions == 0 && rep.union_size == 75 && out.support_vectors().size() == 75);
-    CHECK_NEAR(out.intercept(), 0.25 * models[0].intercept() + 0.5 * models[1].intercept() + 0.25 * models[2].intercept(),
-               1e-15);
-    CHECK(out.counters().examples == 600);
-  }
-}
 
 TEST_CASE("BSGDRegressor: one reduction reports ||f_union - f||^2") {
   const Data s = sine(400, 2);
@@ -132,19 +104,6 @@ TEST_CASE("BSGDRegressor: one reduction reports ||f_union - f||^2") {
              1e-9 * (1.0 + out.norm2()));
 }
 
-TEST_CASE("combine({m}) is a copy; a base's examples count once") {
-  const Data s = sine(500, 3);
-  BSGDRegressor base(2, bsgd(20, Maintenance::Merge));
-  base.partial_fit(s.X.topRows(200), s.y.head(200));
-  CHECK(bytes(combine(std::vector<const BSGDRegressor*>{&base})) == bytes(base));
-  BSGDRegressor a = base, b = base;
-  a.partial_fit(s.X.middleRows(200, 150), s.y.segment(200, 150));
-  b.partial_fit(s.X.middleRows(350, 150), s.y.segment(350, 150));
-  const BSGDRegressor out = combine(std::vector<const BSGDRegressor*>{&a, &b}, {}, &base);
-  CHECK(out.counters().examples == 500);
-  CHECK_NEAR(out.counters().sse, a.counters().sse + b.counters().sse - base.counters().sse, 1e-9);
-}
-
 TEST_CASE("KLMS: the exact union, renumbered; a combined KLMS with shared centres saves and loads") {
   const Data s = sine(300, 4);
   const auto models = parts<KLMS>(s, KLMSParams{Kernel(KernelType::RBF, 1.5), 0.3}, 2);
@@ -155,8 +114,8 @@ TEST_CASE("KLMS: the exact union, renumbered; a combined KLMS with shared centre
   const KLMS twice = combine(std::vector<const KLMS*>{&models[0], &models[0]});  // every centre shared
   CHECK(twice.n_support() == 150 && twice.steps() == 300);
   KLMS back;
-  back.load(FieldMap::from_bytes(bytes(twice)));
-  CHECK(bytes(back) == bytes(twice));
+  back.load(FieldMap::from_bytes(bytes_of(twice)));
+  CHECK(bytes_of(back) == bytes_of(twice));
 }
 
 TEST_CASE("QKLMS: the union quantised by its rule, centres epsilon apart") {
@@ -172,20 +131,12 @@ TEST_CASE("QKLMS: the union quantised by its rule, centres epsilon apart") {
   for (Index i = 0; i < n; ++i)
     for (Index j = 0; j < i; ++j) CHECK((C.row(i) - C.row(j)).squaredNorm() > p.epsilon * p.epsilon);
   QKLMS back;
-  back.load(FieldMap::from_bytes(bytes(out)));
-  CHECK(bytes(back) == bytes(out));
+  back.load(FieldMap::from_bytes(bytes_of(out)));
+  CHECK(bytes_of(back) == bytes_of(out));
 }
 
-TEST_CASE("refusals: class maps, different parameters, a budget a filter cannot keep") {
+TEST_CASE("a filter without a budget refuses a budget below its union") {
   const Data s = sine(100, 6);
-  const auto models = parts<BSGDRegressor>(s, bsgd(10, Maintenance::Merge), 2);
-  CombineOptions maps;
-  maps.class_maps = {{0, 1}, {0, 1}};
-  CHECK_THROWS(combine(ptrs(models), maps));
-  BSGDRegressorParams other = bsgd(10, Maintenance::Merge);
-  other.lam = 0.5;
-  BSGDRegressor c(2, other);
-  CHECK_THROWS(combine(std::vector<const BSGDRegressor*>{&models[0], &c}));
   const auto filters = parts<KLMS>(s, KLMSParams{}, 2);
   CombineOptions small;
   small.budget = 10;
@@ -259,14 +210,14 @@ TEST_CASE("PARegressor: after a reduction, BPA-NN's neighbours and BPA-P's inver
     }
     // it keeps learning as a model loaded from its file does
     PARegressor back;
-    back.load(FieldMap::from_bytes(bytes(out)));
+    back.load(FieldMap::from_bytes(bytes_of(out)));
     out.partial_fit(s.X.topRows(300), s.y.head(300));
     back.partial_fit(s.X.topRows(300), s.y.head(300));
-    CHECK(bytes(out) == bytes(back));
+    CHECK(bytes_of(out) == bytes_of(back));
   }
 }
 
-TEST_CASE("PARegressor: averaged, the reduction keeps the average; combine({m}) is a copy") {
+TEST_CASE("PARegressor: averaged, the reduction keeps the average") {
   const Data s = sine(900, 9);
   const auto models = parts<PARegressor>(s, pa(15, BPAVariant::Project, true), 3);
   CombineReport rep;
@@ -285,7 +236,6 @@ TEST_CASE("PARegressor: averaged, the reduction keeps the average; combine({m}) 
     worst = (std::max)(worst, std::abs(out.decision(s.X.row(i).data()) - want));
   }
   CHECK(worst < 1e-12 * scale);
-  CHECK(bytes(combine(std::vector<const PARegressor*>{&models[0]})) == bytes(models[0]));
 }
 
 TEST_MAIN()

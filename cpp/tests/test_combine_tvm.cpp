@@ -4,13 +4,15 @@
 // swapped into its class-0 machine) and equals an IDSVM trained from scratch on them at
 // C_t = C B / max(B, sum s); over the budget, `budget` twins by the TVM's own merging with the
 // reported degradation equal to the brute-force best pair's distortion; the Random baseline's
-// pooled reservoir (all kept within the budget, a weighted sample over it); combine({m}) a
-// copy; counters with a base; the combined model saves, loads and keeps learning bit for bit.
+// pooled reservoir (all kept within the budget, a weighted sample over it); the combined model
+// saves, loads and keeps learning bit for bit. What every learner shares (copy, weights,
+// parameters, counters): test_combine_properties.cpp.
 #include <budgetkernel/io.hpp>
 #include <budgetkernel/learners/twin_vector_machine.hpp>
 
 #include <random>
 
+#include "test_oracles.hpp"
 #include "test_util.hpp"
 
 using namespace budgetkernel;
@@ -19,26 +21,10 @@ namespace {
 
 const double inf = std::numeric_limits<double>::infinity();
 
-struct Stream {
-  RowMatrix X;
-  std::vector<std::int32_t> y;
-};
+using bk_test::Stream;
 
 // Noisy 4x4 checkerboard on [-2, 2)^2 (20% relabelled); labels = the cell index mod c.
-Stream make_stream(Index n, int n_classes, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 4.0);
-  Stream s{RowMatrix(n, 2), std::vector<std::int32_t>(static_cast<std::size_t>(n))};
-  for (Index i = 0; i < n; ++i) {
-    const double a = u(rng), b = u(rng);
-    s.X(i, 0) = a - 2.0;
-    s.X(i, 1) = b - 2.0;
-    int label = (static_cast<int>(a) + static_cast<int>(b)) % n_classes;
-    if (u(rng) < 0.2) label = (label + 1) % n_classes;
-    s.y[static_cast<std::size_t>(i)] = label;
-  }
-  return s;
-}
+Stream make_stream(Index n, int n_classes, std::uint64_t seed) { return bk_test::noisy_board(n, n_classes, seed, 0.05); }
 
 TVMParams tvm_params(Index budget, bool random = false) {
   TVMParams p;
@@ -272,12 +258,9 @@ TEST_CASE("over the budget with the default TVM (One-Sided, Rejection, removal):
   CHECK(rep.reductions > 0 && rep.degradation > 0.0);
 }
 
-TEST_CASE("combine({m}) is a copy; with another budget the twins are retrained") {
+TEST_CASE("combine({m}) with its own budget is a copy; with another one the twins are retrained") {
   const TVMParams p = tvm_params(30);
   const TwinVectorMachine m = fit(2, p, make_stream(200, 2, 12));
-  CombineReport rep;
-  CHECK(bytes_of(combine<TwinVectorMachine>({&m}, {}, nullptr, &rep)) == bytes_of(m));
-  CHECK(rep.union_size == m.n_twins());
   CombineOptions opt;
   opt.budget = 30;
   CHECK(bytes_of(combine<TwinVectorMachine>({&m}, opt)) == bytes_of(m));
@@ -301,33 +284,6 @@ TEST_CASE("duplicates: a model combined with itself keeps each twin once, counts
   std::vector<Twin> want;
   append_twins(want, m, 0, 2.0, false);
   CHECK(holds(out, 0, want));
-}
-
-TEST_CASE("counters with a base, parameters checked") {
-  const TVMParams p = tvm_params(20);
-  const Stream s = make_stream(300, 2, 14);
-  const TwinVectorMachine base = fit(2, p, make_stream(100, 2, 15));
-  TwinVectorMachine m1 = base, m2 = base;
-  m1.partial_fit(s.X.topRows(150), s.y.data());
-  m2.partial_fit(s.X.bottomRows(150), s.y.data() + 150);
-  const TwinVectorMachine out = combine<TwinVectorMachine>({&m1, &m2}, {}, &base);
-  const Counters &c = out.counters(), &b = base.counters();
-  CHECK(c.examples == b.examples + (m1.counters().examples - b.examples) + (m2.counters().examples - b.examples));
-  CHECK(c.examples == 400);
-  CHECK(c.updates == m1.counters().updates + m2.counters().updates - b.updates);
-  CHECK(c.labels == m1.counters().labels + m2.counters().labels - b.labels);
-  TVMParams q = p;
-  q.C = 2.0;
-  const TwinVectorMachine other = fit(2, q, s);
-  CHECK_THROWS(combine<TwinVectorMachine>({&m1, &other}));
-  q = p;
-  q.random_baseline = true;
-  const TwinVectorMachine rnd = fit(2, q, s);
-  CHECK_THROWS(combine<TwinVectorMachine>({&m1, &rnd}));
-  q = p;
-  q.seed = 99;  // the seed may differ
-  const TwinVectorMachine seeded = fit(2, q, s, 99);
-  CHECK(combine<TwinVectorMachine>({&m1, &seeded}).n_twins() > 0);
 }
 
 TEST_CASE("the combined TVM saves, loads and keeps learning bit for bit") {
@@ -425,6 +381,12 @@ TEST_CASE("Random baseline over the budget: a sample of the pooled reservoirs, i
   }
   const double frac = from_a / (20.0 * runs);  // sd about sqrt(3/16 / 800) = 0.015
   CHECK(frac > 0.68 && frac < 0.82);
+}
+
+TEST_CASE("a TVM and a Random baseline do not combine") {
+  const Stream s = make_stream(200, 2, 14);
+  const TwinVectorMachine tvm = fit(2, tvm_params(20), s), rnd = fit(2, tvm_params(20, true), s);
+  CHECK_THROWS(combine<TwinVectorMachine>({&tvm, &rnd}));
 }
 
 TEST_MAIN()

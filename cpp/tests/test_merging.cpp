@@ -37,6 +37,7 @@ inline void assertion_failed(const char* what, const char* file, int line) {
 #include <vector>
 
 using namespace budgetkernel;
+using bk_test::merge_reduce;
 
 namespace {
 
@@ -973,6 +974,50 @@ TEST_CASE("Merging (cached): no heap allocation once warmed up") {
     Eigen::internal::set_is_malloc_allowed(true);
     CHECK(bk_test_eigen::forbidden_allocations() == before);
     CHECK(sv.size() == 39 && mg.gram().size() == 39);
+  }
+}
+
+TEST_CASE("Merging, widened search: the least-degrading pair, its degradation the RKHS distance") {
+  const Kernel k(KernelType::RBF, 1.5);
+  for (const bool track : {false, true})
+  for (Index c : {1, 3}) {
+    SupportVectors sv(2, c, 16);
+    const RowMatrix X = bk_test::random_matrix(12, 2, 21);
+    const RowMatrix A = bk_test::random_matrix(12, c, 22).cwiseAbs() + RowMatrix::Constant(12, c, 0.1);
+    for (Index i = 0; i < 12; ++i) sv.push(X.row(i).transpose(), A.row(i).transpose(), i);
+    // oracle: every pair merged on a copy (merge_pair's exact h), the least degradation
+    double best = std::numeric_limits<double>::infinity();
+    for (Index m = 0; m < 12; ++m)
+      for (Index n = 0; n < 12; ++n)
+        if (m != n) {
+          Vector z(2 + c);
+          best = std::min(best, detail::merge_pair(sv, k, m, n, z.data(), z.data() + 2).degradation);
+        }
+    SupportVectors before = sv;
+    Merging mg(k, MergeSearch{12, 11});  // the whole search
+    if (track)
+      mg.rebuild(sv, k);
+    else
+      mg.track_norm(false, sv);
+    const MaintenanceResult r = mg.reduce(sv, k);
+    CHECK(sv.size() == 11);
+    CHECK_NEAR(r.degradation, best, 1e-12);
+    // ||w_before - w_after||^2 from the two expansions' Gram matrices
+    const auto gram = [&](const SupportVectors& a, const SupportVectors& b) {
+      RowMatrix G(a.size(), b.size());
+      for (Index i = 0; i < a.size(); ++i)
+        for (Index j = 0; j < b.size(); ++j) G(i, j) = k.value(a.x(i).transpose(), b.x(j).transpose());
+      return G;
+    };
+    const RowMatrix Ab = before.A().topRows(12), Aa = sv.A().topRows(11);
+    const double dist = (Ab.transpose() * gram(before, before) * Ab).trace() -
+                        2.0 * (Ab.transpose() * gram(before, sv) * Aa).trace() +
+                        (Aa.transpose() * gram(sv, sv) * Aa).trace();
+    CHECK_NEAR(r.degradation, dist, 1e-10);
+    CHECK(r.norm_exact == track);
+    if (track)  // norm_change = ||w_after||^2 - ||w_before||^2
+      CHECK_NEAR(r.norm_change, (Aa.transpose() * gram(sv, sv) * Aa).trace() -
+                                    (Ab.transpose() * gram(before, before) * Ab).trace(), 1e-10);
   }
 }
 

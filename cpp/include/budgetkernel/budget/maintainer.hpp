@@ -45,8 +45,8 @@ inline constexpr char kMergeNeedsRbf[] =
 ///
 /// `active` = false (a learner without a budget, which never reduces): on_push and load
 /// keep no side state at all (an unbounded store would otherwise drag an n x n cache along).
-/// reduce() then still works for removal and merging, through the cache-free reference
-/// paths remove_sv / merge_reduce, but not for projection.
+/// reduce() then still works for removal (the cache-free remove_sv) and merging (Merging
+/// without norm tracking: degradation only), but not for projection.
 class BudgetMaintainer {
  public:
   BudgetMaintainer() = default;
@@ -63,6 +63,7 @@ class BudgetMaintainer {
     detail::require(static_cast<int>(kind) >= 0 && static_cast<int>(kind) <= 5, "unknown maintenance strategy");
     if (active && kind == Maintenance::Merge && !kernel.unit_diagonal())
       detail::invalid(detail::kMergeNeedsRbf);
+    if (!active) m_merging.track_norm(false, SupportVectors());
   }
 
   /// \return the strategy.
@@ -174,7 +175,6 @@ class BudgetMaintainer {
       case Maintenance::Project:
       case Maintenance::ProjectExact: return m_projection.reduce(sv, kernel);
       case Maintenance::Merge:
-        if (!m_active) return merge_reduce(sv, kernel, m_work, m_work2);
         return m_merging.reduce(sv, kernel);
     }
     return {};
@@ -198,7 +198,7 @@ class BudgetMaintainer {
   Projection m_projection;
   Merging m_merging;
   Removal m_removal;
-  Vector m_work, m_work2;
+  Vector m_work;
 };
 
 }  // namespace budgetkernel

@@ -14,79 +14,35 @@
 
 namespace budgetkernel {
 
-/// Projection-based budget maintenance.
+/// Projection-based budget maintenance (BSGD paper, section 4.2): SV p is projected onto the
+/// span of the others (eq. 16) and p chosen by the smallest ||alpha_p||^2 k_pp or by eq. (17),
+/// in O(B^2) per step from G = K^{-1} kept as an IncrementalInverse: Delta alpha_{-p} =
+/// -alpha_p G_{-p,p} / G_pp and the degradation ||alpha_p||^2 / G_pp, no solve (the paper
+/// states O(B^3) for eq. 17; docs/derivations.md, "Projection from a maintained inverse").
+/// K is copied from the rows the learner already computed. Index i of K and G is index i of
+/// the store; every erase mirrors the store's swap-with-last. Memory: two capacity^2 matrices.
 ///
-/// Keeps K (the kernel matrix of the current SVs: computed once on activation, then copied
-/// from the rows the learner already computed, so no kernel evaluation happens per step) and
-/// G = K^{-1} as an IncrementalInverse; index i of K and G is index i of the store, and every
-/// erase mirrors the store's swap-with-last. Memory: two capacity^2 matrices (none while
-/// inactive).
-///
-/// Lazy activation. The object starts *inactive*: on_push does nothing (O(1)), pending() is
-/// false and no K or G exists, so a learner whose store never exceeds its budget never calls
-/// reduce() and equals unbudgeted kernel Pegasos exactly. The first reduce(sv, kernel) (the
-/// learner calls it only when the store overflows the budget) activates it (see activate()):
-/// K is computed from the store, G is built incrementally in store order, and every SV that
-/// is numerically dependent on the ones before it is folded into them at once. After that it
-/// stays active (K and G follow every push from the learner's kernel row, as below) until
-/// clear() / deactivate().
-///
-/// Projecting SV p onto the rest (eq. 16): Delta alpha_{-p} = alpha_p K_{-p}^{-1} k_p, which
-/// the block-inverse identity turns into -alpha_p G_{-p,p} / G_pp (no solve). The residual
-/// k_pp - k_p^T K_{-p}^{-1} k_p of eq. (17) is 1 / G_pp, so the degradation is
-/// ||alpha_p||^2 / G_pp and the *exact* minimiser of eq. (17) costs O(n c) given G, where the
-/// paper states O(B^3) (docs/derivations.md, "Projection from a maintained inverse").
+/// Lazy activation: until the first reduce(sv, kernel) (the learner calls it only when the
+/// store overflows) nothing is kept and on_push is O(1), so a learner whose store never
+/// exceeds its budget equals unbudgeted kernel Pegasos exactly; activate() then builds K and G.
 ///
 /// Protocol for a learner:
 ///   sv.push(x, alpha, id);  proj.on_push(sv, krow, kappa);
 ///   if (sv.size() > budget || proj.pending()) result = proj.reduce(sv, kernel);
-/// reduce() removes *at least* one SV (more only in the activating call, see activate()), so
-/// size() <= budget holds afterwards either way.
+/// reduce() removes at least one SV, so size() <= budget holds afterwards either way.
 ///
-/// Numerically dependent SVs ("pending"): let s be the new SV's Schur complement against the
-/// others (its squared distance to their span) and beta = K^{-1} k its projection
-/// coefficients. The new SV counts as dependent when
-///     s <= dependence_tolerance() * max(kappa, max_j k_jj beta_j^2)      (tol default 1e-8).
-/// The first term catches a point already in the span of the others (a duplicate, or an RBF
-/// with a tiny gamma). The second catches a point that would make an *old* SV j dependent:
-/// after appending, j's residual against all others is 1 / G'_jj <= s / beta_j^2. Together
-/// they keep every SV's residual against the rest above tol * k_jj, so cond(K) stays below
-/// roughly n / tol however SVs come and go (erasing only increases residuals). A dependent
-/// SV is NOT appended to G (that would make G near-singular and poison later updates). While
-/// active, it is marked pending and the next reduce() projects exactly that SV, with Delta
-/// alpha = alpha_new beta and degradation ||alpha_new||^2 max(s, 0) -- essentially free, and
-/// also eq. (17)'s choice up to that amount. Pending restores "G covers every SV", so reduce()
-/// must follow a pending on_push even under the budget (it then only folds a redundant SV
-/// into the others); on_push throws std::logic_error if a pending SV was not reduced.
-/// Why 1e-8 and both terms: with tol = 1e-10, or without the second term, 40-SV RBF sets on
-/// 1-D/2-D data became numerically singular (cond > 1e16) within a few hundred steps and G
-/// turned to garbage; with both terms and tol >= 1e-9 every tested regime stayed at the
-/// accuracy of a fresh inverse.
+/// Numerically dependent SVs: a new SV whose Schur complement s (its squared distance to the
+/// others' span) is <= dependence_tolerance() * max(kappa, max_j k_jj beta_j^2), beta = K^{-1} k,
+/// is not appended to G (that would poison it) but marked pending, and the next reduce()
+/// projects exactly it (degradation ||alpha_new||^2 max(s, 0)), even under the budget. The
+/// second term keeps every old SV's residual above tol k_jj, so cond(K) stays below ~n / tol
+/// (docs/derivations.md, "Projection from a maintained inverse", also for why tol = 1e-8).
 ///
-/// Accuracy (drift control). Updating an explicit inverse loses accuracy on ill-conditioned
-/// kernel matrices (an update can multiply the error by up to ~cond(K); a fresh inverse has
-/// eps cond(K)). So, all in O(n^2) per step:
-///   1. each step verifies, against the stored K, the one column of G it relies on:
-///      on_push r = k - K (G k), reduce r = K g_p - e_p (one extra product each);
-///   2. it refines that column once (g <- g - G r; second-order accurate) and uses the
-///      refined values for the dependence test, for Delta alpha and for the degradation. The
-///      append also uses them (G' is then the exact inverse of a bordered K with k perturbed
-///      by ~|r|; measured to drift far less), while the erase must use G's own column (the
-///      downdate is then the exact inverse of a submatrix of G^{-1}; a refined column there
-///      breaks that consistency and measured much worse);
-///   3. the whole matrix is probed, max|G (K v) - v| for a fixed +-1 vector v, every
-///      check_interval() (default 100) updates of G, and after every update while
-///      max_j G_jj k_jj > 1e6 (a lower bound of cond(K)).
-/// Whenever a residual (1. relative to max|k|, or 3.) exceeds drift_tolerance() (default
-/// 1e-8), G is refactored from K in O(n^3). If even a fresh inverse misses the tolerance,
-/// the bar is raised to 10x its residual (at most 1e-4) for the next 1000 updates. Cost:
-/// well-conditioned K (the common case with d >~ 5) never refactors; a badly conditioned
-/// one (cond ~1e10, e.g. 200 SVs of 3-D data with gamma = 0.5) can refactor on most steps,
-/// i.e. O(n^3) per step -- correct, but slow. check_drift() checks the whole matrix on
-/// request.
-///
-/// Persistence: save() / load() write and restore either state exactly (K, G and the drift
-/// bookkeeping when active), so a resumed learner continues bit for bit.
+/// Drift control, O(n^2) per step: each step verifies the one column of G it uses against K
+/// and refines it once; the whole of G is probed every check_interval() updates (and after
+/// every update while K is ill-conditioned); a residual above drift_tolerance() refactors G
+/// from K in O(n^3). save() / load() restore either state exactly (a resumed learner continues
+/// bit for bit).
 class Projection {
  public:
   /// \param exact false: project the smallest SV, argmin ||alpha_p||^2 k_pp (the paper's

@@ -240,7 +240,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
   /// not yet averaging contributes its last iterate). Over the budget, the SVs enter most
   /// important first and each overflow runs this learner's maintenance step (projection or
   /// removal as in a stream; merging with its search widened to the least-degrading pair
-  /// among the smallest SVs, merge_reduce_best), which maps the averaged coefficients as it
+  /// among the smallest SVs, MergeSearch::widened), which maps the averaged coefficients as it
   /// maps alpha (eq. 22 for a merge); rep.degradation is the ||Delta w||^2 of w_t that those
   /// steps report (eq. 14). ||w||^2 is recomputed exactly; the random generator is model 0's.
   /// \param models  the models to combine: this class, the same parameters but the seed.
@@ -264,10 +264,11 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
     }
     rep.union_size = u.size();
     rep.duplicates = u.duplicates();
-    // Merging folds a union's SVs by the widened search (merge_reduce_best), without the
+    // Merging folds a union's SVs by the widened search (MergeSearch::widened), without the
     // cache, which is rebuilt at the end; projection and removal reduce as in a stream.
     const bool widened = m_p.maintenance == Maintenance::Merge && m_p.budget > 0;
-    Vector work, work2;
+    Merging widened_merge(m_p.kernel, MergeSearch::widened());
+    widened_merge.track_norm(false, m_sv);
     for (Index r : detail::combine_order(u, m_p.budget, m_p.kernel)) {
       const Eigen::Map<const Vector> x(u.x(r), m_d);
       const double xsq = x.squaredNorm();
@@ -277,7 +278,7 @@ class KernelPegasos : public OnlineLearner<KernelPegasos> {
       if (averaged) m_sv.C().row(i) = u.carried(r).transpose();
       if (!widened) m_maint.on_push(m_sv, m_krow, m_p.kernel.self(xsq));
       if ((m_p.budget > 0 && m_sv.size() > m_p.budget) || m_maint.must_reduce()) {
-        rep.degradation += (widened ? merge_reduce_best(m_sv, m_p.kernel, work, work2)
+        rep.degradation += (widened ? widened_merge.reduce(m_sv, m_p.kernel)
                                     : m_maint.reduce(m_sv, m_p.kernel, m_rng)).degradation;
         ++rep.reductions;
       }

@@ -202,7 +202,7 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
   /// union of their SVs with coefficients w_k s_k alpha (scale 1) and the intercept
   /// sum_k w_k b_k. Over the budget the SVs enter most important first and each overflow runs
   /// this learner's maintenance step (projection or removal as in a stream; merging with the
-  /// widened search merge_reduce_best), rep.degradation summing their ||Delta w||^2 (eq. 14).
+  /// widened search MergeSearch::widened), rep.degradation summing their ||Delta w||^2 (eq. 14).
   /// ||w||^2 is recomputed exactly; the ball's L0 is the largest of the models' (the largest
   /// loss at w = 0 any of them saw); the generator is model 0's; the counters are
   /// combined_regression_counters (base counted once: the step size 1/(lambda t) goes on from
@@ -222,7 +222,8 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
     // Merging folds the union's SVs by the widened search, without the maintainer's cache
     // (rebuilt at the end); projection and removal reduce as in a stream.
     const bool widened = m_p.maintenance == Maintenance::Merge && m_p.budget > 0;
-    Vector work, work2;
+    Merging widened_merge(m_p.kernel, MergeSearch::widened());
+    widened_merge.track_norm(false, m_sv);
     for (Index r : detail::combine_order(u, m_p.budget, m_p.kernel)) {
       const Eigen::Map<const Vector> x(u.x(r), m_d);
       const double xsq = x.squaredNorm();
@@ -231,7 +232,7 @@ class BSGDRegressor : public OnlineRegressor<BSGDRegressor> {
       m_sv.push(x, u.alpha(r), u.id(r));
       if (!widened) m_maint.on_push(m_sv, m_krow, m_p.kernel.self(xsq));
       if ((m_p.budget > 0 && m_sv.size() > m_p.budget) || m_maint.must_reduce()) {
-        rep.degradation += (widened ? merge_reduce_best(m_sv, m_p.kernel, work, work2)
+        rep.degradation += (widened ? widened_merge.reduce(m_sv, m_p.kernel)
                                     : m_maint.reduce(m_sv, m_p.kernel, m_rng)).degradation;
         ++rep.reductions;
       }
