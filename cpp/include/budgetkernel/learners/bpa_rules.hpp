@@ -101,15 +101,15 @@ inline NNProjection nn_projection(const BPAContext& c, Index r, double inv_kappa
 }
 
 /// eq. (7): r* = argmin Q over obj(0..n), index n standing for r = t (ties to r = t, else
-/// the first index); r = t when BPA-P found x_t in the span.
-inline Index choose_candidate(const Vector& obj, Index n, bool span) {
+/// the first index).
+inline Index choose_candidate(const Vector& obj, Index n) {
   Index best = n;
   double best_q = obj(n);  // the running minimum stays in a register
   for (Index r = 0; r < n; ++r) {
     const double q_r = obj(r);
     if (q_r < best_q) best_q = q_r, best = r;
   }
-  return span ? n : best;
+  return best;
 }
 
 /// One budget rule of Algorithm 1. A full store weighs every candidate r in I_t and r = t by
@@ -155,7 +155,7 @@ class BPARule {
     if (obj.size() != n + 1) obj.resize(n + 1);
     for (Index r = 0; r < n; ++r) obj(r) = stored_objective(c, r, sv.alpha(r).squaredNorm());
     obj(n) = std::numeric_limits<double>::infinity();
-    Index r = choose_candidate(obj, n, false);
+    Index r = choose_candidate(obj, n);
     if (r == n) r = 0;
     c.removed = r;
     ++c.maintenance;
@@ -199,10 +199,8 @@ class BPASimple : public BPARule {
     const double res = (std::max)(0.0, m_form == Residual::Quotient ? krr - krt * krt / e.kappa : krr - krt * coef);
     const double a2 = sv.alpha(r).squaredNorm();
     row = coef * sv.alpha(r).transpose() + tau * e.u;
-    c.degradation += a2 * res;
     c.ex.push_last(e.x, row, e.id);
-    c.avg.retire(sv, r);
-    sv.erase(r);
+    erase(c, r, a2, res);
   }
   double stored_objective(const BPAContext& c, Index r, double a2) const override {
     return 0.5 * a2 * c.kernel.self(c.ex.sv().sqnorm()(r));
@@ -252,12 +250,9 @@ class BPANearestNeighbor : public BPARule {
     const double a2 = sv.alpha(r).squaredNorm();
     row = p.on_new * sv.alpha(r).transpose() + tau * e.u;
     fold_into_neighbour(c, r, p);
-    c.degradation += a2 * p.residual;
     c.ex.push_last(e.x, row, e.id);
     c.nn.push_queried(sv, c.ex.krow());
-    c.avg.retire(sv, r);
-    const Index moved = sv.erase(r);
-    c.nn.on_erase(sv, c.kernel, r, moved);
+    c.nn.on_erase(sv, c.kernel, r, erase(c, r, a2, p.residual));
   }
   double stored_objective(const BPAContext& c, Index r, double a2) const override {
     return 0.5 * a2 * nn_projection(c, r, 0.0, NewExample::Excluded).residual;
@@ -265,8 +260,7 @@ class BPANearestNeighbor : public BPARule {
   void remove_stored(BPAContext& c, Index r) const override {
     const NNProjection p = nn_projection(c, r, 0.0, NewExample::Excluded);
     fold_into_neighbour(c, r, p);
-    const Index moved = erase(c, r, c.ex.sv().alpha(r).squaredNorm(), p.residual);
-    c.nn.on_erase(c.ex.sv(), c.kernel, r, moved);
+    c.nn.on_erase(c.ex.sv(), c.kernel, r, erase(c, r, c.ex.sv().alpha(r).squaredNorm(), p.residual));
   }
 
  private:
@@ -426,7 +420,7 @@ inline void bpa_budgeted_update(const BPARule& rule, BPAContext& c, const BPAExa
   if (obj.size() != n + 1) obj.resize(n + 1);
   BPACandidateT t;
   rule.objectives(c, e, base, obj, t);
-  const Index best = choose_candidate(obj, n, t.span);
+  const Index best = t.span ? n : choose_candidate(obj, n);  // BPA-P: x_t in the span takes r = t
   c.removed = best;
   ++c.maintenance;
   if (best == n) {
@@ -437,13 +431,19 @@ inline void bpa_budgeted_update(const BPARule& rule, BPAContext& c, const BPAExa
   }
 }
 
-/// combine_from's reduction: the union's SVs enter most important first, each overflow of
-/// the B + 1 stored runs the rule without a new example (reduce_stored), BPA-P activates on
-/// a full store as a step does, and the rule's side state follows every push, so that
-/// partial_fit continues from a consistent state. N: the result's n_classifiers(); begun:
-/// the average brackets the SVs that enter (averaged_union).
-inline void bpa_enter_union(const BPARule& rule, BPAContext& c, const ExpansionUnion& u, double N, bool begun,
-                            Vector& obj) {
+/// combine_from's reduction: the union of `models` (averaged_union: coefficients w_k alpha
+/// and, averaged, sum_k w_k fbar_k as the average; N the result's n_classifiers()) enters
+/// most important first, each overflow of the B + 1 stored runs the rule without a new
+/// example (reduce_stored), BPA-P activates on a full store as a step does, and the rule's
+/// side state follows every push, so that partial_fit continues from a consistent state.
+/// rep receives the union's size.
+template <class Model>
+void bpa_combine(const BPARule& rule, BPAContext& c, const std::vector<const Model*>& models, const CombinePlan& plan,
+                 double N, Vector& obj, CombineReport& rep) {
+  const ExpansionUnion u = averaged_union(models, plan, N, c.avg);
+  rep.union_size = u.size();
+  rep.duplicates = u.duplicates();
+  const bool begun = c.avg.enabled() && c.budget > 0 && u.size() > c.budget;  // brackets the SVs that enter
   SupportVectors& sv = c.ex.sv();
   for (Index r : combine_order(u, c.budget, c.kernel)) {
     rule.before_enter(c);

@@ -81,7 +81,7 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     m_ex.reset(n_features, 1, params.kernel, cap);
     m_avg.reset(m_ex.sv(), params.averaged);
     m_rng.seed(params.seed);
-    m_proj = Projection(false);
+    m_proj = Projection();  // BPA-P's inverse, inactive until the store first fills
     m_nn.reset(uses_nn() ? cap : 1);
     m_obj.resize(0);
     m_beta.resize(0);
@@ -173,13 +173,9 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     m_rng = models[0]->m_rng;
     const RegressionCounters count = detail::combined_regression_counters(models, base);
     const double N = static_cast<double>(count.examples) + 1.0;  // the result's n_classifiers()
-    const detail::ExpansionUnion u = detail::averaged_union(models, plan, N, m_avg);
-    rep.union_size = u.size();
-    rep.duplicates = u.duplicates();
-    const bool begun = m_avg.enabled() && m_p.budget > 0 && u.size() > m_p.budget;
     m_count = RegressionCounters{};  // counts the reduction's maintenance steps
     detail::BPAContext c = context();
-    detail::bpa_enter_union(*m_rule, c, u, N, begun, m_obj);
+    detail::bpa_combine(*m_rule, c, models, plan, N, m_obj, rep);
     rep.degradation = m_count.degradation;
     rep.reductions = m_count.maintenance;
     m_count = count;

@@ -92,7 +92,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     m_ex.reset(n_features, n_outputs(), params.kernel, cap);
     m_avg.reset(m_ex.sv(), params.averaged);
     m_rng.seed(params.seed);
-    m_proj = Projection(false);
+    m_proj = Projection();  // BPA-P's inverse, inactive until the store first fills
     m_nn.reset(params.budget > 0 && params.variant == BPAVariant::NearestNeighbor ? cap : 1);
     m_u.setZero(n_outputs());
     m_row.setZero(n_outputs());
@@ -174,13 +174,9 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     m_rng = models[0]->m_rng;
     const Counters count = detail::combined_counters_of(models, base);
     const double N = static_cast<double>(count.examples) + 1.0;  // the result's n_classifiers()
-    const detail::ExpansionUnion u = detail::averaged_union(models, plan, N, m_avg);
-    rep.union_size = u.size();
-    rep.duplicates = u.duplicates();
-    const bool begun = m_avg.enabled() && m_p.budget > 0 && u.size() > m_p.budget;
     m_count = Counters{};  // counts the reduction's maintenance steps (finish_combined_counters)
     detail::BPAContext c = context();
-    detail::bpa_enter_union(*m_rule, c, u, N, begun, m_obj);
+    detail::bpa_combine(*m_rule, c, models, plan, N, m_obj, rep);
     detail::finish_combined_counters(m_count, count, rep);
     m_obj.resize(0);  // the test hooks read as after load()
     m_removed = -1;

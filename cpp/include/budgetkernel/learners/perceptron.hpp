@@ -102,7 +102,7 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
                                                params.maintenance == PerceptronBudget::MaxMargin);
     m_krow_r.setZero(removes ? cap : 0);
     m_F.setZero(tracks_margins() ? cap : 0, c);
-    m_proj = Projection(false);
+    m_proj = Projection();
     m_rule = &detail::perceptron_rule(params.maintenance);
     // Projectron tracks K^{-1} of the store from the first SV on (activation of the empty store).
     if (projectron()) m_proj.activate(m_ex.sv(), m_p.kernel);
