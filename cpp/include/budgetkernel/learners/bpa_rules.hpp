@@ -42,6 +42,26 @@ struct BPAContext {
   Index budget;
 };
 
+class BPARule;
+/// What a learner of the PA family keeps for its budget rule: the rule (bpa_rule) and its
+/// side state, with the last budgeted step's objectives and choice (the test hooks).
+struct BPASideState {
+  NearestNeighbors nn;
+  Projection proj;
+  SupportVectors snapshot;
+  Vector beta, obj;
+  Index removed = -1;
+  const BPARule* rule = nullptr;
+};
+
+/// The context of a learner with counters `count` (Counters or RegressionCounters).
+template <class Count>
+BPAContext bpa_context(KernelExpansion& ex, UniformAverage& avg, BPASideState& s, Count& count, std::mt19937_64& rng,
+                       const Kernel& kernel, Index budget) {
+  return {ex,        avg, s.nn,   s.proj, s.snapshot, s.beta, count.updates, count.maintenance, count.degradation,
+          s.removed, rng, kernel, budget};
+}
+
 /// The example of a budgeted step: x_t (last scored), k_tt, its loss L > 0, the update
 /// direction u (a coefficient row per unit step) with ||u||^2, the PA step rule and x_t's id.
 struct BPAExample {
@@ -398,6 +418,29 @@ inline const BPARule& bpa_rule(BPAVariant v, Index budget, BPASimple::Residual s
   if (v == BPAVariant::Project) return project;
   if (v == BPAVariant::Random) return random;
   return simple;
+}
+
+/// pa_type of a model file (0 = PA, 1 = PA-I, 2 = PA-II).
+/// \throws std::runtime_error ("model file: ...") on another value.
+inline std::int32_t read_pa_type(const FieldMap& fm) {
+  const auto pa_type = fm.get_i64("pa_type");
+  if (pa_type < 0 || pa_type > 2) corrupt("invalid pa_type");
+  return static_cast<std::int32_t>(pa_type);
+}
+
+/// The rule's side state in a model file, kept so that a loaded learner resumes bit for bit:
+/// BPA-NN's neighbours ("nn.*"), BPA-P's maintained inverse ("proj.*").
+inline void save_bpa_state(FieldMap& fm, BPAVariant v, Index budget, const NearestNeighbors& nn,
+                           const Projection& proj) {
+  if (budget > 0 && v == BPAVariant::NearestNeighbor) nn.save(fm, "nn.");
+  if (budget > 0 && v == BPAVariant::Project) proj.save(fm, "proj.");
+}
+/// Reads what save_bpa_state wrote, for the store sv already loaded.
+/// \throws std::runtime_error ("model file: ...") on missing or inconsistent fields.
+inline void load_bpa_state(const FieldMap& fm, BPAVariant v, Index budget, const SupportVectors& sv,
+                           NearestNeighbors& nn, Projection& proj) {
+  if (budget > 0 && v == BPAVariant::NearestNeighbor) nn.load(fm, "nn.", sv);
+  if (budget > 0 && v == BPAVariant::Project) proj.load(fm, "proj.", sv);
 }
 
 /// The PA step with nothing removed (unbudgeted PA, the under-budget branch, PA+Rand): x_t

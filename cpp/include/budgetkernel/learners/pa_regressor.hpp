@@ -81,14 +81,14 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     m_ex.reset(n_features, 1, params.kernel, cap);
     m_avg.reset(m_ex.sv(), params.averaged);
     m_rng.seed(params.seed);
-    m_proj = Projection();  // BPA-P's inverse, inactive until the store first fills
-    m_nn.reset(uses_nn() ? cap : 1);
-    m_obj.resize(0);
-    m_beta.resize(0);
+    m_bpa.proj = Projection();  // BPA-P's inverse, inactive until the store first fills
+    m_bpa.nn.reset(params.budget > 0 && params.variant == BPAVariant::NearestNeighbor ? cap : 1);
+    m_bpa.obj.resize(0);
+    m_bpa.beta.resize(0);
     m_u.setOnes(1);
     m_row.setZero(1);
-    m_removed = -1;
-    m_rule = &detail::bpa_rule(params.variant, params.budget, detail::BPASimple::Residual::Coefficient);
+    m_bpa.removed = -1;
+    m_bpa.rule = &detail::bpa_rule(params.variant, params.budget, detail::BPASimple::Residual::Coefficient);
     m_bias = m_bias_sum = m_rho_sum = 0.0;
   }
 
@@ -106,8 +106,8 @@ class PARegressor : public OnlineRegressor<PARegressor> {
   double expected_support() const { return m_rho_sum; }
   /// Test hooks of the last budgeted step, as PassiveAggressive's (Q of every candidate,
   /// index n for r = t; the chosen index). Empty / -1 before any such step and after load().
-  const Vector& last_objectives() const { return m_obj; }
-  Index last_removed() const { return m_removed; }
+  const Vector& last_objectives() const { return m_bpa.obj; }
+  Index last_removed() const { return m_bpa.removed; }
 
   /// One example: the prequential prediction, then the step of the class comment.
   /// \param x  n_features() values, already checked.  \param y  its target, already checked.
@@ -175,15 +175,15 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     const double N = static_cast<double>(count.examples) + 1.0;  // the result's n_classifiers()
     m_count = RegressionCounters{};  // counts the reduction's maintenance steps
     detail::BPAContext c = context();
-    detail::bpa_combine(*m_rule, c, models, plan, N, m_obj, rep);
+    detail::bpa_combine(*m_bpa.rule, c, models, plan, N, m_bpa.obj, rep);
     rep.degradation = m_count.degradation;
     rep.reductions = m_count.maintenance;
     m_count = count;
     m_count.degradation += rep.degradation;
     m_count.maintenance += rep.reductions;
     combine_intercepts(models, plan, base, N);
-    m_obj.resize(0);  // the test hooks read as after load()
-    m_removed = -1;
+    m_bpa.obj.resize(0);  // the test hooks read as after load()
+    m_bpa.removed = -1;
     metadata = models[0]->metadata;
   }
   // ---- end of the combine block ----
@@ -209,8 +209,7 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     fm.set("intercept_sum", m_bias_sum);
     fm.set("rho_sum", m_rho_sum);
     fm.set_matrix("bias", RowMatrix::Constant(1, 1, predict_intercept()));
-    if (uses_nn()) m_nn.save(fm, "nn.");
-    if (uses_projection()) m_proj.save(fm, "proj.");
+    detail::save_bpa_state(fm, m_p.variant, m_p.budget, m_bpa.nn, m_bpa.proj);
     m_avg.save(fm, m_ex.sv(), n_classifiers());
   }
 
@@ -220,9 +219,7 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     PARegressorParams p;
     p.kernel = read_kernel(fm);
     p.C = fm.get_f64("C");
-    const auto pa_type = fm.get_i64("pa_type");
-    if (pa_type < 0 || pa_type > 2) detail::corrupt("invalid pa_type");
-    p.pa_type = static_cast<std::int32_t>(pa_type);
+    p.pa_type = detail::read_pa_type(fm);
     p.epsilon = fm.get_f64("epsilon");
     p.budget = fm.get_i64("budget");
     p.variant = detail::enum_from_code(pa_regressor_variant_names, fm.get_i64("variant"), "variant");
@@ -259,8 +256,7 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     if (!std::isfinite(fresh.m_bias) || !std::isfinite(fresh.m_bias_sum) || (!p.fit_intercept && fresh.m_bias != 0.0) ||
         !(fresh.m_rho_sum >= 0.0) || !std::isfinite(fresh.m_rho_sum))
       detail::corrupt("invalid intercept or rho_sum");
-    if (fresh.uses_nn()) fresh.m_nn.load(fm, "nn.", fresh.m_ex.sv());
-    if (fresh.uses_projection()) fresh.m_proj.load(fm, "proj.", fresh.m_ex.sv());
+    detail::load_bpa_state(fm, p.variant, p.budget, fresh.m_ex.sv(), fresh.m_bpa.nn, fresh.m_bpa.proj);
     fresh.m_avg.load(fm, fresh.m_ex.sv());
     if (fresh.m_avg.enabled() != p.averaged) detail::corrupt("averaging flag disagrees with the averaged state");
     *this = std::move(fresh);
@@ -269,8 +265,6 @@ class PARegressor : public OnlineRegressor<PARegressor> {
  private:
   /// The PA step (pa_step.hpp) with SPA's weight of this step: C Z / rho, C without sampling.
   detail::PAStep rule() const { return {m_p.pa_type, m_cw}; }
-  bool uses_nn() const { return m_p.budget > 0 && m_p.variant == BPAVariant::NearestNeighbor; }
-  bool uses_projection() const { return m_p.budget > 0 && m_p.variant == BPAVariant::Project; }
 
   /// combine_from's check: the models must share every parameter but the seed.
   static void check_combinable(const PARegressorParams& a, const PARegressorParams& b) {
@@ -323,15 +317,14 @@ class PARegressor : public OnlineRegressor<PARegressor> {
 
   /// What the budget rule reads and changes.
   detail::BPAContext context() {
-    return {m_ex,           m_avg,          m_nn, m_proj, m_snapshot, m_beta, m_count.updates, m_count.maintenance,
-            m_count.degradation, m_removed, m_rng, m_p.kernel, m_p.budget};
+    return detail::bpa_context(m_ex, m_avg, m_bpa, m_count, m_rng, m_p.kernel, m_p.budget);
   }
 
   /// The PA / BPA step for loss L > 0 in direction u = sign of the residual.
   void update(const double* x, double y, double kappa, double L) {
     detail::BPAContext c = context();
     if (!(m_p.budget > 0 && m_ex.size() >= m_p.budget)) return add_example(c, x, kappa, L);
-    if (m_rule->prepare_full(c)) {
+    if (m_bpa.rule->prepare_full(c)) {
       // The fold changed the model (projection.hpp's lazy activation): decide afresh.
       kappa = m_ex.score(x);
       const double r = y - m_bias - m_ex.f()(0);
@@ -344,27 +337,24 @@ class PARegressor : public OnlineRegressor<PARegressor> {
       return;
     }
     // ||u||^2 = 1: the binary classifier's step (the class comment).
-    detail::bpa_budgeted_update(*m_rule, c, {x, kappa, L, m_u, 1.0, rule(), m_count.examples}, m_obj, m_row);
+    const detail::BPAExample e{x, kappa, L, m_u, 1.0, rule(), m_count.examples};
+    detail::bpa_budgeted_update(*m_bpa.rule, c, e, m_bpa.obj, m_row);
   }
 
   /// Unbudgeted PA (and the under-budget branch): x_t joins with coefficient tau s.
   void add_example(detail::BPAContext& c, const double* x, double kappa, double L) {
     m_row = rule().step_size(L, kappa) * m_u;
-    detail::bpa_add(*m_rule, c, x, kappa, m_row, m_count.examples);
+    detail::bpa_add(*m_bpa.rule, c, x, kappa, m_row, m_count.examples);
   }
 
   SPASampling m_sampling = spa_bernoulli;
   PARegressorParams m_p;
   KernelExpansion m_ex;
   std::mt19937_64 m_rng;
-  Projection m_proj;
-  NearestNeighbors m_nn;
   UniformAverage m_avg;
-  SupportVectors m_snapshot;  // the store before BPA-P's activation (averaging only)
-  Vector m_obj, m_beta, m_favg;  // candidate objectives; BPA-P's K^{-1} k_t; averaged score
+  detail::BPASideState m_bpa;  // the variant's rule and its side state
+  Vector m_favg;  // the averaged score
   Vector m_u, m_row;  // the step's direction (sign(r), one value); a coefficient-row buffer
-  Index m_removed = -1;
-  const detail::BPARule* m_rule = nullptr;  // the variant's rule (bpa_rule), chosen by reset()
   double m_cw = 1.0;  // the step's weight C Z / rho
   double m_bias = 0.0, m_bias_sum = 0.0, m_rho_sum = 0.0;
 };

@@ -92,14 +92,14 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     m_ex.reset(n_features, n_outputs(), params.kernel, cap);
     m_avg.reset(m_ex.sv(), params.averaged);
     m_rng.seed(params.seed);
-    m_proj = Projection();  // BPA-P's inverse, inactive until the store first fills
-    m_nn.reset(params.budget > 0 && params.variant == BPAVariant::NearestNeighbor ? cap : 1);
+    m_bpa.proj = Projection();  // BPA-P's inverse, inactive until the store first fills
+    m_bpa.nn.reset(params.budget > 0 && params.variant == BPAVariant::NearestNeighbor ? cap : 1);
     m_u.setZero(n_outputs());
     m_row.setZero(n_outputs());
-    m_obj.resize(0);
-    m_beta.resize(0);
-    m_removed = -1;
-    m_rule = &detail::bpa_rule(params.variant, params.budget, detail::BPASimple::Residual::Quotient);
+    m_bpa.obj.resize(0);
+    m_bpa.beta.resize(0);
+    m_bpa.removed = -1;
+    m_bpa.rule = &detail::bpa_rule(params.variant, params.budget, detail::BPASimple::Residual::Quotient);
   }
 
   const PAParams& params() const { return m_p; }
@@ -176,10 +176,10 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     const double N = static_cast<double>(count.examples) + 1.0;  // the result's n_classifiers()
     m_count = Counters{};  // counts the reduction's maintenance steps (finish_combined_counters)
     detail::BPAContext c = context();
-    detail::bpa_combine(*m_rule, c, models, plan, N, m_obj, rep);
+    detail::bpa_combine(*m_bpa.rule, c, models, plan, N, m_bpa.obj, rep);
     detail::finish_combined_counters(m_count, count, rep);
-    m_obj.resize(0);  // the test hooks read as after load()
-    m_removed = -1;
+    m_bpa.obj.resize(0);  // the test hooks read as after load()
+    m_bpa.removed = -1;
     metadata = models[0]->metadata;
   }
 
@@ -187,9 +187,9 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// The PA / BPA step for an example with loss L > 0 (the ramp test passed).
   void update(const double* x, std::int32_t y, double kappa, double L) {
     detail::BPAContext c = context();
-    if (!(m_p.budget > 0 && m_ex.size() >= m_p.budget && m_rule->weighs_candidates()))
+    if (!(m_p.budget > 0 && m_ex.size() >= m_p.budget && m_bpa.rule->weighs_candidates()))
       return add_example(c, x, kappa, L);
-    if (m_rule->prepare_full(c)) {
+    if (m_bpa.rule->prepare_full(c)) {
       // BPA-P's lazy activation (projection.hpp) folded numerically dependent SVs into the
       // others: the model and the store order changed, so x is scored again and the step
       // decided afresh under the budget.
@@ -201,7 +201,8 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
         ++m_count.updates;  // the fold alone changed the model
       return;
     }
-    detail::bpa_budgeted_update(*m_rule, c, {x, kappa, L, m_u, u2(), rule(), m_count.examples}, m_obj, m_row);
+    const detail::BPAExample e{x, kappa, L, m_u, u2(), rule(), m_count.examples};
+    detail::bpa_budgeted_update(*m_bpa.rule, c, e, m_bpa.obj, m_row);
   }
 
  public:
@@ -255,12 +256,12 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// BPA-P found x_t in the span of the SVs and took r = t directly); and the chosen index.
   /// PA+Rand leaves the objectives empty and reports the removed index (n for x_t).
   /// Empty / -1 before any such update (and after load()).
-  const Vector& last_objectives() const { return m_obj; }
-  Index last_removed() const { return m_removed; }
+  const Vector& last_objectives() const { return m_bpa.obj; }
+  Index last_removed() const { return m_bpa.removed; }
   /// BPA-NN bookkeeping (maintained only for the NearestNeighbor variant with a budget).
-  const NearestNeighbors& nearest_neighbors() const { return m_nn; }
+  const NearestNeighbors& nearest_neighbors() const { return m_bpa.nn; }
   /// BPA-P's maintained inverse (active after the first budgeted update).
-  const Projection& projection() const { return m_proj; }
+  const Projection& projection() const { return m_bpa.proj; }
 
   /// Writes the whole state (learner name "pa"): parameters, counters, the kernel expansion
   /// (the fields budgetkernel::Model reads), the generator, and the BPA-NN bookkeeping or the
@@ -276,8 +277,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     fm.set_int("variant", static_cast<std::int64_t>(m_p.variant));
     fm.set_int("seed", static_cast<std::int64_t>(m_p.seed));
     fm.set_bytes("rng", detail::rng_state(m_rng));
-    if (uses_nn()) m_nn.save(fm, "nn.");
-    if (uses_projection()) m_proj.save(fm, "proj.");
+    detail::save_bpa_state(fm, m_p.variant, m_p.budget, m_bpa.nn, m_bpa.proj);
     fm.set_int("averaged", m_p.averaged ? 1 : 0);
     m_avg.save(fm, m_ex.sv(), n_classifiers());
   }
@@ -290,9 +290,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     PAParams p;
     p.kernel = read_kernel(fm);
     p.C = fm.get_f64("C");
-    const auto pa_type = fm.get_i64("pa_type");
-    if (pa_type < 0 || pa_type > 2) detail::corrupt("invalid pa_type");
-    p.pa_type = static_cast<std::int32_t>(pa_type);
+    p.pa_type = detail::read_pa_type(fm);
     p.loss = detail::enum_from_code(pa_loss_names, fm.get_i64("loss"), "loss");
     p.variant = detail::enum_from_code(bpa_variant_names, fm.get_i64("variant"), "variant");
     p.budget = fm.get_i64("budget");
@@ -311,8 +309,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     for (Index i = 0; i < fresh.m_ex.size(); ++i)
       if (fresh.m_ex.sv().id(i) < 0 || fresh.m_ex.sv().id(i) > fresh.m_count.examples) detail::corrupt("invalid SV id");
     detail::set_rng_state(fresh.m_rng, fm.get_bytes("rng"));
-    if (fresh.uses_nn()) fresh.m_nn.load(fm, "nn.", fresh.m_ex.sv());
-    if (fresh.uses_projection()) fresh.m_proj.load(fm, "proj.", fresh.m_ex.sv());
+    detail::load_bpa_state(fm, p.variant, p.budget, fresh.m_ex.sv(), fresh.m_bpa.nn, fresh.m_bpa.proj);
     fresh.m_avg.load(fm, fresh.m_ex.sv());
     if (fresh.m_avg.enabled() != p.averaged) detail::corrupt("averaging flag disagrees with the averaged state");
     *this = std::move(fresh);  // all or nothing: a failed load leaves the learner unchanged
@@ -321,12 +318,9 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
  private:
   /// The PA step of these parameters (pa_step.hpp).
   detail::PAStep rule() const { return {m_p.pa_type, m_p.C}; }
-  bool uses_nn() const { return m_p.budget > 0 && m_p.variant == BPAVariant::NearestNeighbor; }
-  bool uses_projection() const { return m_p.budget > 0 && m_p.variant == BPAVariant::Project; }
   /// What the budget rule reads and changes.
   detail::BPAContext context() {
-    return {m_ex,           m_avg,          m_nn, m_proj, m_snapshot, m_beta, m_count.updates, m_count.maintenance,
-            m_count.degradation, m_removed, m_rng, m_p.kernel, m_p.budget};
+    return detail::bpa_context(m_ex, m_avg, m_bpa, m_count, m_rng, m_p.kernel, m_p.budget);
   }
 
   /// combine_from's check: the models must share every parameter but the seed.
@@ -369,20 +363,15 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// coefficient row tau u, tau from q = ||u||^2 k(x_t, x_t) (eq. 3 kernelised).
   void add_example(detail::BPAContext& c, const double* x, double kappa, double L) {
     m_row = rule().step_size(L, u2() * kappa) * m_u;
-    detail::bpa_add(*m_rule, c, x, kappa, m_row, m_count.examples);
+    detail::bpa_add(*m_bpa.rule, c, x, kappa, m_row, m_count.examples);
   }
 
   PAParams m_p;
   KernelExpansion m_ex;
   std::mt19937_64 m_rng;
-  Projection m_proj;
-  NearestNeighbors m_nn;
   UniformAverage m_avg;
-  SupportVectors m_snapshot;  // the store before BPA-P's activation (averaging only)
+  detail::BPASideState m_bpa;  // the variant's rule and its side state
   Vector m_u, m_row, m_favg;  // the class direction u, a coefficient-row buffer, averaged scores
-  Vector m_obj, m_beta;  // candidate objectives; BPA-P: K^{-1} k_t of the last candidate
-  Index m_removed = -1;
-  const detail::BPARule* m_rule = nullptr;  // the variant's rule (bpa_rule), chosen by reset()
 };
 
 }  // namespace budgetkernel

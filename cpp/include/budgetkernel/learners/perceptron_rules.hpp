@@ -363,7 +363,8 @@ inline const PerceptronRule& perceptron_rule(PerceptronBudget m) {
   static const RandomRemoval random;
   static const Forgetron forgetron;
   static const MaxMarginRemoval max_margin;
-  static const Projectron projectron(Projectron::MarginErrors::Ignored), projectron_pp(Projectron::MarginErrors::Learned);
+  static const Projectron projectron(Projectron::MarginErrors::Ignored);
+  static const Projectron projectron_pp(Projectron::MarginErrors::Learned);
   switch (m) {
     case PerceptronBudget::Stop: return stop;
     case PerceptronBudget::Forgetron: return forgetron;
