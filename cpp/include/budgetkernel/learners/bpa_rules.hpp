@@ -1,11 +1,10 @@
 #pragma once
 /// \file learners/bpa_rules.hpp
 /// The budget rules of Wang & Vucetic, "Online Passive-Aggressive Algorithms on a Budget"
-/// (AISTATS 2010, the BPA paper), one class each: BPA-S, BPA-NN, BPA-P and the PA+Rand
-/// baseline. PassiveAggressive and PARegressor pick one at construction (bpa_rule) and call
-/// it through BPARule; the regressor is the binary classifier with u = the sign of the
+/// (AISTATS 2010, the BPA paper; its equation numbers), one class each: BPA-S, BPA-NN, BPA-P
+/// and PA+Rand. PassiveAggressive and PARegressor pick one at construction (bpa_rule) and
+/// call it through BPARule; the regressor is the binary classifier with u = the sign of the
 /// residual (docs/derivations.md, "PA regression on a budget"), so both share every rule.
-/// Equation numbers refer to the BPA paper.
 
 #include "../budget/nearest_neighbor.hpp"
 #include "../budget/projection.hpp"
@@ -43,8 +42,8 @@ struct BPAContext {
 };
 
 class BPARule;
-/// What a learner of the PA family keeps for its budget rule: the rule (bpa_rule) and its
-/// side state, with the last budgeted step's objectives and choice (the test hooks).
+/// A PA learner's budget rule (bpa_rule), its side state, and the last budgeted step's
+/// objectives and choice (the test hooks).
 struct BPASideState {
   NearestNeighbors nn;
   Projection proj;
@@ -474,12 +473,10 @@ inline void bpa_budgeted_update(const BPARule& rule, BPAContext& c, const BPAExa
   }
 }
 
-/// combine_from's reduction: the union of `models` (averaged_union: coefficients w_k alpha
-/// and, averaged, sum_k w_k fbar_k as the average; N the result's n_classifiers()) enters
-/// most important first, each overflow of the B + 1 stored runs the rule without a new
-/// example (reduce_stored), BPA-P activates on a full store as a step does, and the rule's
-/// side state follows every push, so that partial_fit continues from a consistent state.
-/// rep receives the union's size.
+/// combine_from's reduction: the union of `models` (averaged_union; N = the result's
+/// n_classifiers()) enters most important first; each overflow of the B + 1 stored runs the
+/// rule without a new example (reduce_stored), and the rule's side state follows every push
+/// (BPA-P activating on a full store as a step does), so partial_fit continues consistently.
 template <class Model>
 void bpa_combine(const BPARule& rule, BPAContext& c, const std::vector<const Model*>& models, const CombinePlan& plan,
                  double N, Vector& obj, CombineReport& rep) {
