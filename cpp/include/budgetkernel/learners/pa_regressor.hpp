@@ -155,7 +155,7 @@ class PARegressor : public OnlineRegressor<PARegressor> {
   /// with one output: the union of their SVs with coefficients w_k alpha and, averaged,
   /// sum_k w_k fbar_k as the average (detail::averaged_union; the averaged intercept
   /// sum_k w_k mean(b_k) too), reduced to the budget by the variant's rule without a new
-  /// example (detail::bpa_enter_union); rep.degradation sums the exact ||Delta f||^2 of
+  /// example (detail::bpa_combine); rep.degradation sums the exact ||Delta f||^2 of
   /// those steps. The counters are combined_regression_counters plus the reduction's steps,
   /// SPA's rho_sum adds up as they do, the intercept is combined_intercept, the generator is
   /// model 0's.

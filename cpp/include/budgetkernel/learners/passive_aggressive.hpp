@@ -158,7 +158,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// This model becomes sum_k w_k f_k of `models` (learners/combine.hpp): the union of their
   /// SVs with coefficients w_k alpha, and with averaging sum_k w_k fbar_k as the average
   /// (detail::averaged_union), reduced to the budget by the variant's rule without a new
-  /// example (detail::bpa_enter_union). rep.degradation sums the exact ||Delta w||^2 of those
+  /// example (detail::bpa_combine). rep.degradation sums the exact ||Delta w||^2 of those
   /// steps. Counters: combined (detail::combined_counters) plus the reduction's steps; the
   /// generator is model 0's.
   /// \param models  the models to combine: this class, the same parameters but the seed.
