@@ -8,15 +8,11 @@
 /// docs/derivations.md, "PA regression on a budget", shows that the regression step is the
 /// binary classifier's with the label replaced by the sign of the residual.
 
-#include "../budget/nearest_neighbor.hpp"
-#include "../budget/projection.hpp"
-#include "../detail/random.hpp"
+#include "bpa_rules.hpp"
 #include "combine_regression.hpp"
-#include "pa_step.hpp"
 #include "passive_aggressive.hpp"
-#include "sparse_pa.hpp"
 #include "regressor_base.hpp"
-#include "uniform_average.hpp"
+#include "sparse_pa.hpp"
 
 #include <limits>
 
@@ -85,10 +81,14 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     m_ex.reset(n_features, 1, params.kernel, cap);
     m_avg.reset(m_ex.sv(), params.averaged);
     m_rng.seed(params.seed);
-    m_proj = Projection(false);
-    m_nn.reset(uses_nn() ? cap : 1);
-    m_obj.resize(0);
-    m_removed = -1;
+    m_bpa.proj = Projection();  // BPA-P's inverse, inactive until the store first fills
+    m_bpa.nn.reset(params.budget > 0 && params.variant == BPAVariant::NearestNeighbor ? cap : 1);
+    m_bpa.obj.resize(0);
+    m_bpa.beta.resize(0);
+    m_u.setOnes(1);
+    m_row.setZero(1);
+    m_bpa.removed = -1;
+    m_bpa.rule = &detail::bpa_rule(params.variant, params.budget, detail::BPASimple::Residual::Coefficient);
     m_bias = m_bias_sum = m_rho_sum = 0.0;
   }
 
@@ -106,8 +106,8 @@ class PARegressor : public OnlineRegressor<PARegressor> {
   double expected_support() const { return m_rho_sum; }
   /// Test hooks of the last budgeted step, as PassiveAggressive's (Q of every candidate,
   /// index n for r = t; the chosen index). Empty / -1 before any such step and after load().
-  const Vector& last_objectives() const { return m_obj; }
-  Index last_removed() const { return m_removed; }
+  const Vector& last_objectives() const { return m_bpa.obj; }
+  Index last_removed() const { return m_bpa.removed; }
 
   /// One example: the prequential prediction, then the step of the class comment.
   /// \param x  n_features() values, already checked.  \param y  its target, already checked.
@@ -120,7 +120,7 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     const double r = y - m_bias - f;
     const double L = std::abs(r) - m_p.epsilon;
     if (L > 0.0 && kappa > 0.0 && sampled(L)) {
-      m_s = r > 0.0 ? 1.0 : -1.0;
+      m_u(0) = r > 0.0 ? 1.0 : -1.0;
       m_avg.begin_all(m_ex.sv(), t);
       update(x, y, kappa, L);
       m_avg.end_all(m_ex.sv(), t);
@@ -154,13 +154,11 @@ class PARegressor : public OnlineRegressor<PARegressor> {
   /// This model becomes b + sum_k w_k f_k of `models`, as PassiveAggressive::combine_from
   /// with one output: the union of their SVs with coefficients w_k alpha and, averaged,
   /// sum_k w_k fbar_k as the average (detail::averaged_union; the averaged intercept
-  /// sum_k w_k mean(b_k) too). Over the budget the SVs enter most important first, each
-  /// overflow of the B + 1 stored SVs runs the variant's rule without a new example
-  /// (reduce_stored), BPA-P activates its projection on a full store as step() does, and
-  /// BPA-NN's neighbours and BPA-P's inverse follow every push, so partial_fit continues from
-  /// a consistent state; rep.degradation sums the exact ||Delta f||^2 of those steps. The
-  /// counters are combined_regression_counters plus the reduction's steps, SPA's rho_sum adds
-  /// up as they do, the intercept is combined_intercept, the generator is model 0's.
+  /// sum_k w_k mean(b_k) too), reduced to the budget by the variant's rule without a new
+  /// example (detail::bpa_combine); rep.degradation sums the exact ||Delta f||^2 of
+  /// those steps. The counters are combined_regression_counters plus the reduction's steps,
+  /// SPA's rho_sum adds up as they do, the intercept is combined_intercept, the generator is
+  /// model 0's.
   /// \param models  the models to combine: this class, the same parameters but the seed.
   /// \param plan    the validated weights and budget (combine() makes it).
   /// \param base    the model all of them continued from, or null (counted once).
@@ -175,33 +173,17 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     m_rng = models[0]->m_rng;
     const RegressionCounters count = detail::combined_regression_counters(models, base);
     const double N = static_cast<double>(count.examples) + 1.0;  // the result's n_classifiers()
-    const detail::ExpansionUnion u = detail::averaged_union(models, plan, N, m_avg);
-    rep.union_size = u.size();
-    rep.duplicates = u.duplicates();
-    const bool begun = m_avg.enabled() && m_p.budget > 0 && u.size() > m_p.budget;
-    SupportVectors& sv = m_ex.sv();
     m_count = RegressionCounters{};  // counts the reduction's maintenance steps
-    for (Index r : detail::combine_order(u, m_p.budget, m_p.kernel)) {
-      if (uses_projection() && !m_proj.active() && sv.size() >= m_p.budget) activate_projection();
-      const double kappa = m_ex.score(u.x(r));
-      const Index i = m_ex.push_last(u.x(r), u.alpha(r), u.id(r));
-      m_avg.enter(sv, i, u.carried(r), N, begun);
-      if (uses_nn()) m_nn.on_push(sv, m_ex.krow());
-      if (m_proj.active()) {
-        m_proj.on_push(sv, m_ex.krow(), kappa);
-        if (m_proj.pending()) fold_pending();
-      }
-      if (m_p.budget > 0 && sv.size() > m_p.budget) reduce_stored();
-    }
-    if (begun) m_avg.end_all(sv, N);
+    detail::BPAContext c = context();
+    detail::bpa_combine(*m_bpa.rule, c, models, plan, N, m_bpa.obj, rep);
     rep.degradation = m_count.degradation;
     rep.reductions = m_count.maintenance;
     m_count = count;
     m_count.degradation += rep.degradation;
     m_count.maintenance += rep.reductions;
     combine_intercepts(models, plan, base, N);
-    m_obj.resize(0);  // the test hooks read as after load()
-    m_removed = -1;
+    m_bpa.obj.resize(0);  // the test hooks read as after load()
+    m_bpa.removed = -1;
     metadata = models[0]->metadata;
   }
   // ---- end of the combine block ----
@@ -227,8 +209,7 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     fm.set("intercept_sum", m_bias_sum);
     fm.set("rho_sum", m_rho_sum);
     fm.set_matrix("bias", RowMatrix::Constant(1, 1, predict_intercept()));
-    if (uses_nn()) m_nn.save(fm, "nn.");
-    if (uses_projection()) m_proj.save(fm, "proj.");
+    detail::save_bpa_state(fm, m_p.variant, m_p.budget, m_bpa.nn, m_bpa.proj);
     m_avg.save(fm, m_ex.sv(), n_classifiers());
   }
 
@@ -238,9 +219,7 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     PARegressorParams p;
     p.kernel = read_kernel(fm);
     p.C = fm.get_f64("C");
-    const auto pa_type = fm.get_i64("pa_type");
-    if (pa_type < 0 || pa_type > 2) detail::corrupt("invalid pa_type");
-    p.pa_type = static_cast<std::int32_t>(pa_type);
+    p.pa_type = detail::read_pa_type(fm);
     p.epsilon = fm.get_f64("epsilon");
     p.budget = fm.get_i64("budget");
     p.variant = detail::enum_from_code(pa_regressor_variant_names, fm.get_i64("variant"), "variant");
@@ -277,8 +256,7 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     if (!std::isfinite(fresh.m_bias) || !std::isfinite(fresh.m_bias_sum) || (!p.fit_intercept && fresh.m_bias != 0.0) ||
         !(fresh.m_rho_sum >= 0.0) || !std::isfinite(fresh.m_rho_sum))
       detail::corrupt("invalid intercept or rho_sum");
-    if (fresh.uses_nn()) fresh.m_nn.load(fm, "nn.", fresh.m_ex.sv());
-    if (fresh.uses_projection()) fresh.m_proj.load(fm, "proj.", fresh.m_ex.sv());
+    detail::load_bpa_state(fm, p.variant, p.budget, fresh.m_ex.sv(), fresh.m_bpa.nn, fresh.m_bpa.proj);
     fresh.m_avg.load(fm, fresh.m_ex.sv());
     if (fresh.m_avg.enabled() != p.averaged) detail::corrupt("averaging flag disagrees with the averaged state");
     *this = std::move(fresh);
@@ -287,13 +265,6 @@ class PARegressor : public OnlineRegressor<PARegressor> {
  private:
   /// The PA step (pa_step.hpp) with SPA's weight of this step: C Z / rho, C without sampling.
   detail::PAStep rule() const { return {m_p.pa_type, m_cw}; }
-  /// BPA-NN's projection of SV r (pa_step.hpp): onto {x_t, NN(r)} for the example last
-  /// scored, or onto {NN(r)} alone with no new example (with_t false, combine_from).
-  double nn_projection(Index r, double inv_kappa, double& bm, double& bt, bool with_t = true) const {
-    return detail::bpa_nn_projection(m_ex, m_p.kernel, m_nn, r, inv_kappa, bm, bt, with_t);
-  }
-  bool uses_nn() const { return m_p.budget > 0 && m_p.variant == BPAVariant::NearestNeighbor; }
-  bool uses_projection() const { return m_p.budget > 0 && m_p.variant == BPAVariant::Project; }
 
   /// combine_from's check: the models must share every parameter but the seed.
   static void check_combinable(const PARegressorParams& a, const PARegressorParams& b) {
@@ -323,50 +294,6 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     m_rho_sum = (std::max)(m_rho_sum, 0.0);
   }
 
-  /// combine_from's maintenance step: the store holds B + 1 SVs and no new example is at hand.
-  /// PassiveAggressive::reduce_stored with one output: for every stored r, Q(w^r) of BPA's
-  /// Proposition 1 (eq. 7-9) with t neither in S nor stepping, Q = 1/2 alpha_r^2 res_r, the
-  /// least wins (ties to the lowest index) and x_r is projected onto S and removed:
-  ///   BPA-S:  S = {}: res_r = k_rr, a plain removal;
-  ///   BPA-NN: S = {NN(r)}: res_r = k_rr - k_rm^2 / k_mm, alpha_NN += (k_rm / k_mm) alpha_r;
-  ///   BPA-P:  S = the other SVs: res_r = 1 / G_rr (the maintained inverse), by reduce_at.
-  /// Each degradation alpha_r^2 res_r is the exact ||Delta f||^2 of the step.
-  void reduce_stored() {
-    SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    m_obj.resize(n);
-    double bm = 0.0, bt = 0.0;
-    for (Index r = 0; r < n; ++r) {
-      const double a2 = sv.alpha(r)(0) * sv.alpha(r)(0);
-      switch (m_p.variant) {
-        case BPAVariant::Simple: m_obj(r) = 0.5 * a2 * m_p.kernel.self(sv.sqnorm()(r)); break;
-        case BPAVariant::NearestNeighbor: m_obj(r) = 0.5 * a2 * nn_projection(r, 0.0, bm, bt, false); break;
-        default: m_obj(r) = 0.5 * a2 / m_proj.inverse_diagonal(r); break;
-      }
-    }
-    Index r = 0;  // no finite objective (a broken inverse): the first SV
-    for (Index j = 1; j < n; ++j)
-      if (m_obj(j) < m_obj(r)) r = j;
-    ++m_count.maintenance;
-    if (m_p.variant == BPAVariant::Project) {
-      m_avg.retire(sv, r);
-      m_count.degradation += m_proj.reduce_at(sv, r).degradation;
-      return;
-    }
-    const double ar = sv.alpha(r)(0);
-    double res = m_p.kernel.self(sv.sqnorm()(r));
-    if (uses_nn()) {
-      res = nn_projection(r, 0.0, bm, bt, false);
-      const Index m = m_nn.nn(r);
-      if (m != NearestNeighbors::none && bm != 0.0) sv.alpha(m)(0) += bm * ar;
-    }
-    m_count.degradation += ar * ar * res;
-    m_avg.retire(sv, r);
-    const Index moved = sv.erase(r);
-    if (uses_nn()) m_nn.on_erase(sv, m_p.kernel, r, moved);
-  }
-
-
   /// mean_k b_k + fbar(x) for the example just scored (before step t counts it).
   double averaged_prediction(const double* x) {
     const double N = n_classifiers();
@@ -388,172 +315,47 @@ class PARegressor : public OnlineRegressor<PARegressor> {
     return true;
   }
 
-  /// The PA / BPA step for loss L > 0 in direction m_s.
+  /// What the budget rule reads and changes.
+  detail::BPAContext context() {
+    return detail::bpa_context(m_ex, m_avg, m_bpa, m_count, m_rng, m_p.kernel, m_p.budget);
+  }
+
+  /// The PA / BPA step for loss L > 0 in direction u = sign of the residual.
   void update(const double* x, double y, double kappa, double L) {
-    if (m_p.budget > 0 && m_ex.size() >= m_p.budget) {
-      if (uses_projection() && !m_proj.active() && activate_projection()) {
-        // The fold changed the model (projection.hpp's lazy activation): decide afresh.
-        kappa = m_ex.score(x);
-        const double r = y - m_bias - m_ex.f()(0);
-        L = std::abs(r) - m_p.epsilon;
-        m_s = r > 0.0 ? 1.0 : -1.0;
-        if (L > 0.0 && kappa > 0.0)
-          add_example(x, kappa, L);
-        else
-          ++m_count.updates;  // the fold alone changed the model
-        return;
-      }
-      budgeted_update(x, kappa, L);
-    } else {
-      add_example(x, kappa, L);
-    }
-  }
-
-
-  /// Unbudgeted PA (and the under-budget branch): x_t joins with coefficient tau s.
-  void add_example(const double* x, double kappa, double L) {
-    const double tau = rule().step_size(L, kappa);
-    SupportVectors& sv = m_ex.sv();
-    if (uses_nn()) m_nn.query(sv, x);
-    m_ex.push_last(x, Eigen::Matrix<double, 1, 1>(tau * m_s), m_count.examples);
-    ++m_count.updates;
-    if (uses_nn()) m_nn.push_queried(sv, m_ex.krow());
-    if (m_proj.active()) {
-      m_proj.on_push(sv, m_ex.krow(), kappa);
-      if (m_proj.pending()) fold_pending();  // x_t numerically in the span of the SVs
-    }
-  }
-
-  /// BPA-P: the newest SV is numerically in the span of the others; fold it into them
-  /// (projection.hpp). Its averaged sum retires with it: 0 for the example of a step, the
-  /// begun sum for an SV entering a combined model.
-  void fold_pending() {
-    m_avg.retire(m_ex.sv(), m_ex.size() - 1);
-    m_count.degradation += m_proj.reduce(m_ex.sv()).degradation;
-    ++m_count.maintenance;
-  }
-
-  /// BPA-P's lazy activation on a full store; returns whether it folded SVs (projection.hpp).
-  bool activate_projection() {
-    const Index n = m_ex.size();
-    if (m_avg.enabled()) m_snapshot = m_ex.sv();
-    const MaintenanceResult r = m_proj.activate(m_ex.sv(), m_p.kernel);
-    if (m_avg.enabled()) m_avg.retire_missing(m_snapshot, m_ex.sv());
-    if (m_ex.size() == n) return false;
-    m_count.degradation += r.degradation;
-    ++m_count.maintenance;
-    return true;
-  }
-
-  /// Algorithm 1 of the BPA paper with a full store and u = s: Q(w^r) of every candidate
-  /// (eq. 7-9), r* = argmin, applied. For r != t, Q = 1/2 alpha_r^2 res_r + the plain step's Q.
-  void budgeted_update(const double* x, double kappa, double L) {
-    const SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    const Vector& krow = m_ex.krow();
-    const double tau = rule().step_size(L, kappa);
-    const double base = 0.5 * tau * tau * kappa + rule().penalty(L, tau, kappa);
-    m_obj.resize(n + 1);
-    double taup = 0.0, qp = 0.0, s_res = 0.0;
-    Index nn_t = NearestNeighbors::none;
-    bool span = false;
-    for (Index r = 0; r < n; ++r) {
-      const double a2 = sv.alpha(r)(0) * sv.alpha(r)(0);
-      double res = 0.0, bm, bt;
-      switch (m_p.variant) {
-        case BPAVariant::Simple: res = m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa; break;
-        case BPAVariant::NearestNeighbor: res = nn_projection(r, 1.0 / kappa, bm, bt); break;
-        default: break;  // BPA-P below, once the candidate t is projected
-      }
-      m_obj(r) = 0.5 * a2 * (std::max)(0.0, res) + base;
-    }
-    if (m_p.variant == BPAVariant::NearestNeighbor) {
-      nn_t = m_nn.query(sv, x);
-      if (nn_t != NearestNeighbors::none) {
-        const double kmm = m_p.kernel.self(sv.sqnorm()(nn_t));
-        if (kmm > 0.0) qp = krow(nn_t) * krow(nn_t) / kmm;
-      }
-    } else if (m_p.variant == BPAVariant::Project) {
-      m_bt = m_proj.project_candidate(krow.head(n), kappa, s_res).head(n);
-      span = !(s_res > 1e-8 * kappa);
-      for (Index r = 0; r < n; ++r) {
-        const double g = m_proj.inverse_diagonal(r) + m_bt(r) * m_bt(r) / s_res;
-        m_obj(r) = span ? std::numeric_limits<double>::infinity() : 0.5 * sv.alpha(r)(0) * sv.alpha(r)(0) / g + base;
-      }
-      qp = (std::max)(0.0, kappa - s_res);
-    }
-    m_obj(n) = rule().objective_t(L, qp, taup);
-    Index best = n;
-    for (Index r = 0; r < n; ++r)
-      if (m_obj(r) < m_obj(best)) best = r;
-    if (span) best = n;
-    m_removed = best;
-    ++m_count.maintenance;
-    if (best == n)
-      project_new_example(n, taup, nn_t);
-    else
-      replace_support_vector(x, kappa, tau, taup, best);
-  }
-
-  /// r* = t: x_t is not stored; its step tau' s is projected onto S (BPA-S: S empty).
-  void project_new_example(Index n, double taup, Index nn_t) {
-    SupportVectors& sv = m_ex.sv();
-    if (taup == 0.0 || m_p.variant == BPAVariant::Simple) return;
-    if (m_p.variant == BPAVariant::NearestNeighbor) {
-      if (nn_t == NearestNeighbors::none) return;
-      sv.alpha(nn_t)(0) += taup * m_s * m_ex.krow()(nn_t) / m_p.kernel.self(sv.sqnorm()(nn_t));
-    } else {
-      sv.A().topRows(n).col(0) += (taup * m_s) * m_bt;
-    }
-    ++m_count.updates;
-  }
-
-  /// r* = r != t (eq. 8-9): x_r is projected onto S and removed; x_t joins with tau s plus
-  /// its share of x_r's projection.
-  void replace_support_vector(const double* x, double kappa, double tau, double taup, Index r) {
-    SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    const Vector& krow = m_ex.krow();
-    const double ar = sv.alpha(r)(0);
-    ++m_count.updates;
-    if (m_p.variant == BPAVariant::Project) {
-      m_ex.push_last(x, Eigen::Matrix<double, 1, 1>(tau * m_s), m_count.examples);
-      m_proj.on_push(sv, krow, kappa);
-      if (m_proj.pending()) {  // x_t judged dependent after all: its r = t solution is the fold
-        sv.alpha(n)(0) = taup * m_s;
-        m_proj.reduce(sv);
-        m_removed = n;
-      } else {
-        m_avg.retire(sv, r);
-        m_count.degradation += m_proj.reduce_at(sv, r).degradation;
-      }
+    detail::BPAContext c = context();
+    if (!(m_p.budget > 0 && m_ex.size() >= m_p.budget)) return add_example(c, x, kappa, L);
+    if (m_bpa.rule->prepare_full(c)) {
+      // The fold changed the model (projection.hpp's lazy activation): decide afresh.
+      kappa = m_ex.score(x);
+      const double r = y - m_bias - m_ex.f()(0);
+      L = std::abs(r) - m_p.epsilon;
+      m_u(0) = r > 0.0 ? 1.0 : -1.0;
+      if (L > 0.0 && kappa > 0.0)
+        add_example(c, x, kappa, L);
+      else
+        ++m_count.updates;  // the fold alone changed the model
       return;
     }
-    double bm = 0.0, bt = krow(r) / kappa;
-    double res = m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * bt;  // BPA-S, eq. (12)
-    const Index m = uses_nn() ? m_nn.nn(r) : NearestNeighbors::none;
-    if (uses_nn()) res = nn_projection(r, 1.0 / kappa, bm, bt);
-    if (m != NearestNeighbors::none && bm != 0.0) sv.alpha(m)(0) += bm * ar;
-    m_count.degradation += ar * ar * (std::max)(0.0, res);
-    m_ex.push_last(x, Eigen::Matrix<double, 1, 1>(bt * ar + tau * m_s), m_count.examples);
-    if (uses_nn()) m_nn.push_queried(sv, krow);
-    m_avg.retire(sv, r);
-    const Index moved = sv.erase(r);
-    if (uses_nn()) m_nn.on_erase(sv, m_p.kernel, r, moved);
+    // ||u||^2 = 1: the binary classifier's step (the class comment).
+    const detail::BPAExample e{x, kappa, L, m_u, 1.0, rule(), m_count.examples};
+    detail::bpa_budgeted_update(*m_bpa.rule, c, e, m_bpa.obj, m_row);
   }
 
+  /// Unbudgeted PA (and the under-budget branch): x_t joins with coefficient tau s.
+  void add_example(detail::BPAContext& c, const double* x, double kappa, double L) {
+    m_row = rule().step_size(L, kappa) * m_u;
+    detail::bpa_add(*m_bpa.rule, c, x, kappa, m_row, m_count.examples);
+  }
 
   SPASampling m_sampling = spa_bernoulli;
   PARegressorParams m_p;
   KernelExpansion m_ex;
   std::mt19937_64 m_rng;
-  Projection m_proj;
-  NearestNeighbors m_nn;
   UniformAverage m_avg;
-  SupportVectors m_snapshot;  // the store before BPA-P's activation (averaging only)
-  Vector m_obj, m_bt, m_favg;  // candidate objectives; BPA-P's K^{-1} k_t; averaged score
-  Index m_removed = -1;
-  double m_s = 1.0, m_cw = 1.0;  // the step's direction sign(r) and weight C Z / rho
+  detail::BPASideState m_bpa;  // the variant's rule and its side state
+  Vector m_favg;  // the averaged score
+  Vector m_u, m_row;  // the step's direction (sign(r), one value); a coefficient-row buffer
+  double m_cw = 1.0;  // the step's weight C Z / rho
   double m_bias = 0.0, m_bias_sum = 0.0, m_rho_sum = 0.0;
 };
 

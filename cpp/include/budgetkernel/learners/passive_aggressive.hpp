@@ -6,18 +6,12 @@
 /// AISTATS 2010 (the BPA paper): BPA-S, BPA-NN, BPA-P, the PA+Rand baseline, and the ramp-loss
 /// versions PA^R / BPA^R (section 4). Equation numbers refer to the BPA paper.
 
-#include "../budget/nearest_neighbor.hpp"
-#include "../budget/projection.hpp"
-#include "../detail/random.hpp"
-#include "pa_step.hpp"
-#include "uniform_average.hpp"
+#include "bpa_rules.hpp"
 
 #include <limits>
 
 namespace budgetkernel {
 
-/// How a full store makes room (Algorithm 1 of the BPA paper, section 3.1).
-enum class BPAVariant : std::int32_t { Simple = 0, NearestNeighbor = 1, Project = 2, Random = 3 };
 /// Hinge loss (PA, eq. 1) or ramp loss (PA^R, eq. 13).
 enum class PALoss : std::int32_t { Hinge = 0, Ramp = 1 };
 
@@ -41,10 +35,9 @@ struct PAParams {
   std::int32_t pa_type = 1;     ///< 0 = hard-margin PA, 1 = PA-I, 2 = PA-II (Crammer et al. 2006)
   PALoss loss = PALoss::Hinge;  ///< Ramp = PA^R / BPA^R (eq. 13-15, 18-19)
   Index budget = 0;             ///< B; 0 = unbudgeted PA
-  /// BPA-NN by default: the same O(B) order of cost as BPA-S and, measured against the best
-  /// of a grid in hindsight on 12 streams (bench/tuning.py), 5.3 points below it on average
-  /// where BPA-S was 8.4. (Averaging measured better still, but its average keeps every
-  /// removed SV: not a budget, so not a default.)
+  /// BPA-NN by default: the same O(B) order of cost as BPA-S, and closer to the best of a
+  /// tuning grid in hindsight (docs/tuning.md, "Defaults"). Averaging is not the
+  /// default: its average keeps every removed SV, so it is not a budget.
   BPAVariant variant = BPAVariant::NearestNeighbor;
   std::uint64_t seed = 0;  ///< generator of the Random variant (PA+Rand)
   /// Predict with the mean of every classifier held (UniformAverage; with a budget the
@@ -69,14 +62,8 @@ struct PAParams {
 /// r' = highest-scoring wrong class (ties: lowest index), u = e_y - e_r', ||u||^2 = 2, m =
 /// f_y - f_r'. Loss L = 1 - m. A step adds tau u phi(x_t) (a coefficient *row* tau u).
 ///
-/// Budgeted step (store holds B SVs, L > 0, ramp test passed): for every candidate r in
-/// I_t and r = t, w^r of Proposition 1 (eq. 8-9), r* = argmin Q(w^r) (eq. 7). For r != t the
-/// new example is in S in all variants, so K_S^{-1} k_t = e_t and Proposition 1 collapses:
-/// tau is the plain step with q = ||u||^2 k_tt, the same for every r, and Q(w^r) =
-/// 1/2 (||alpha_r||^2 res_r + tau^2 q) + penalty, res_r = the residual of projecting x_r onto
-/// S (docs/derivations.md, "BPA: one step size for every r != t"). Costs: BPA-S O(B), BPA-NN expected O(B d) (with the
-/// bookkeeping of nearest_neighbor.hpp), BPA-P O(B^2) (the maintained inverse of Projection),
-/// PA+Rand O(1) on top of the kernel row.
+/// Budgeted step (store holds B SVs, L > 0, ramp test passed): Algorithm 1 by the variant's
+/// rule (bpa_rules.hpp, one class per variant, chosen by reset()).
 ///
 /// An example whose feature vector is zero (k(x_t, x_t) = 0, possible with the linear or
 /// polynomial kernel) cannot change any score: it is passed over.
@@ -105,13 +92,14 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     m_ex.reset(n_features, n_outputs(), params.kernel, cap);
     m_avg.reset(m_ex.sv(), params.averaged);
     m_rng.seed(params.seed);
-    m_proj = Projection(false);
-    m_nn.reset(params.budget > 0 && params.variant == BPAVariant::NearestNeighbor ? cap : 1);
+    m_bpa.proj = Projection();  // BPA-P's inverse, inactive until the store first fills
+    m_bpa.nn.reset(params.budget > 0 && params.variant == BPAVariant::NearestNeighbor ? cap : 1);
     m_u.setZero(n_outputs());
     m_row.setZero(n_outputs());
-    m_obj.resize(0);
-    m_bt.resize(0);
-    m_removed = -1;
+    m_bpa.obj.resize(0);
+    m_bpa.beta.resize(0);
+    m_bpa.removed = -1;
+    m_bpa.rule = &detail::bpa_rule(params.variant, params.budget, detail::BPASimple::Residual::Quotient);
   }
 
   const PAParams& params() const { return m_p; }
@@ -169,12 +157,10 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
 
   /// This model becomes sum_k w_k f_k of `models` (learners/combine.hpp): the union of their
   /// SVs with coefficients w_k alpha, and with averaging sum_k w_k fbar_k as the average
-  /// (detail::averaged_union). Over the budget the SVs enter most important first, each
-  /// overflow of the B + 1 stored SVs runs the variant's own rule (reduce_stored), and BPA-P
-  /// activates its projection when the store is full, as step() does; BPA-NN's bookkeeping
-  /// and BPA-P's inverse follow every push, so partial_fit continues from a consistent state.
-  /// rep.degradation sums the exact ||Delta w||^2 of those steps. Counters: combined
-  /// (detail::combined_counters) plus the reduction's steps; the generator is model 0's.
+  /// (detail::averaged_union), reduced to the budget by the variant's rule without a new
+  /// example (detail::bpa_combine). rep.degradation sums the exact ||Delta w||^2 of those
+  /// steps. Counters: combined (detail::combined_counters) plus the reduction's steps; the
+  /// generator is model 0's.
   /// \param models  the models to combine: this class, the same parameters but the seed.
   /// \param plan    the validated weights w_k, class maps and budget (combine() makes it).
   /// \param base    the model all of them continued from, or null (counters count it once).
@@ -188,54 +174,35 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     m_rng = models[0]->m_rng;
     const Counters count = detail::combined_counters_of(models, base);
     const double N = static_cast<double>(count.examples) + 1.0;  // the result's n_classifiers()
-    const detail::ExpansionUnion u = detail::averaged_union(models, plan, N, m_avg);
-    rep.union_size = u.size();
-    rep.duplicates = u.duplicates();
-    const bool begun = m_avg.enabled() && m_p.budget > 0 && u.size() > m_p.budget;
-    SupportVectors& sv = m_ex.sv();
     m_count = Counters{};  // counts the reduction's maintenance steps (finish_combined_counters)
-    for (Index r : detail::combine_order(u, m_p.budget, m_p.kernel)) {
-      if (uses_projection() && !m_proj.active() && sv.size() >= m_p.budget) activate_projection();
-      const double kappa = m_ex.score(u.x(r));
-      const Index i = m_ex.push_last(u.x(r), u.alpha(r), u.id(r));
-      m_avg.enter(sv, i, u.carried(r), N, begun);
-      if (uses_nn()) m_nn.on_push(sv, m_ex.krow());
-      if (m_proj.active()) {
-        m_proj.on_push(sv, m_ex.krow(), kappa);
-        if (m_proj.pending()) fold_pending();
-      }
-      if (m_p.budget > 0 && sv.size() > m_p.budget) reduce_stored();
-    }
-    if (begun) m_avg.end_all(sv, N);
+    detail::BPAContext c = context();
+    detail::bpa_combine(*m_bpa.rule, c, models, plan, N, m_bpa.obj, rep);
     detail::finish_combined_counters(m_count, count, rep);
-    m_obj.resize(0);  // the test hooks read as after load()
-    m_removed = -1;
+    m_bpa.obj.resize(0);  // the test hooks read as after load()
+    m_bpa.removed = -1;
     metadata = models[0]->metadata;
   }
 
  private:
   /// The PA / BPA step for an example with loss L > 0 (the ramp test passed).
   void update(const double* x, std::int32_t y, double kappa, double L) {
-    const Index n = m_ex.size();
-    if (m_p.budget > 0 && n >= m_p.budget && m_p.variant != BPAVariant::Random) {
-      if (m_p.variant == BPAVariant::Project && !m_proj.active()) {
-        // Lazy activation (projection.hpp): until now BPA-P was plain PA. Activation may fold
-        // numerically dependent SVs into the others; the model and the store order then
-        // changed, so x is scored again and the step decided afresh under the budget.
-        if (activate_projection()) {
-          kappa = m_ex.score(x);
-          const bool ramp_ok = m_p.loss == PALoss::Hinge || label_needed(m_ex.f());
-          if (ramp_ok && wants_update(y, L) && kappa > 0.0)
-            add_example(x, kappa, L);  // counts the update
-          else
-            ++m_count.updates;  // the fold alone changed the model
-          return;
-        }
-      }
-      budgeted_update(x, kappa, L);
-    } else {
-      add_example(x, kappa, L);
+    detail::BPAContext c = context();
+    if (!(m_p.budget > 0 && m_ex.size() >= m_p.budget && m_bpa.rule->weighs_candidates()))
+      return add_example(c, x, kappa, L);
+    if (m_bpa.rule->prepare_full(c)) {
+      // BPA-P's lazy activation (projection.hpp) folded numerically dependent SVs into the
+      // others: the model and the store order changed, so x is scored again and the step
+      // decided afresh under the budget.
+      kappa = m_ex.score(x);
+      const bool ramp_ok = m_p.loss == PALoss::Hinge || label_needed(m_ex.f());
+      if (ramp_ok && wants_update(y, L) && kappa > 0.0)
+        add_example(c, x, kappa, L);  // counts the update
+      else
+        ++m_count.updates;  // the fold alone changed the model
+      return;
     }
+    const detail::BPAExample e{x, kappa, L, m_u, u2(), rule(), m_count.examples};
+    detail::bpa_budgeted_update(*m_bpa.rule, c, e, m_bpa.obj, m_row);
   }
 
  public:
@@ -289,12 +256,12 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
   /// BPA-P found x_t in the span of the SVs and took r = t directly); and the chosen index.
   /// PA+Rand leaves the objectives empty and reports the removed index (n for x_t).
   /// Empty / -1 before any such update (and after load()).
-  const Vector& last_objectives() const { return m_obj; }
-  Index last_removed() const { return m_removed; }
+  const Vector& last_objectives() const { return m_bpa.obj; }
+  Index last_removed() const { return m_bpa.removed; }
   /// BPA-NN bookkeeping (maintained only for the NearestNeighbor variant with a budget).
-  const NearestNeighbors& nearest_neighbors() const { return m_nn; }
+  const NearestNeighbors& nearest_neighbors() const { return m_bpa.nn; }
   /// BPA-P's maintained inverse (active after the first budgeted update).
-  const Projection& projection() const { return m_proj; }
+  const Projection& projection() const { return m_bpa.proj; }
 
   /// Writes the whole state (learner name "pa"): parameters, counters, the kernel expansion
   /// (the fields budgetkernel::Model reads), the generator, and the BPA-NN bookkeeping or the
@@ -310,8 +277,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     fm.set_int("variant", static_cast<std::int64_t>(m_p.variant));
     fm.set_int("seed", static_cast<std::int64_t>(m_p.seed));
     fm.set_bytes("rng", detail::rng_state(m_rng));
-    if (uses_nn()) m_nn.save(fm, "nn.");
-    if (uses_projection()) m_proj.save(fm, "proj.");
+    detail::save_bpa_state(fm, m_p.variant, m_p.budget, m_bpa.nn, m_bpa.proj);
     fm.set_int("averaged", m_p.averaged ? 1 : 0);
     m_avg.save(fm, m_ex.sv(), n_classifiers());
   }
@@ -324,9 +290,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     PAParams p;
     p.kernel = read_kernel(fm);
     p.C = fm.get_f64("C");
-    const auto pa_type = fm.get_i64("pa_type");
-    if (pa_type < 0 || pa_type > 2) detail::corrupt("invalid pa_type");
-    p.pa_type = static_cast<std::int32_t>(pa_type);
+    p.pa_type = detail::read_pa_type(fm);
     p.loss = detail::enum_from_code(pa_loss_names, fm.get_i64("loss"), "loss");
     p.variant = detail::enum_from_code(bpa_variant_names, fm.get_i64("variant"), "variant");
     p.budget = fm.get_i64("budget");
@@ -345,8 +309,7 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     for (Index i = 0; i < fresh.m_ex.size(); ++i)
       if (fresh.m_ex.sv().id(i) < 0 || fresh.m_ex.sv().id(i) > fresh.m_count.examples) detail::corrupt("invalid SV id");
     detail::set_rng_state(fresh.m_rng, fm.get_bytes("rng"));
-    if (fresh.uses_nn()) fresh.m_nn.load(fm, "nn.", fresh.m_ex.sv());
-    if (fresh.uses_projection()) fresh.m_proj.load(fm, "proj.", fresh.m_ex.sv());
+    detail::load_bpa_state(fm, p.variant, p.budget, fresh.m_ex.sv(), fresh.m_bpa.nn, fresh.m_bpa.proj);
     fresh.m_avg.load(fm, fresh.m_ex.sv());
     if (fresh.m_avg.enabled() != p.averaged) detail::corrupt("averaging flag disagrees with the averaged state");
     *this = std::move(fresh);  // all or nothing: a failed load leaves the learner unchanged
@@ -355,12 +318,10 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
  private:
   /// The PA step of these parameters (pa_step.hpp).
   detail::PAStep rule() const { return {m_p.pa_type, m_p.C}; }
-  /// BPA-NN's projection of SV r (pa_step.hpp) for the example last scored.
-  double nn_projection(Index r, double inv_kappa, double& bm, double& bt, bool with_t = true) const {
-    return detail::bpa_nn_projection(m_ex, m_p.kernel, m_nn, r, inv_kappa, bm, bt, with_t);
+  /// What the budget rule reads and changes.
+  detail::BPAContext context() {
+    return detail::bpa_context(m_ex, m_avg, m_bpa, m_count, m_rng, m_p.kernel, m_p.budget);
   }
-  bool uses_nn() const { return m_p.budget > 0 && m_p.variant == BPAVariant::NearestNeighbor; }
-  bool uses_projection() const { return m_p.budget > 0 && m_p.variant == BPAVariant::Project; }
 
   /// combine_from's check: the models must share every parameter but the seed.
   static void check_combinable(const PAParams& a, const PAParams& b) {
@@ -371,54 +332,6 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     detail::require_same(a.budget == b.budget, "budgets");
     detail::require_same(a.variant == b.variant, "variants");
     detail::require_same(a.averaged == b.averaged, "averaged flags");
-  }
-
-  /// combine_from's maintenance step: the store holds B + 1 SVs and no new example is at hand.
-  /// The variant's rule of budgeted_update, read without x_t: for every stored r, Q(w^r) of
-  /// Proposition 1 (eq. 7-9) with t neither in S nor stepping, i.e. Q = 1/2 ||alpha_r||^2 res_r
-  /// (no tau term), r* = argmin by choose_candidate (r = t scored +inf), and x_r projected
-  /// onto S and removed:
-  ///   BPA-S:  S = {} (eq. 12 without t): res_r = k_rr, a plain removal;
-  ///   BPA-NN: S = {NN(r)}: nn_projection without t, alpha_NN += (k_rm / k_mm) alpha_r;
-  ///   BPA-P:  S = the other SVs (eq. 8-9): res_r = 1 / G_rr, the diagonal of the maintained
-  ///           inverse (objectives_project without x_t's border term), removed by reduce_at;
-  ///   PA+Rand: add_example's uniform removal among the B + 1 (remove_random).
-  /// Each degradation ||alpha_r||^2 res_r is the exact ||Delta w||^2 of the step.
-  void reduce_stored() {
-    if (m_p.variant == BPAVariant::Random) return remove_random();
-    SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    if (m_obj.size() != n + 1) m_obj.resize(n + 1);
-    double bm = 0.0, bt = 0.0;
-    for (Index r = 0; r < n; ++r) {
-      const double a2 = sv.alpha(r).squaredNorm();
-      switch (m_p.variant) {
-        case BPAVariant::Simple: m_obj(r) = 0.5 * a2 * m_p.kernel.self(sv.sqnorm()(r)); break;
-        case BPAVariant::NearestNeighbor: m_obj(r) = 0.5 * a2 * nn_projection(r, 0.0, bm, bt, false); break;
-        default: m_obj(r) = 0.5 * a2 / m_proj.inverse_diagonal(r); break;
-      }
-    }
-    m_obj(n) = std::numeric_limits<double>::infinity();
-    Index r = choose_candidate(n, false);
-    if (r == n) r = 0;  // no finite objective (a broken inverse): the first SV
-    m_removed = r;
-    ++m_count.maintenance;
-    const double a2 = sv.alpha(r).squaredNorm();
-    if (m_p.variant == BPAVariant::Project) {
-      m_avg.retire(sv, r);
-      m_count.degradation += m_proj.reduce_at(sv, r).degradation;
-      return;
-    }
-    double res = m_p.kernel.self(sv.sqnorm()(r));
-    if (m_p.variant == BPAVariant::NearestNeighbor) {
-      res = nn_projection(r, 0.0, bm, bt, false);
-      const Index m = m_nn.nn(r);
-      if (m != NearestNeighbors::none && bm != 0.0) sv.alpha(m) += bm * sv.alpha(r);
-    }
-    m_count.degradation += a2 * res;
-    m_avg.retire(sv, r);
-    const Index moved = sv.erase(r);
-    if (uses_nn()) m_nn.on_erase(sv, m_p.kernel, r, moved);
   }
 
   double u2() const { return n_outputs() == 1 ? 1.0 : 2.0; }
@@ -446,251 +359,19 @@ class PassiveAggressive : public OnlineLearner<PassiveAggressive> {
     return m_p.loss == PALoss::Hinge || m >= -1.0;
   }
 
-
   /// Unbudgeted PA / the under-budget branch of Algorithm 1 (and PA+Rand): add x_t with
   /// coefficient row tau u, tau from q = ||u||^2 k(x_t, x_t) (eq. 3 kernelised).
-  void add_example(const double* x, double kappa, double L) {
-    const double tau = rule().step_size(L, u2() * kappa);
-    SupportVectors& sv = m_ex.sv();
-    const bool nn = uses_nn();
-    if (nn) m_nn.query(sv, x);
-    m_row = tau * m_u;
-    m_ex.push_last(x, m_row, m_count.examples);
-    ++m_count.updates;
-    if (nn) m_nn.push_queried(sv, m_ex.krow());
-    if (m_proj.active()) {
-      m_proj.on_push(sv, m_ex.krow(), kappa);
-      if (m_proj.pending()) fold_pending();  // x_t is numerically in the span of the SVs
-    }
-    if (m_p.variant == BPAVariant::Random && m_p.budget > 0 && sv.size() > m_p.budget) remove_random();
+  void add_example(detail::BPAContext& c, const double* x, double kappa, double L) {
+    m_row = rule().step_size(L, u2() * kappa) * m_u;
+    detail::bpa_add(*m_bpa.rule, c, x, kappa, m_row, m_count.examples);
   }
-
-  /// BPA-P: the newest SV is numerically in the span of the others; fold it into them
-  /// (projection.hpp). Its averaged sum retires with it: 0 for the example of a step, the
-  /// begun sum for an SV entering a combined model.
-  void fold_pending() {
-    m_avg.retire(m_ex.sv(), m_ex.size() - 1);
-    const MaintenanceResult r = m_proj.reduce(m_ex.sv());
-    m_count.degradation += r.degradation;
-    ++m_count.maintenance;
-  }
-
-  /// PA+Rand: remove a uniformly random SV among the B + 1.
-  void remove_random() {
-    SupportVectors& sv = m_ex.sv();
-    const Index p = detail::uniform_index(m_rng, m_p.budget + 1);
-    m_count.degradation += sv.alpha(p).squaredNorm() * m_p.kernel.self(sv.sqnorm()(p));
-    ++m_count.maintenance;
-    m_removed = p;
-    m_avg.retire(sv, p);
-    sv.erase(p);
-  }
-
-  /// BPA-P's lazy activation (projection.hpp) on a full store: K and its inverse are built,
-  /// and numerically dependent SVs may be folded into the others (they retire from the
-  /// average with their sums). Returns whether it folded any (then a counted maintenance step).
-  bool activate_projection() {
-    const Index n = m_ex.size();
-    if (m_avg.enabled()) m_snapshot = m_ex.sv();  // once per learner: folded SVs retire
-    const MaintenanceResult r = m_proj.activate(m_ex.sv(), m_p.kernel);
-    if (m_avg.enabled()) m_avg.retire_missing(m_snapshot, m_ex.sv());
-    if (m_ex.size() == n) return false;
-    m_count.degradation += r.degradation;
-    ++m_count.maintenance;
-    return true;
-  }
-
-  /// What budgeted_update learns about the candidate r = t (nothing removed): its step tau',
-  /// BPA-NN's NN(t), and whether BPA-P found x_t in the span of the SVs.
-  struct BPACandidateT {
-    double taup = 0.0;
-    Index nn_t = NearestNeighbors::none;
-    bool span = false;
-  };
-
-  /// Algorithm 1 with a full store: evaluate every candidate (Proposition 1, eq. 8-9), pick
-  /// r* = argmin Q(w^r) (eq. 7) and apply it.
-  void budgeted_update(const double* x, double kappa, double L) {
-    const Index n = m_ex.sv().size();
-    // Candidates r != t: the plain step on x_t (t is in S), Q = 1/2 (|alpha_r|^2 res_r + tau^2 q) + pen.
-    const double q = u2() * kappa;
-    const double tau = rule().step_size(L, q);
-    const double base = 0.5 * tau * tau * q + rule().penalty(L, tau, q);
-    if (m_obj.size() != n + 1) m_obj.resize(n + 1);
-    BPACandidateT cand;  // r = t
-    switch (m_p.variant) {
-      case BPAVariant::Simple: objectives_simple(kappa, L, base, cand); break;
-      case BPAVariant::NearestNeighbor: objectives_nn(x, kappa, L, base, cand); break;
-      case BPAVariant::Project: objectives_project(kappa, L, base, cand); break;
-      case BPAVariant::Random: break;  // handled by add_example
-    }
-    const Index best = choose_candidate(n, cand.span);
-    m_removed = best;
-    ++m_count.maintenance;
-    if (best == n)
-      project_new_example(n, cand);
-    else
-      replace_support_vector(x, kappa, tau, best, cand);
-  }
-
-  /// BPA-S, eq. (12): S = {t}, res_r = k_rr - k_rt^2 / k_tt; r = t: S is empty, x_t is ignored.
-  void objectives_simple(double kappa, double L, double base, BPACandidateT& cand) {
-    const SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    const Vector& krow = m_ex.krow();
-    for (Index r = 0; r < n; ++r) {
-      const double res = (std::max)(0.0, m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa);
-      m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() * res + base;
-    }
-    m_obj(n) = rule().objective_t(L, 0.0, cand.taup);
-  }
-
-  /// BPA-NN (section 3.1.3): S = {t} u NN(r), the 2x2 system of nn_projection; r = t:
-  /// S = {NN(t)}.
-  void objectives_nn(const double* x, double kappa, double L, double base, BPACandidateT& cand) {
-    const SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    const Vector& krow = m_ex.krow();
-    cand.nn_t = m_nn.query(sv, x);
-    const double inv_kappa = 1.0 / kappa;
-    for (Index r = 0; r < n; ++r) {
-      double bm, bt;
-      const double res = nn_projection(r, inv_kappa, bm, bt);
-      m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() * res + base;
-    }
-    double qp = 0.0;
-    if (cand.nn_t != NearestNeighbors::none) {
-      const double kmm = m_p.kernel.self(sv.sqnorm()(cand.nn_t));
-      if (kmm > 0.0) qp = u2() * krow(cand.nn_t) * krow(cand.nn_t) / kmm;
-    }
-    m_obj(n) = rule().objective_t(L, qp, cand.taup);
-  }
-
-  /// BPA-P (section 3.1.2) in O(B^2): S = I_t + {t} - {r} via the maintained inverse
-  /// G = K^{-1}. With t appended, G'_rr = G_rr + beta_t[r]^2 / s and res_r = 1 / G'_rr
-  /// (block inverse; docs/derivations.md, "BPA-P in O(B^2)"). r = t: S = I_t,
-  /// beta = K^{-1} k_t, q' = ||u||^2 (kappa - s).
-  void objectives_project(double kappa, double L, double base, BPACandidateT& cand) {
-    const SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    const Vector& krow = m_ex.krow();
-    const double inf = std::numeric_limits<double>::infinity();
-    double s = 0.0;
-    const Vector& bt = m_proj.project_candidate(krow.head(n), kappa, s);
-    m_bt = bt.head(n);
-    cand.span = !(s > 1e-8 * kappa);
-    for (Index r = 0; r < n; ++r) {
-      if (cand.span) {
-        m_obj(r) = inf;
-        continue;
-      }
-      const double g = m_proj.inverse_diagonal(r) + m_bt(r) * m_bt(r) / s;
-      m_obj(r) = 0.5 * sv.alpha(r).squaredNorm() / g + base;
-    }
-    m_obj(n) = rule().objective_t(L, u2() * (std::max)(0.0, kappa - s), cand.taup);
-  }
-
-  /// eq. (7): r* = argmin Q (r = t on ties with it, else the first index; r = t when every
-  /// candidate is infeasible, or when BPA-P found x_t in the span). Index n stands for r = t.
-  Index choose_candidate(Index n, bool span) const {
-    // The running minimum stays in a register.
-    Index best = n;
-    double best_q = m_obj(n);
-    for (Index r = 0; r < n; ++r) {
-      const double q_r = m_obj(r);
-      if (q_r < best_q) best_q = q_r, best = r;
-    }
-    if (span) best = n;
-    return best;
-  }
-
-  /// r* = t (Proposition 1, nothing removed): x_t's step tau' u is projected onto S (BPA-S:
-  /// S is empty, the example is ignored; BPA-NN: S = {NN(t)}; BPA-P: S = I_t), and x_t itself
-  /// is not stored.
-  void project_new_example(Index n, const BPACandidateT& cand) {
-    SupportVectors& sv = m_ex.sv();
-    const Vector& krow = m_ex.krow();
-    switch (m_p.variant) {
-      case BPAVariant::Simple: return;  // S empty: the example is ignored
-      case BPAVariant::NearestNeighbor:
-        if (cand.nn_t == NearestNeighbors::none || cand.taup == 0.0) return;
-        sv.alpha(cand.nn_t) += (cand.taup * krow(cand.nn_t) / m_p.kernel.self(sv.sqnorm()(cand.nn_t))) * m_u.transpose();
-        break;
-      case BPAVariant::Project:
-        if (cand.taup == 0.0) return;
-        sv.A().topRows(n).noalias() += (cand.taup * m_bt) * m_u.transpose();
-        break;
-      case BPAVariant::Random: return;
-    }
-    ++m_count.updates;
-  }
-
-  /// r* = r != t (Proposition 1, eq. 8-9): x_r is projected onto S and removed, x_t is stored
-  /// with its plain step tau u plus its share of x_r's projection.
-  void replace_support_vector(const double* x, double kappa, double tau, Index r, const BPACandidateT& cand) {
-    SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    const Vector& krow = m_ex.krow();
-    const double a2 = sv.alpha(r).squaredNorm();
-    ++m_count.updates;
-    switch (m_p.variant) {
-      case BPAVariant::Simple: {
-        // eq. (12): beta_t = alpha_r k_rt / k_tt + tau u.
-        const double res = (std::max)(0.0, m_p.kernel.self(sv.sqnorm()(r)) - krow(r) * krow(r) / kappa);
-        m_row = (krow(r) / kappa) * sv.alpha(r).transpose() + tau * m_u;
-        m_count.degradation += a2 * res;
-        m_ex.push_last(x, m_row, m_count.examples);
-        m_avg.retire(sv, r);
-        sv.erase(r);
-        break;
-      }
-      case BPAVariant::NearestNeighbor: {
-        double bm, bt;
-        const double res = nn_projection(r, 1.0 / kappa, bm, bt);
-        const Index m = m_nn.nn(r);
-        m_row = bt * sv.alpha(r).transpose() + tau * m_u;
-        if (m != NearestNeighbors::none && bm != 0.0) sv.alpha(m) += bm * sv.alpha(r);
-        m_count.degradation += a2 * res;
-        m_ex.push_last(x, m_row, m_count.examples);
-        m_nn.push_queried(sv, krow);
-        m_avg.retire(sv, r);
-        const Index moved = sv.erase(r);
-        m_nn.on_erase(sv, m_p.kernel, r, moved);
-        break;
-      }
-      case BPAVariant::Project: {
-        m_row = tau * m_u;
-        m_ex.push_last(x, m_row, m_count.examples);
-        m_proj.on_push(sv, krow, kappa);
-        MaintenanceResult res;
-        if (m_proj.pending()) {
-          // The projection judged x_t dependent after all: its r = t solution, beta = tau'
-          // K^{-1} k_t u^T, is exactly the fold of a row tau' u.
-          sv.alpha(n) = cand.taup * m_u.transpose();
-          res = m_proj.reduce(sv);
-          m_removed = n;
-        } else {
-          m_avg.retire(sv, r);
-          res = m_proj.reduce_at(sv, r);
-          m_count.degradation += res.degradation;
-        }
-        break;
-      }
-      case BPAVariant::Random: break;
-    }
-  }
-
 
   PAParams m_p;
   KernelExpansion m_ex;
   std::mt19937_64 m_rng;
-  Projection m_proj;
-  NearestNeighbors m_nn;
   UniformAverage m_avg;
-  SupportVectors m_snapshot;  // the store before BPA-P's activation (averaging only)
+  detail::BPASideState m_bpa;  // the variant's rule and its side state
   Vector m_u, m_row, m_favg;  // the class direction u, a coefficient-row buffer, averaged scores
-  Vector m_obj, m_bt;  // candidate objectives; BPA-P: K^{-1} k_t of the last candidate
-  Index m_removed = -1;
 };
 
 }  // namespace budgetkernel

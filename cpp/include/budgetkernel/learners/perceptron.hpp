@@ -3,25 +3,11 @@
 /// The kernel perceptron family: the unbudgeted kernel perceptron (Rosenblatt 1958; the
 /// multi-class one of Crammer & Singer 2003, max form) and its budgeted variants compared
 /// in the BPA paper's experiments (Wang & Vucetic, AISTATS 2010, "Algorithms" paragraph and
-/// Table 1):
-///   Stop        Stoptron (Orabona et al. 2008): no update once the store holds B SVs.
-///   Random      random budget perceptron (Cesa-Bianchi & Gentile 2006/2007): a uniformly
-///               random SV leaves before the new one enters.
-///   Forgetron   self-tuned Forgetron (Dekel, Shalev-Shwartz, Singer, SIAM J. Comput. 37,
-///               2008, "The Forgetron: a kernel-based perceptron on a budget"): shrink
-///               everything by phi, then drop the oldest SV.
-///   MaxMargin   Crammer, Kandola, Singer 2004, "Online classification on a budget": update
-///               when the margin is <= beta, drop the SV whose own example keeps the largest
-///               margin without it.
-///   Projectron, Projectron++  Orabona, Keshet, Caputo, ICML 2008 / JMLR 10 (2009),
-///               "Bounded kernel-based online learning": project the new point onto the span
-///               of the SVs when it is close to it (||delta_t|| <= eta) or the store is full.
+/// Table 1): Stoptron, the random budget perceptron, the self-tuned Forgetron, max-margin
+/// removal, Projectron and Projectron++, one rule class each (perceptron_rules.hpp).
 
-#include "../budget/projection.hpp"
-#include "../detail/random.hpp"
 #include "combine.hpp"
-#include "kernel_expansion.hpp"
-#include "learner_base.hpp"
+#include "perceptron_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -29,9 +15,6 @@
 #include <vector>
 
 namespace budgetkernel {
-
-/// How the perceptron keeps its budget (see the file comment).
-enum class PerceptronBudget : std::int32_t { Stop = 0, Random = 1, Forgetron = 2, MaxMargin = 3, Projectron = 4, ProjectronPP = 5 };
 
 /// The rules' names (KernelPerceptron's `maintenance`; files store the number).
 inline constexpr detail::EnumName<PerceptronBudget> perceptron_budget_names[] = {
@@ -111,15 +94,16 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     m_label.clear();
     m_label.reserve(static_cast<std::size_t>(cap));
     m_u.setZero(c);
-    m_fr.setZero(c);
-    m_arow.setZero(c);
-    m_q = 0.0;
-    m_m = 0;
+    m_f_r.setZero(c);
+    m_alpha_r.setZero(c);
+    m_forgetron_q = 0.0;
+    m_forgetron_m = 0;
     const bool removes = params.budget > 0 && (params.maintenance == PerceptronBudget::Forgetron ||
                                                params.maintenance == PerceptronBudget::MaxMargin);
-    m_row.setZero(removes ? cap : 0);
+    m_krow_r.setZero(removes ? cap : 0);
     m_F.setZero(tracks_margins() ? cap : 0, c);
-    m_proj = Projection(false);
+    m_proj = Projection();
+    m_rule = &detail::perceptron_rule(params.maintenance);
     // Projectron tracks K^{-1} of the store from the first SV on (activation of the empty store).
     if (projectron()) m_proj.activate(m_ex.sv(), m_p.kernel);
   }
@@ -133,8 +117,8 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
   /// MaxMargin with a budget: F_i = f(x_i) for every SV (store order); empty otherwise.
   RowMatrix sv_scores() const { return m_F.topRows(tracks_margins() ? m_ex.size() : 0); }
   /// Forgetron: the accumulated damage Q and the number of updates M (section 4 of the paper).
-  double forgetron_q() const { return m_q; }
-  std::int64_t forgetron_updates() const { return m_m; }
+  double forgetron_q() const { return m_forgetron_q; }
+  std::int64_t forgetron_updates() const { return m_forgetron_m; }
   /// Projectron(++): the maintained K^{-1} of the store.
   const Projection& projection() const { return m_proj; }
 
@@ -149,39 +133,8 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     note_scores(f);
     const std::int64_t t = ++m_count.examples;
     const double margin = update_direction(f, y);
-    const Index n = m_ex.size();
-    const bool full = m_p.budget > 0 && n >= m_p.budget;
-
-    switch (m_p.maintenance) {
-      case PerceptronBudget::Stop:
-        if (margin <= 0.0 && !full) add(xp, y, t);
-        break;
-      case PerceptronBudget::Random:
-        if (margin <= 0.0) {
-          // The new SV always enters: a uniformly random one of the B stored leaves first.
-          if (full) remove_random();
-          add(xp, y, t);
-        }
-        break;
-      case PerceptronBudget::Forgetron:
-        if (margin <= 0.0) {
-          add(xp, y, t);
-          ++m_m;
-          if (m_p.budget > 0 && m_ex.size() > m_p.budget) forget();
-        }
-        break;
-      case PerceptronBudget::MaxMargin:
-        if (margin <= m_p.beta) {
-          if (tracks_margins()) enter_margins(kappa, m_u);
-          add(xp, y, t);
-          if (m_p.budget > 0 && m_ex.size() > m_p.budget) remove_max_margin();
-        }
-        break;
-      case PerceptronBudget::Projectron:
-      case PerceptronBudget::ProjectronPP:
-        projectron_step(xp, y, t, kappa, margin, full);
-        break;
-    }
+    detail::PerceptronState s = state();
+    m_rule->learn(s, {xp, y, t, kappa, margin});
     return pred;
   }
 
@@ -265,8 +218,8 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     fm.set_int("seed", static_cast<std::int64_t>(m_p.seed));
     fm.set_bytes("rng", detail::rng_state(m_rng));
     fm.set_ints("sv.label", std::vector<std::int64_t>(m_label.begin(), m_label.end()));
-    fm.set("forgetron.Q", m_q);
-    fm.set_int("forgetron.M", m_m);
+    fm.set("forgetron.Q", m_forgetron_q);
+    fm.set_int("forgetron.M", m_forgetron_m);
     if (tracks_margins()) fm.set_matrix("maxmargin.F", m_F.topRows(m_ex.size()));
     if (projectron()) m_proj.save(fm, "projection.");
   }
@@ -300,12 +253,13 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
       m_label[i] = static_cast<std::int32_t>(labels[i]);
     }
     detail::set_rng_state(m_rng, fm.get_bytes("rng"));
-    m_q = fm.get_f64("forgetron.Q");
-    m_m = fm.get_i64("forgetron.M");
-    if (!std::isfinite(m_q) || m_m < 0 || m_m > m_count.examples) detail::corrupt("invalid Forgetron state");
+    m_forgetron_q = fm.get_f64("forgetron.Q");
+    m_forgetron_m = fm.get_i64("forgetron.M");
+    if (!std::isfinite(m_forgetron_q) || m_forgetron_m < 0 || m_forgetron_m > m_count.examples)
+      detail::corrupt("invalid Forgetron state");
     if (m_count.updates > m_count.examples || m_count.maintenance < 0) detail::corrupt("invalid counter");
     if (p.budget > 0 && n > p.budget) detail::corrupt("more support vectors than the budget");
-    m_row.setZero(m_row.size() > 0 ? std::max<Index>(cap, n + 1) : 0);
+    m_krow_r.setZero(m_krow_r.size() > 0 ? std::max<Index>(cap, n + 1) : 0);
     if (tracks_margins()) {
       const RowMatrix F = fm.get_matrix("maxmargin.F", n, n_outputs());
       if (!detail::all_finite(F.data(), F.size())) detail::corrupt("non-finite margin cache");
@@ -341,194 +295,10 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     return f(y) - f(r);
   }
 
-  /// Kernel perceptron update: x_t enters with coefficient row u.
-  void add(const double* xp, std::int32_t y, std::int64_t t) {
-    push_sv(xp, m_u, y, t);
-    ++m_count.updates;
-  }
-
-  /// x (the example last scored, for the side structures that read its kernel row) enters
-  /// the store with coefficient row `a`, label y and id.
-  void push_sv(const double* xp, const Vector& a, std::int32_t y, std::int64_t id) {
-    m_ex.push_last(xp, a, id);
-    m_label.push_back(y);
-  }
-
-  /// Erases SV i (swap-with-last in the store and every side structure), counting the
-  /// removal and its degradation ||alpha_i||^2 k_ii.
-  void remove(Index i) {
-    SupportVectors& sv = m_ex.sv();
-    m_count.degradation += sv.alpha(i).squaredNorm() * m_p.kernel.self(sv.sqnorm()(i));
-    ++m_count.maintenance;
-    const Index last = sv.erase(i);
-    if (tracks_margins() && i != last) m_F.row(i) = m_F.row(last);
-    m_label[static_cast<std::size_t>(i)] = m_label[static_cast<std::size_t>(last)];
-    m_label.pop_back();
-  }
-
-  /// Random's maintenance: a uniformly random SV of the store leaves.
-  void remove_random() { remove(detail::uniform_index(m_rng, m_ex.size())); }
-
-  /// The oldest SV (smallest id; ties: the first in store order).
-  Index oldest() const {
-    const SupportVectors& sv = m_ex.sv();
-    Index r = 0;
-    for (Index i = 1; i < sv.size(); ++i)
-      if (sv.id(i) < sv.id(r)) r = i;
-    return r;
-  }
-
-  /// m_row.head(n) = k(x_j, x_i) for every SV j, with the exact diagonal k_ii. O(n d).
-  void sv_row(Index i) {
-    const SupportVectors& sv = m_ex.sv();
-    sv.kernel_row(m_p.kernel, sv.x(i).transpose(), sv.sqnorm()(i), m_row);
-    m_row(i) = m_p.kernel.self(sv.sqnorm()(i));
-  }
-
-  /// The self-tuned Forgetron of Dekel, Shalev-Shwartz, Singer (SIAM J. Comput. 2008), after
-  /// x_t was added (store size B + 1, m_m = M, the number of updates including this one):
-  /// r = the oldest SV; f' = the expansion now; with the damage
-  ///   Psi(lambda, mu) = lambda^2 + 2 lambda - 2 lambda mu
-  /// the shrinking coefficient is the largest phi in (0, 1] with
-  ///   Psi(phi sigma_r, phi y_r f'(x_r)) + Q <= 15/32 M,
-  /// i.e. a phi^2 + b phi + c <= 0 with a = sigma_r^2 - 2 sigma_r y_r f'(x_r), b = 2 sigma_r,
-  /// c = Q - 15/32 M. Multi-class: sigma_r y_r -> the coefficient row beta_r, sigma_r ->
-  /// ||beta_r||, sigma_r y_r f'(x_r) -> beta_r . f'(x_r). Then f'' = phi f',
-  /// Q += Psi(||beta_r''||, .) = e^2 + 2 e - 2 beta_r'' . f''(x_r) and r leaves. O(B (d + c)).
-  /// The branches below are those of the authors' group's reference code (DOGMA,
-  /// k_forgetron_st_train.m); the test checks them against "largest feasible phi" by bisection.
-  void forget() {
-    SupportVectors& sv = m_ex.sv();
-    const Index r = oldest();
-    sv_row(r);
-    sv.scores(m_row, m_fr);  // f'(x_r)
-    m_arow = sv.alpha(r).transpose();
-    const double sigma = m_arow.norm();
-    const double a = m_arow.squaredNorm() - 2.0 * m_arow.dot(m_fr);
-    const double b = 2.0 * sigma;
-    const double c = m_q - 15.0 / 32.0 * static_cast<double>(m_m);
-    double phi = 1.0;
-    const double disc = b * b - 4.0 * a * c;
-    // a < 0: the parabola opens downwards and the inequality holds outside its roots; the
-    // root (-b - sqrt(disc)) / (2a) is the larger one, and phi = 1 is feasible unless it
-    // exceeds 1 (then the largest feasible phi is the other root).
-    if (a > 0.0 || (a < 0.0 && disc > 0.0 && (-b - std::sqrt(disc)) / (2.0 * a) > 1.0))
-      phi = (std::min)(1.0, (-b + std::sqrt((std::max)(disc, 0.0))) / (2.0 * a));
-    else if (a == 0.0 && b > 0.0)
-      phi = (std::min)(1.0, -c / b);
-    // Q <= 15/32 (M - 1) holds from the previous removal, so c < 0 and phi > 0 in exact
-    // arithmetic; a non-positive or NaN phi could only come from a broken state.
-    if (!(phi > 0.0)) phi = 1.0;
-    if (phi != 1.0) {
-      sv.scale(phi);
-      m_fr *= phi;  // f''(x_r) = phi f'(x_r)
-      m_arow *= phi;
-    }
-    const double e = m_arow.norm();
-    m_q += e * e + 2.0 * e - 2.0 * m_arow.dot(m_fr);
-    remove(r);
-  }
-
-  /// MaxMargin bookkeeping before x_t (the example last scored) enters with coefficient row
-  /// u: F_i += k(x_i, x_t) u for the current SVs and F_t = f(x_t) + k(x_t, x_t) u. O(B c).
-  void enter_margins(double kappa, const Vector& u) {
-    const Index n = m_ex.size();
-    m_F.topRows(n).noalias() += m_ex.krow().head(n) * u.transpose();
-    m_F.row(n) = (m_ex.f() + kappa * u).transpose();
-  }
-
-  /// Margin of SV i's own example under the expansion without SV i: g = F_i - alpha_i k_ii,
-  /// binary y_i g, multi-class g_{y_i} - max_{r != y_i} g_r. O(c).
-  double own_margin(Index i) const {
-    const SupportVectors& sv = m_ex.sv();
-    const double kii = m_p.kernel.self(sv.sqnorm()(i));
-    const std::int32_t y = m_label[static_cast<std::size_t>(i)];
-    const Index c = sv.n_coef();
-    if (c == 1) return (y == 1 ? 1.0 : -1.0) * (m_F(i, 0) - sv.A()(i, 0) * kii);
-    double other = -std::numeric_limits<double>::infinity();
-    for (Index k = 0; k < c; ++k)
-      if (k != y) other = (std::max)(other, m_F(i, k) - sv.A()(i, k) * kii);
-    return m_F(i, y) - sv.A()(i, y) * kii - other;
-  }
-
-  /// Crammer, Kandola, Singer (2004): removes the SV whose example keeps the largest margin
-  /// without it (ties: the older SV), then updates F by one kernel row. O(B (d + c)).
-  void remove_max_margin() {
-    SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    Index best = 0;
-    double best_v = own_margin(0);
-    for (Index i = 1; i < n; ++i) {
-      const double v = own_margin(i);
-      if (detail::smaller_or_older(-v, sv.id(i), -best_v, sv.id(best))) best_v = v, best = i;
-    }
-    sv_row(best);
-    m_arow = sv.alpha(best).transpose();
-    m_F.topRows(n).noalias() -= m_row.head(n) * m_arow.transpose();
-    remove(best);
-  }
-
-  /// Projectron and Projectron++ (Orabona, Keshet, Caputo, JMLR 2009). On a mistake: with
-  /// beta = K^{-1} k_t and ||delta_t||^2 = k_tt - k_t^T beta, project (alpha += beta u^T,
-  /// no new SV) when ||delta_t|| <= eta or the store is at its cap, else add x_t. On a
-  /// margin error (0 < margin <= 1; Projectron++ only) with loss L = 1 - margin: if
-  /// L - ||delta_t|| / eta > 0, alpha += tau beta u^T with
-  /// tau = min(L / q, 1, 2 (L - ||delta_t|| / eta) / q), q = ||u||^2 ||P phi(x_t)||^2. O(B^2).
-  /// eta thresholds the distance ||delta_t|| itself (DOGMA's k_projectron*_train.m compare the
-  /// squared distance with eta instead, i.e. their eta is our eta^2).
-  void projectron_step(const double* xp, std::int32_t y, std::int64_t t, double kappa, double margin, bool full) {
-    const bool mistake = margin <= 0.0;
-    const bool margin_error = m_p.maintenance == PerceptronBudget::ProjectronPP && !mistake && margin <= 1.0 &&
-                              m_p.eta > 0.0;
-    if (!mistake && !margin_error) return;
-    SupportVectors& sv = m_ex.sv();
-    const Index n = sv.size();
-    double s = 0.0;
-    const Vector& beta = m_proj.project_candidate(m_ex.krow(), kappa, s);
-    const double s0 = (std::max)(s, 0.0);
-    const double delta = std::sqrt(s0);  // ||delta_t||
-    const double u2 = m_u.squaredNorm();
-    if (mistake) {
-      if (delta <= m_p.eta || full) {
-        if (n == 0) return;  // nothing to project onto (k(x_t, x_t) = 0): no change
-        project_row(beta, m_u, s0);
-        ++m_count.updates;
-        return;
-      }
-      add(xp, y, t);
-      enter_projection(kappa);
-      return;
-    }
-    const double L = 1.0 - margin;
-    const double gap = L - delta / m_p.eta;
-    const double q = u2 * (kappa - s0);
-    if (!(gap > 0.0) || !(q > 0.0)) return;
-    const double tau = (std::min)({L / q, 1.0, 2.0 * gap / q});
-    sv.A().topRows(n).noalias() += (tau * beta.head(n)) * m_u.transpose();
-    ++m_count.updates;
-  }
-
-  /// Projectron's projection of a point with coefficient row `a` onto the span of the SVs
-  /// (beta = K^{-1} k, s0 = ||delta||^2 from project_candidate): alpha += beta a^T instead of
-  /// a new SV, a maintenance step of degradation ||a||^2 ||delta||^2 (the residual a delta).
-  void project_row(const Vector& beta, const Vector& a, double s0) {
-    const Index n = m_ex.size();
-    m_ex.sv().A().topRows(n).noalias() += beta.head(n) * a.transpose();
-    ++m_count.maintenance;
-    m_count.degradation += a.squaredNorm() * s0;
-  }
-
-  /// After the last scored point was pushed: it enters K^{-1} (on_push with its kernel row);
-  /// one numerically in the span of the others after all is folded into them (a projection).
-  void enter_projection(double kappa) {
-    SupportVectors& sv = m_ex.sv();
-    m_proj.on_push(sv, m_ex.krow(), kappa);
-    if (m_proj.pending()) {
-      const MaintenanceResult r = m_proj.reduce(sv);
-      m_label.pop_back();
-      ++m_count.maintenance;
-      m_count.degradation += r.degradation;
-    }
+  /// What the budget rule reads and changes.
+  detail::PerceptronState state() {
+    return {m_ex,     m_label,  m_F,        m_proj,     m_rng,   m_count,  m_forgetron_q,   m_forgetron_m,
+            m_u,      m_f_r,    m_alpha_r,  m_krow_r,   m_p.kernel, m_p.budget, m_p.eta, m_p.beta, tracks_margins()};
   }
 
   /// combine_from's check: the models must share every parameter but the seed.
@@ -571,53 +341,13 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
   /// Feeds the union to the empty model by the rules of combine_from; the maintenance steps
   /// count in m_count (maintenance, degradation) as in step().
   void enter_union(const detail::ExpansionUnion& u, const std::vector<std::int32_t>& labels) {
-    const Index B = m_p.budget;
-    SupportVectors& sv = m_ex.sv();
-    Vector a(sv.n_coef());
-    for (const Index r : detail::combine_order(u, B, m_p.kernel)) {
-      const double* xp = u.x(r);
+    detail::PerceptronState s = state();
+    Vector a(m_ex.sv().n_coef());
+    for (const Index r : detail::combine_order(u, m_p.budget, m_p.kernel)) {
       a = u.alpha(r);
-      const std::int32_t y = labels[static_cast<std::size_t>(r)];
-      const bool full = B > 0 && m_ex.size() >= B;
-      switch (m_p.maintenance) {
-        case PerceptronBudget::Stop:
-          if (full) {
-            const double xsq = Eigen::Map<const Vector>(xp, m_d).squaredNorm();
-            m_count.degradation += a.squaredNorm() * m_p.kernel.self(xsq);
-            ++m_count.maintenance;
-          } else {
-            push_sv(xp, a, y, u.id(r));
-          }
-          break;
-        case PerceptronBudget::Random:  // the removals follow the loop
-          push_sv(xp, a, y, u.id(r));
-          break;
-        case PerceptronBudget::Forgetron:
-          push_sv(xp, a, y, u.id(r));
-          if (B > 0 && m_ex.size() > B) remove(oldest());
-          break;
-        case PerceptronBudget::MaxMargin:
-          if (tracks_margins()) enter_margins(m_ex.score(xp), a);
-          push_sv(xp, a, y, u.id(r));
-          if (B > 0 && m_ex.size() > B) remove_max_margin();
-          break;
-        case PerceptronBudget::Projectron:
-        case PerceptronBudget::ProjectronPP: {
-          const double kappa = m_ex.score(xp);
-          if (full) {
-            double s = 0.0;
-            const Vector& beta = m_proj.project_candidate(m_ex.krow(), kappa, s);
-            project_row(beta, a, (std::max)(s, 0.0));
-          } else {
-            push_sv(xp, a, y, u.id(r));
-            enter_projection(kappa);
-          }
-          break;
-        }
-      }
+      m_rule->enter(s, u.x(r), a, labels[static_cast<std::size_t>(r)], u.id(r));
     }
-    if (m_p.maintenance == PerceptronBudget::Random)
-      while (B > 0 && m_ex.size() > B) remove_random();
+    m_rule->finish_union(s);
   }
 
   /// The Forgetron's M (updates) and Q (damage) of a combined model: base + sum_k (v_k -
@@ -632,12 +362,12 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
     std::vector<std::int64_t> ms;
     double q = 0.0;
     for (const KernelPerceptron* m : models) {
-      ms.push_back(m->m_m);
-      q += m->m_q;
+      ms.push_back(m->m_forgetron_m);
+      q += m->m_forgetron_q;
     }
-    if (base) q -= static_cast<double>(models.size() - 1) * base->m_q;
-    m_m = (std::min)(detail::combined_count(ms, base ? &base->m_m : nullptr), m_count.examples);
-    m_q = (std::min)(q, 15.0 / 32.0 * static_cast<double>(m_m));
+    if (base) q -= static_cast<double>(models.size() - 1) * base->m_forgetron_q;
+    m_forgetron_m = (std::min)(detail::combined_count(ms, base ? &base->m_forgetron_m : nullptr), m_count.examples);
+    m_forgetron_q = (std::min)(q, 15.0 / 32.0 * static_cast<double>(m_forgetron_m));
   }
 
   PerceptronParams m_p;
@@ -646,9 +376,10 @@ class KernelPerceptron : public OnlineLearner<KernelPerceptron> {
   std::mt19937_64 m_rng;
   std::vector<std::int32_t> m_label;  // class of each SV's example (store order)
   RowMatrix m_F;                      // MaxMargin: F_i = f(x_i) (store order)
-  double m_q = 0.0;                   // Forgetron's Q
-  std::int64_t m_m = 0;               // Forgetron's M
-  Vector m_u, m_fr, m_arow, m_row;    // work buffers
+  double m_forgetron_q = 0.0;         // Forgetron's Q
+  std::int64_t m_forgetron_m = 0;     // Forgetron's M
+  Vector m_u, m_f_r, m_alpha_r, m_krow_r;  // u; work buffers: f(x_r), alpha_r, k(x_., x_r)
+  const detail::PerceptronRule* m_rule = nullptr;  // the budget rule (perceptron_rule), chosen by reset()
 };
 
 }  // namespace budgetkernel
