@@ -5,6 +5,7 @@ partitions meet, calibrated mixtures, and input that fails before any work, chan
 One in-process cluster and one cluster of worker processes (the kills) per module.
 """
 
+import contextlib
 import os
 import pickle
 import signal
@@ -402,8 +403,9 @@ def test_a_worker_killed_while_predicting_changes_nothing(process_client):
     X, y = datasets.noisy_checkerboard(20000, random_state=7)
     est = _sgd(budget=100).fit(X[:4000], y[:4000])
     dX, dy = _darray(X, y, 500)  # 40 blocks
+    dead = set()
     for delay in (0.05, 0.3):
-        victim = _live_worker_pids(process_client, 1, set())[0]
+        victim = _live_worker_pids(process_client, 1, dead)[0]
         out = {}
 
         def run(out=out):
@@ -416,7 +418,9 @@ def test_a_worker_killed_while_predicting_changes_nothing(process_client):
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
         time.sleep(delay)
-        os.kill(victim, signal.SIGKILL)
+        dead.add(victim)
+        with contextlib.suppress(ProcessLookupError):  # (it may have died of an earlier test's kill)
+            os.kill(victim, signal.SIGKILL)
         thread.join(120)
         assert not thread.is_alive(), f"dask.predict hung after a kill {delay} s in"
         assert "error" not in out, repr(out.get("error"))
@@ -430,10 +434,11 @@ def _live_worker_pids(client, n, dead, timeout=60):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            pids = sorted(client.run(os.getpid, on_error="return").values())
+            replies = client.run(os.getpid, on_error="return").values()
         except OSError:
-            pids = []
-        pids = [p for p in pids if isinstance(p, int) and p not in dead]
+            replies = []
+        # (a worker dying meanwhile answers with its error)
+        pids = sorted(p for p in replies if isinstance(p, int) and p not in dead)
         if len(pids) >= n:
             return pids
         time.sleep(0.1)
