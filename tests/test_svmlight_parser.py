@@ -439,7 +439,7 @@ def test_files_written_are_what_scikit_learn_writes_and_reads(tmp_path_factory, 
         Xs, ys = load_svmlight_file(str(path), n_features=10, zero_based=zero_based)
         Xo, yo = libsvm.load_svmlight(path, n_features=10, zero_based=zero_based)
         assert _exact_bytes(Xs.toarray() + 0.0) == _exact_bytes(Xo + 0.0)  # (zeros' signs: see above)
-        assert _exact_bytes(ys) == _exact_bytes(yo.astype(np.float64))
+        assert _exact_bytes(ys + 0.0) == _exact_bytes(yo.astype(np.float64) + 0.0)  # (a label -0.0 too)
     # ours is exact (the shortest repr of each float64); scikit-learn writes 16 digits ('%.16g')
     Xo, yo = libsvm.load_svmlight(d / "ours.svm", n_features=10, zero_based=zero_based)
     assert _exact_bytes(Xo + 0.0) == _exact_bytes(X + 0.0) and _exact_bytes(yo.astype(np.float64)) == _exact_bytes(y)
