@@ -8,7 +8,6 @@ import contextlib
 import gzip
 import io
 import math
-import numbers
 import os
 import re
 import stat
@@ -16,25 +15,12 @@ import zlib
 
 import numpy as np
 
-
-def _check_n_samples(n_samples, name="n_samples", allow_none=False):
-    if n_samples is None and allow_none:
-        return None
-    if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples, numbers.Integral):
-        raise TypeError(f"{name} must be a non-negative integer"
-                        + (" or None" if allow_none else "")
-                        + f", got {n_samples!r}")
-    n_samples = int(n_samples)
-    if n_samples < 0:
-        raise ValueError(f"{name} must be non-negative, got {n_samples}")
-    return n_samples
-
+from budgetkernel.datasets._sampling import _check_n_samples  # the argument check, not the parser under test
 
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # What the ``surrogateescape`` error handler turns an undecodable byte into.
 _ESCAPED_BYTE_RE = re.compile("[\udc80-\udcff]")
-
 
 
 def _fail(path, lineno, msg):
